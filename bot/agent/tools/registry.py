@@ -1,0 +1,84 @@
+"""Routes tool calls by name; each tool owns its own formatting and limits (seed 000)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MAX_TOOL_OUTPUT = 50_000  # characters of one tool result handed back to the model
+
+
+@dataclass
+class ToolContext:
+    """Who is calling and where: tools must stay inside `workdir` and this chat's data."""
+
+    chat: str  # the session's storage key
+    workdir: Path  # this chat's own folder; file tools are jailed here
+    user_id: str = ""
+    is_admin: bool = False
+    is_group: bool = False
+    extras: dict[str, Any] = field(default_factory=dict)  # services a tool module registered itself
+
+
+ToolFunc = Callable[..., Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    func: ToolFunc  # async (ctx, **arguments) -> str
+
+
+class ToolRegistry:
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    def register(self, name: str, description: str, parameters: dict[str, Any], func: ToolFunc) -> None:
+        if name in self._tools:
+            raise ValueError(f"tool {name!r} registered twice")
+        self._tools[name] = Tool(name, description, parameters, func)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def subset(self, names: list[str]) -> ToolRegistry:
+        """A registry holding only `names` (unknown names are ignored), e.g. for a tool skill."""
+        sub = ToolRegistry()
+        sub._tools = {n: t for n, t in self._tools.items() if n in names}
+        return sub
+
+    def get_openai_tools(self) -> list[dict[str, Any]]:
+        return [
+            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            for t in self._tools.values()
+        ]
+
+    async def execute(self, name: str, arguments: str, ctx: ToolContext) -> str:
+        """Run a tool; every failure becomes text the model can read, never an exception."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return f"Error: unknown tool {name!r}. Available: {', '.join(self._tools) or 'none'}"
+        try:
+            args = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as e:
+            return f"Error: arguments for {name} are not valid JSON ({e.msg})"
+        if not isinstance(args, dict):
+            return f"Error: arguments for {name} must be a JSON object"
+        try:
+            result = await tool.func(ctx, **args)
+        except TypeError as e:
+            return f"Error: bad arguments for {name}: {e}"
+        except Exception as e:  # a tool bug must not kill the run
+            return f"Error: {name} failed: {type(e).__name__}: {e}"
+        if len(result) > MAX_TOOL_OUTPUT:
+            result = result[:MAX_TOOL_OUTPUT] + f"\n… [output cut at {MAX_TOOL_OUTPUT} characters]"
+        return result
