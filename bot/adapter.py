@@ -6,10 +6,29 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from aiohttp import web
+
 from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
 
 MessageHandler = Callable[[IncomingMessage], Awaitable[None]]
+WebHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationChoice:
+    id: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class AdapterServices:
+    """What the core lends an adapter: read-only queries, persisted dedupe and the hub's web server."""
+
+    list_conversations: Callable[[ChatRef], Awaitable[list[ConversationChoice]]]  # e.g. Discord autocomplete
+    seen: Callable[[str], Awaitable[bool]]  # records an event key; True if it was already handled
+    add_route: Callable[[str, str, WebHandler], None]  # (method, path, handler) on the hub's aiohttp server
+    language: str = "en"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +64,8 @@ class SendFailed(SendError):
 
 
 class Adapter(Protocol):
+    """Each adapter package exposes `create(config, env, services) -> Adapter` in its adapter.py."""
+
     name: str
     capabilities: Capabilities
 
@@ -57,3 +78,7 @@ class Adapter(Protocol):
     async def edit(self, ref: SentRef, reply: Reply) -> None: ...
 
     async def typing(self, chat: ChatRef) -> None: ...
+
+    def connected(self) -> bool:
+        """For /readyz and the watchdog: is the polling loop / gateway / long connection alive?"""
+        ...

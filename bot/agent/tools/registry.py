@@ -58,7 +58,10 @@ class ToolRegistry:
 
     def get_openai_tools(self) -> list[dict[str, Any]]:
         return [
-            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+            }
             for t in self._tools.values()
         ]
 
