@@ -43,6 +43,9 @@ class Capabilities:
     tree_budget: int = 3500  # characters a /tree rendering may use
     burst: int = 5  # per-chat sends+edits allowed at once before pacing applies
     rate: float = 1.0  # per-chat sends+edits per second after the burst
+    group_send_burst: int = 20  # new messages a group may get at once
+    group_send_rate: float = 20 / 60  # new messages per second in one group after that
+    global_rate: float = 30.0  # sends+edits per second over all chats
 
 
 class SendError(Exception):

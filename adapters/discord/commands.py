@@ -1,0 +1,147 @@
+"""The slash command tree, the persistent command button, and `sync_commands` for `bothub discord-sync`.
+
+Every command is turned into its command text ("/switch a1b2c3d4"; /ask into the bare prompt) and
+handed to one handler, so slash commands, typed commands and buttons share the hub's single path.
+Registering with Discord (a bulk overwrite) is an explicit step, never an automatic one per start.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+import discord
+import yarl
+from discord import app_commands
+
+from bot.adapter import ConversationChoice
+from bot.config import ConfigError
+
+log = logging.getLogger(__name__)
+
+CommandHandler = Callable[[discord.Interaction, str], Awaitable[None]]
+ChoiceSource = Callable[[discord.Interaction, str], Awaitable[list[app_commands.Choice[str]]]]
+MAX_CHOICES = 25  # Discord's limit for autocomplete answers
+BUTTON_EVENT = "command_button"  # client event `on_command_button(interaction, action)`
+
+_SIMPLE_COMMANDS = {
+    "list": "List this chat's conversations",
+    "tree": "Show the current conversation as a tree",
+    "retry": "Regenerate the last answer as a new branch",
+    "skills": "List the skills",
+    "help": "How to use the bot",
+    "status": "Model, conversation and usage",
+    "stop": "Stop the answer that is running",
+}
+
+
+class CommandButton(discord.ui.DynamicItem[discord.ui.Button], template=r"(?s)/.+"):
+    """A button whose custom_id is command text. Matched by pattern, so presses on messages sent before
+    a restart still work, and no per-message view is kept in memory."""
+
+    def __init__(self, button: discord.ui.Button) -> None:
+        super().__init__(button)
+
+    @classmethod
+    def make(cls, label: str, action: str, row: int) -> CommandButton:
+        return cls(discord.ui.Button(label=label[:80], custom_id=action, style=discord.ButtonStyle.secondary,
+                                     row=row))
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item, match: object, /
+    ) -> CommandButton:
+        assert isinstance(item, discord.ui.Button)
+        return cls(item)
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        interaction.client.dispatch(BUTTON_EVENT, interaction, self.item.custom_id)
+
+
+def build_tree(client: discord.Client, on_command: CommandHandler, choices: ChoiceSource) -> app_commands.CommandTree:
+    """Declare every command; the same tree serves the gateway and `sync_commands`."""
+    tree = app_commands.CommandTree(client)
+    for name, description in _SIMPLE_COMMANDS.items():
+        tree.add_command(app_commands.Command(name=name, description=description,
+                                              callback=_fixed_text(on_command, f"/{name}")))
+
+    @tree.command(name="new", description="Start a new conversation, optionally with a role")
+    @app_commands.describe(role="Role name from the workspace roles folder")
+    async def new(interaction: discord.Interaction, role: str | None = None) -> None:
+        await on_command(interaction, f"/new {role}" if role else "/new")
+
+    @tree.command(name="switch", description="Switch to another conversation of this chat")
+    @app_commands.describe(conversation="Conversation title or id")
+    @app_commands.autocomplete(conversation=choices)
+    async def switch(interaction: discord.Interaction, conversation: str) -> None:
+        await on_command(interaction, f"/switch {conversation}")
+
+    @tree.command(name="goto", description="Move the cursor to node n of /tree; the next message branches there")
+    @app_commands.describe(n="Node number shown by /tree")
+    async def goto(interaction: discord.Interaction, n: app_commands.Range[int, 1]) -> None:
+        await on_command(interaction, f"/goto {n}")
+
+    @tree.command(name="ask", description="Talk to the bot without mentioning it")
+    @app_commands.describe(prompt="What to say")
+    async def ask(interaction: discord.Interaction, prompt: str) -> None:
+        await on_command(interaction, prompt)
+
+    return tree
+
+
+def _fixed_text(on_command: CommandHandler, text: str) -> Callable[[discord.Interaction], Awaitable[None]]:
+    async def callback(interaction: discord.Interaction) -> None:
+        await on_command(interaction, text)
+
+    return callback
+
+
+def conversation_choices(conversations: list[ConversationChoice], typed: str) -> list[app_commands.Choice[str]]:
+    """Autocomplete for /switch: title and short id, filtered by what was typed, at most 25."""
+    needle = typed.strip().lower()
+    matches = [c for c in conversations if needle in c.title.lower() or c.id.lower().startswith(needle)]
+    return [app_commands.Choice(name=_choice_label(c), value=c.id) for c in matches[:MAX_CHOICES]]
+
+
+def _choice_label(conversation: ConversationChoice) -> str:
+    suffix = f" · {conversation.id}"
+    title = conversation.title.strip() or "(untitled)"
+    return (title[: 100 - len(suffix) - 1] + "…" if len(title) + len(suffix) > 100 else title) + suffix
+
+
+def configure_endpoints(api_base: str | None, gateway_url: str | None = None) -> None:
+    """Point discord.py at another REST base / gateway (tests, proxies). These are class attributes in
+    discord.py, so the setting is process-wide, which is fine for one bot per process."""
+    if api_base:
+        discord.http.Route.BASE = api_base.rstrip("/")
+    if gateway_url:
+        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
+
+
+async def sync_commands(token: str, api_base: str | None = None, guild_id: int | None = None) -> list[str]:
+    """Register the commands with Discord: globally (may take a while to appear), or in one guild
+    (instant; the global commands are copied there). Returns the names Discord accepted."""
+    configure_endpoints(api_base)
+    client = discord.Client(intents=discord.Intents.none())
+    tree = build_tree(client, _sync_only, _no_choices)
+    guild = discord.Object(guild_id) if guild_id else None
+    try:
+        await client.login(token)
+        if guild is not None:
+            tree.copy_global_to(guild=guild)
+        synced = await tree.sync(guild=guild)
+    except discord.LoginFailure as e:
+        raise ConfigError("Discord rejected DISCORD_BOT_TOKEN; copy the token again from the Bot page "
+                          "of the developer portal") from e
+    finally:
+        await client.close()
+    return [command.name for command in synced]
+
+
+async def _sync_only(interaction: discord.Interaction, text: str) -> None:
+    """The sync client never connects to the gateway, so no command can reach it."""
+    log.warning("discord command %r reached the sync-only client; ignored", text)
+
+
+async def _no_choices(interaction: discord.Interaction, typed: str) -> list[app_commands.Choice[str]]:
+    return []

@@ -1,0 +1,93 @@
+"""Parse discord.py messages and interactions once, at the edge, into neutral IncomingMessages.
+
+Rules: DMs always reach the hub; in guild channels only messages that mention the bot (a user
+mention in `message.mentions`, never @everyone/@here) or reply to it do. A thread is its own session
+(thread_id = thread channel id, chat_id = parent channel id). Bots, the hub itself included, are ignored.
+"""
+
+from __future__ import annotations
+
+import re
+
+import discord
+
+from bot.messages import Attachment, ChatRef, IncomingMessage
+
+PLATFORM = "discord"
+INTERACTION_PREFIX = "i:"  # message_id of a slash command or button press: "i:<interaction id>"
+_USER_MENTION = re.compile(r"<@!?(\d+)>")
+_CONVERSATIONAL = (discord.MessageType.default, discord.MessageType.reply)
+
+
+def interaction_key(interaction: discord.Interaction) -> str:
+    return f"{INTERACTION_PREFIX}{interaction.id}"
+
+
+def parse_message(message: discord.Message, bot_id: int) -> IncomingMessage | None:
+    """The IncomingMessage for a plain message meant for the bot, or None if it is not for us."""
+    if message.author.bot or message.type not in _CONVERSATIONAL:
+        return None
+    is_dm = isinstance(message.channel, discord.DMChannel)
+    reply_to = message.reference.message_id if message.reference else None
+    replied = message.reference.resolved if message.reference else None
+    to_bot = (any(user.id == bot_id for user in message.mentions)
+              or (isinstance(replied, discord.Message) and replied.author.id == bot_id))
+    if not (is_dm or to_bot):
+        return None
+    text = _clean_text(message, bot_id)
+    attachments = _attachments(message)
+    if not text and not attachments:  # e.g. a reply without a ping while the content intent is off
+        return None
+    chat_id, thread_id = _place(message.channel, message.channel.id)
+    return IncomingMessage(
+        platform=PLATFORM, chat_id=chat_id, thread_id=thread_id, message_id=str(message.id),
+        user_id=str(message.author.id), user_name=message.author.display_name, is_group=not is_dm,
+        mentioned=True, text=text, reply_to=str(reply_to) if reply_to else None, attachments=attachments)
+
+
+def parse_command(interaction: discord.Interaction, text: str, *, is_button: bool = False) -> IncomingMessage:
+    """A slash command or a button press becomes the command text, addressed to this interaction."""
+    chat = chat_of(interaction)
+    return IncomingMessage(
+        platform=PLATFORM, chat_id=chat.chat_id, thread_id=chat.thread_id,
+        message_id=interaction_key(interaction), user_id=str(interaction.user.id),
+        user_name=interaction.user.display_name, is_group=chat.is_group, mentioned=True, text=text,
+        is_button=is_button)
+
+
+def chat_of(interaction: discord.Interaction) -> ChatRef:
+    """The session an interaction belongs to (also used to scope /switch autocomplete)."""
+    chat_id, thread_id = _place(interaction.channel, interaction.channel_id or 0)
+    return ChatRef(PLATFORM, chat_id, thread_id, is_group=interaction.guild_id is not None,
+                   reply_to=interaction_key(interaction))
+
+
+def _place(channel: object, channel_id: int) -> tuple[str, str | None]:
+    """(chat_id, thread_id): a thread is a session of its own inside its parent channel."""
+    if isinstance(channel, discord.Thread):
+        return str(channel.parent_id), str(channel.id)
+    return str(channel_id), None
+
+
+def _clean_text(message: discord.Message, bot_id: int) -> str:
+    """Drop the bot's own mention; show other user mentions as @name rather than raw ids."""
+    names = {user.id: user.display_name for user in message.mentions}
+
+    def replace(match: re.Match[str]) -> str:
+        user_id = int(match.group(1))
+        if user_id == bot_id:
+            return ""
+        return f"@{names[user_id]}" if user_id in names else match.group(0)
+
+    return re.sub(r"[ \t]{2,}", " ", _USER_MENTION.sub(replace, message.content)).strip()
+
+
+def _attachments(message: discord.Message) -> tuple[Attachment, ...]:
+    found = [Attachment(kind=_kind(a.content_type or ""), name=a.filename) for a in message.attachments]
+    found += [Attachment(kind="sticker", name=s.name) for s in message.stickers]
+    return tuple(found)
+
+
+def _kind(content_type: str) -> str:
+    major = content_type.split("/", 1)[0]
+    return {"image": "photo", "audio": "voice", "video": "video"}.get(major, "document")

@@ -1,0 +1,157 @@
+"""Feishu events (lark-oapi models) → IncomingMessage. Nothing from the SDK travels past this module."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from lark_oapi.api.im.v1 import EventMessage, P2ImMessageReceiveV1
+from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger
+
+from bot.messages import Attachment, IncomingMessage
+
+PLATFORM = "feishu"
+ATTACHMENT_KINDS = {
+    "image": "photo",
+    "sticker": "sticker",
+    "audio": "voice",
+    "media": "video",
+    "file": "document",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedEvent:
+    """An inbound message plus the event id Feishu reuses when it redelivers."""
+
+    event_id: str
+    message: IncomingMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonPress:
+    """A card button; the chat kind and thread are resolved later (the callback does not carry them)."""
+
+    event_id: str
+    action: str
+    user_id: str
+    chat_id: str
+    card_message_id: str
+
+    def to_message(self, is_group: bool, thread_id: str | None) -> IncomingMessage:
+        return IncomingMessage(
+            platform=PLATFORM,
+            chat_id=self.chat_id,
+            thread_id=thread_id,
+            message_id=self.event_id,
+            user_id=self.user_id,
+            user_name=self.user_id,
+            is_group=is_group,
+            mentioned=True,
+            text=self.action,
+            is_button=True,
+        )
+
+
+def parse_message(data: P2ImMessageReceiveV1, bot_open_id: str) -> ParsedEvent | None:
+    """None for what is not a user's message (bots, apps, malformed events)."""
+    event, header = data.event, data.header
+    if event is None or header is None or event.message is None or event.sender is None:
+        return None
+    if event.sender.sender_type != "user" or event.sender.sender_id is None:
+        return None
+    msg = event.message
+    if not (msg.message_id and msg.chat_id and header.event_id):
+        return None
+    is_group = msg.chat_type != "p2p"
+    text, attachments = _content(msg)
+    text, at_bot = _resolve_mentions(text, msg, bot_open_id)
+    text = text.strip()
+    user_id = event.sender.sender_id.open_id or event.sender.sender_id.user_id or ""
+    return ParsedEvent(
+        event_id=header.event_id,
+        message=IncomingMessage(
+            platform=PLATFORM,
+            chat_id=msg.chat_id,
+            thread_id=msg.thread_id or None,
+            message_id=msg.message_id,
+            user_id=user_id,
+            user_name=user_id,
+            is_group=is_group,
+            mentioned=not is_group or at_bot or text.startswith("/"),
+            text=text,
+            reply_to=msg.parent_id or None,
+            attachments=attachments,
+        ),
+    )
+
+
+def parse_card_action(data: P2CardActionTrigger) -> ButtonPress | None:
+    """A press of one of our buttons: its value carries the command text under "action"."""
+    event, header = data.event, data.header
+    if event is None or header is None or event.action is None or event.context is None:
+        return None
+    action = (event.action.value or {}).get("action")
+    ctx = event.context
+    if not isinstance(action, str) or not action.strip() or not header.event_id:
+        return None
+    if not (ctx.open_chat_id and ctx.open_message_id):
+        return None
+    user_id = (event.operator.open_id or "") if event.operator else ""
+    return ButtonPress(header.event_id, action.strip(), user_id, ctx.open_chat_id, ctx.open_message_id)
+
+
+def _content(msg: EventMessage) -> tuple[str, tuple[Attachment, ...]]:
+    try:
+        content = json.loads(msg.content or "{}")
+    except ValueError:
+        content = {}
+    if not isinstance(content, dict):
+        content = {}
+    if msg.message_type == "text":
+        return str(content.get("text", "")), ()
+    if msg.message_type == "post":
+        return post_to_text(content), ()
+    kind = ATTACHMENT_KINDS.get(msg.message_type or "", "other")
+    return "", (Attachment(kind=kind, name=str(content.get("file_name", ""))),)
+
+
+def post_to_text(content: dict[str, Any]) -> str:
+    """Rich text → plain text. Events carry {"title", "content"}; sent posts wrap that in a locale."""
+    if "content" not in content:
+        content = next((v for v in content.values() if isinstance(v, dict)), {})
+    lines = [str(content["title"])] if content.get("title") else []
+    for paragraph in content.get("content") or []:
+        if isinstance(paragraph, list):
+            lines.append("".join(_post_element(el) for el in paragraph if isinstance(el, dict)))
+    return "\n".join(lines)
+
+
+def _post_element(el: dict[str, Any]) -> str:
+    tag = el.get("tag")
+    if tag in ("text", "a", "md"):
+        return str(el.get("text", ""))
+    if tag == "at":  # in events user_id is the placeholder key ("@_user_1"), resolved with mentions
+        return str(el.get("user_id", ""))
+    if tag == "code_block":
+        return f"\n```{el.get('language', '').lower()}\n{el.get('text', '')}\n```\n"
+    if tag == "emotion":
+        return f":{el.get('emoji_type', '')}:"
+    return ""
+
+
+def _resolve_mentions(text: str, msg: EventMessage, bot_open_id: str) -> tuple[str, bool]:
+    """Strip the bot's placeholder, show other people as @Name; @all is not a mention of the bot."""
+    at_bot = False
+    # longest keys first so "@_user_1" never eats the start of "@_user_10"
+    for mention in sorted(msg.mentions or [], key=lambda m: len(m.key or ""), reverse=True):
+        if not mention.key:
+            continue
+        open_id = mention.id.open_id if mention.id else None
+        if bot_open_id and open_id == bot_open_id:
+            at_bot = True
+            text = text.replace(mention.key, "")
+        else:
+            text = text.replace(mention.key, f"@{mention.name or 'user'}")
+    return text.replace("@_all", "@all"), at_bot

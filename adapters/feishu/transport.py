@@ -1,0 +1,132 @@
+"""Feishu Open API over one long-lived aiohttp session, with our own tenant-token lifecycle.
+
+lark-oapi fetches its tenant token with blocking `requests` (it would freeze the hub's loop) and opens
+a new httpx client per call (no keep-alive, ~50 ms CPU each). So REST goes through here; lark-oapi
+keeps the jobs it does well: event models, the webhook dispatcher and the long connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import aiohttp
+
+log = logging.getLogger(__name__)
+
+DOMAINS = {"feishu": "https://open.feishu.cn", "lark": "https://open.larksuite.com"}
+INVALID_TOKEN_CODES = frozenset({99991661, 99991663, 99991668})
+TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
+
+
+def resolve_domain(domain: str | None) -> str:
+    """"feishu" (default), "lark", or an origin URL such as a test server's."""
+    value = (domain or "feishu").strip().rstrip("/")
+    if value.lower() in DOMAINS:
+        return DOMAINS[value.lower()]
+    if value.startswith(("https://", "http://")):
+        return value
+    raise ValueError(f'feishu domain must be "feishu", "lark" or a URL, not {value!r}')
+
+
+class ApiError(Exception):
+    """The platform answered with a non-zero code (errors are data in Feishu's API)."""
+
+    def __init__(self, status: int, code: int, msg: str, retry_after: float | None = None) -> None:
+        super().__init__(f"feishu HTTP {status} code {code}: {msg}")
+        self.status, self.code, self.msg, self.retry_after = status, code, msg, retry_after
+
+
+class FeishuHttp:
+    """Authenticated JSON calls; the token is refreshed in the background at half its lifetime."""
+
+    def __init__(self, base_url: str, app_id: str, app_secret: str, timeout: float = 15.0) -> None:
+        self.base_url = base_url
+        self._app_id, self._app_secret = app_id, app_secret
+        self._timeout = aiohttp.ClientTimeout(total=timeout)
+        self._session: aiohttp.ClientSession | None = None
+        self._token = ""
+        self._token_lock = asyncio.Lock()
+        self._refresher: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._session = aiohttp.ClientSession(timeout=self._timeout)
+        lifetime = await self._fetch_token()
+        self._refresher = asyncio.create_task(self._refresh_forever(lifetime), name="feishu-token")
+
+    async def close(self) -> None:
+        if self._refresher is not None:
+            self._refresher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._refresher
+        if self._session is not None:
+            await self._session.close()
+
+    async def call(
+        self, method: str, path: str, *, params: dict[str, str] | None = None, body: Any = None
+    ) -> dict[str, Any]:
+        """Return the whole JSON answer (code 0); raise ApiError otherwise. One retry on a stale token."""
+        token = await self.token()
+        try:
+            return await self._request(method, path, token, params, body)
+        except ApiError as e:
+            if e.code not in INVALID_TOKEN_CODES:
+                raise
+            await self._refresh_after(token)
+            return await self._request(method, path, self._token, params, body)
+
+    async def token(self) -> str:
+        if not self._token:
+            await self._refresh_after("")
+        return self._token
+
+    async def _request(
+        self, method: str, path: str, token: str, params: dict[str, str] | None, body: Any
+    ) -> dict[str, Any]:
+        assert self._session is not None, "FeishuHttp.start() not called"
+        headers = {"Authorization": f"Bearer {token}"}
+        async with self._session.request(
+            method, self.base_url + path, params=params, json=body, headers=headers
+        ) as resp:
+            return await _decode(resp)
+
+    async def _refresh_after(self, stale: str) -> None:
+        """Refresh unless another caller already replaced the stale token."""
+        async with self._token_lock:
+            if self._token == stale:
+                await self._fetch_token()
+
+    async def _fetch_token(self) -> float:
+        assert self._session is not None
+        payload = {"app_id": self._app_id, "app_secret": self._app_secret}
+        async with self._session.post(self.base_url + TOKEN_PATH, json=payload) as resp:
+            data = await _decode(resp)
+        self._token = str(data["tenant_access_token"])
+        return float(data.get("expire", 7200))
+
+    async def _refresh_forever(self, lifetime: float) -> None:
+        while True:
+            await asyncio.sleep(max(lifetime / 2, 1.0))
+            try:
+                async with self._token_lock:
+                    lifetime = await self._fetch_token()
+            except (ApiError, aiohttp.ClientError, TimeoutError) as e:
+                log.warning("feishu token refresh failed, retrying soon: %s", e)
+                lifetime = 60.0
+
+
+async def _decode(resp: aiohttp.ClientResponse) -> dict[str, Any]:
+    try:
+        data = await resp.json(content_type=None)
+    except ValueError as e:
+        raise ApiError(resp.status, -1, f"non-JSON answer ({resp.reason})") from e
+    if not isinstance(data, dict):
+        raise ApiError(resp.status, -1, "unexpected answer")
+    code = int(data.get("code", 0) or 0)
+    if resp.status >= 400 or code != 0:
+        reset = resp.headers.get("x-ogw-ratelimit-reset")
+        retry_after = float(reset) if reset and reset.isdigit() else None
+        raise ApiError(resp.status, code, str(data.get("msg", "")), retry_after)
+    return data

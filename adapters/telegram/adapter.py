@@ -1,0 +1,197 @@
+"""Telegram adapter: python-telegram-bot 22 running inside the hub's event loop.
+
+Long polling by default; with `telegram.webhook_url` set, updates arrive on the hub's own aiohttp route
+(checked by the secret-token header). Never `run_polling`: that would own the loop.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import re
+import secrets
+from collections.abc import Mapping
+
+from aiohttp import web
+from telegram import BotCommand, Update
+from telegram.error import InvalidToken, TelegramError
+from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
+
+from adapters.telegram.inbound import BotIdentity, parse_update
+from adapters.telegram.outbound import Outbound
+from bot.adapter import AdapterServices, Capabilities, MessageHandler
+from bot.config import Config, ConfigError
+from bot.messages import ChatRef, SentRef
+from bot.replies import Reply
+
+log = logging.getLogger("bothub.telegram")
+
+DEFAULT_API_BASE = "https://api.telegram.org"
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+ALLOWED_UPDATES = ["message", "callback_query"]
+POLL_TIMEOUT = 10  # seconds a getUpdates long poll may wait
+_SECRET_FORMAT = re.compile(r"[A-Za-z0-9_-]{1,256}")
+
+COMMANDS: dict[str, tuple[str, str]] = {  # name → (English, Chinese)
+    "new": ("Start a new conversation", "开始新对话"),
+    "list": ("List conversations", "列出对话"),
+    "switch": ("Switch conversation", "切换对话"),
+    "tree": ("Show the conversation tree", "显示对话树"),
+    "goto": ("Move to a message in the tree", "跳转到树中的消息"),
+    "retry": ("Regenerate the last answer", "重新生成上一个回答"),
+    "stop": ("Stop the current answer", "停止当前回答"),
+    "skills": ("List skills", "列出技能"),
+    "roles": ("List or choose a role", "列出或选择角色"),
+    "memory": ("Show or edit memory", "查看或编辑记忆"),
+    "model": ("Show or change the model", "查看或切换模型"),
+    "lang": ("Change language", "切换语言"),
+    "status": ("Show status", "查看状态"),
+    "help": ("Show help", "帮助"),
+}
+
+
+class TelegramAdapter:
+    name = "telegram"
+    capabilities = Capabilities(
+        max_text=3800,
+        edit_interval=1.0,
+        group_edit_interval=3.0,
+        tree_budget=3500,
+        burst=5,
+        rate=1.0,
+    )
+
+    def __init__(self, token: str, api_base: str, webhook_url: str | None, webhook_secret: str) -> None:
+        root = api_base.rstrip("/").removesuffix("/bot")
+        builder = (
+            ApplicationBuilder()
+            .token(token)
+            .base_url(f"{root}/bot")
+            .base_file_url(f"{root}/file/bot")
+            .concurrent_updates(True)  # PTB's default handles one update at a time across all chats
+        )
+        if webhook_url:
+            builder = builder.updater(None)
+        self._app: Application = builder.build()
+        self._app.add_handler(TypeHandler(Update, self._on_update))
+        self._app.add_error_handler(self._on_error)
+        self._webhook_url = webhook_url
+        self._webhook_secret = webhook_secret
+        self._outbound = Outbound(self._app.bot)
+        self._on_message: MessageHandler | None = None
+        self._me: BotIdentity | None = None
+
+    async def start(self, on_message: MessageHandler) -> None:
+        self._on_message = on_message
+        try:
+            await self._app.initialize()  # getMe: the username decides what counts as a mention
+        except InvalidToken as e:
+            raise ConfigError("Telegram rejected TELEGRAM_BOT_TOKEN; check it with @BotFather") from e
+        bot = self._app.bot
+        self._me = BotIdentity(bot.id, bot.username)
+        await self._publish_commands()
+        await self._app.start()
+        if self._webhook_url:
+            await bot.set_webhook(
+                self._webhook_url, secret_token=self._webhook_secret, allowed_updates=ALLOWED_UPDATES
+            )
+        elif self._app.updater is not None:
+            await self._app.updater.start_polling(
+                timeout=POLL_TIMEOUT, allowed_updates=ALLOWED_UPDATES, error_callback=self._on_poll_error
+            )
+        log.info("telegram connected as @%s (%s)", bot.username, "webhook" if self._webhook_url else "polling")
+
+    async def stop(self) -> None:
+        app = self._app
+        if app.updater is not None and app.updater.running:
+            await app.updater.stop()
+        if app.running:
+            await app.stop()
+        await app.shutdown()
+
+    def connected(self) -> bool:
+        if not self._app.running:
+            return False
+        return bool(self._webhook_url) or (self._app.updater is not None and self._app.updater.running)
+
+    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
+        return await self._outbound.send(chat, reply)
+
+    async def edit(self, ref: SentRef, reply: Reply) -> None:
+        await self._outbound.edit(ref, reply)
+
+    async def typing(self, chat: ChatRef) -> None:
+        await self._outbound.typing(chat)
+
+    async def webhook(self, request: web.Request) -> web.Response:
+        """The hub's route for Telegram's webhook: check the secret, queue the update, answer fast."""
+        given = request.headers.get(SECRET_HEADER, "")
+        if not hmac.compare_digest(given.encode(), self._webhook_secret.encode()):
+            return web.Response(status=403)
+        if not self._app.running:
+            return web.Response(status=503)  # Telegram retries later
+        try:
+            update = Update.de_json(await request.json(), self._app.bot)
+        except (ValueError, TypeError, KeyError) as e:
+            log.warning("telegram webhook: unreadable update skipped (%s)", type(e).__name__)
+            return web.Response()
+        await self._app.update_queue.put(update)
+        return web.Response()
+
+    async def _publish_commands(self) -> None:
+        bot = self._app.bot
+        try:
+            await bot.set_my_commands([BotCommand(name, en) for name, (en, _) in COMMANDS.items()])
+            await bot.set_my_commands(
+                [BotCommand(name, zh) for name, (_, zh) in COMMANDS.items()], language_code="zh"
+            )
+        except TelegramError as e:
+            log.warning("could not publish the command menu: %s", e.message)
+
+    async def _on_update(self, update: Update, _context: ContextTypes.DEFAULT_TYPE) -> None:
+        if self._on_message is None or self._me is None:
+            return
+        try:
+            inbound = parse_update(update, self._me)
+        except Exception:
+            log.exception("telegram update %s could not be parsed; skipped", update.update_id)
+            return
+        if inbound is None:
+            return
+        press = inbound.press
+        if press is not None:
+            if press.message_id is not None:
+                self._outbound.remember_press(inbound.message.message_id, press.chat_id, press.message_id)
+            try:
+                await self._app.bot.answer_callback_query(press.query_id)
+            except TelegramError as e:
+                log.info("callback query %s not acknowledged: %s", press.query_id, e.message)
+        try:
+            await self._on_message(inbound.message)
+        except Exception:
+            log.exception("handling telegram message %s failed", inbound.message.message_id)
+
+    async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        log.error("telegram handler error: %r", context.error)
+
+    def _on_poll_error(self, error: TelegramError) -> None:
+        log.warning("telegram polling: %s", error.message)
+
+
+def create(config: Config, env: Mapping[str, str], services: AdapterServices) -> TelegramAdapter:
+    token = env.get("TELEGRAM_BOT_TOKEN", "").strip()
+    if not token:
+        raise ConfigError("TELEGRAM_BOT_TOKEN is not set; create a bot with @BotFather and export its token")
+    settings = config.telegram
+    api_base = settings.api_base or env.get("TELEGRAM_API_BASE") or DEFAULT_API_BASE
+    secret = env.get("TELEGRAM_WEBHOOK_SECRET") or secrets.token_urlsafe(32)
+    if settings.webhook_url and not _SECRET_FORMAT.fullmatch(secret):
+        raise ConfigError("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
+    adapter = TelegramAdapter(token, api_base, settings.webhook_url, secret)
+    if settings.webhook_url:
+        services.add_route("POST", settings.webhook_path, adapter.webhook)
+    return adapter
+
+
+__all__ = ["COMMANDS", "TelegramAdapter", "create", "json"]

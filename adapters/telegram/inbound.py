@@ -1,0 +1,194 @@
+"""Telegram updates → IncomingMessage, decided once here: DM or group, addressed or not, mention stripped.
+
+PTB objects stop at this module. Anything that is not a message or a button press (edited messages,
+channel posts, membership changes…) becomes None and is skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from telegram import CallbackQuery, Chat, Message, MessageEntity, Update, User
+
+from bot.messages import Attachment, IncomingMessage
+
+PLATFORM = "telegram"
+_MEDIA_KINDS = (
+    ("photo", "photo"),
+    ("sticker", "sticker"),
+    ("voice", "voice"),
+    ("video_note", "video"),
+    ("video", "video"),
+    ("animation", "video"),
+    ("audio", "other"),
+    ("document", "document"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BotIdentity:
+    id: int
+    username: str
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonPress:
+    """What the adapter needs to acknowledge a press and later edit the keyboard message in place."""
+
+    query_id: str
+    chat_id: int
+    message_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Inbound:
+    message: IncomingMessage
+    press: ButtonPress | None = None
+
+
+def parse_update(update: Update, me: BotIdentity) -> Inbound | None:
+    if update.callback_query is not None:
+        return _parse_press(update.callback_query)
+    msg = update.message
+    if msg is None or msg.chat.type == Chat.CHANNEL:
+        return None
+    return _parse_message(msg, me)
+
+
+def _parse_message(msg: Message, me: BotIdentity) -> Inbound | None:
+    sender = _sender(msg)
+    if sender is None:
+        return None
+    user_id, user_name = sender
+    text = msg.text if msg.text is not None else msg.caption or ""
+    attachments = _attachments(msg)
+    if not text and not attachments:
+        return None  # service messages: joins, pins, topic created…
+    text, addressed, foreign_command = _address(msg, text, me)
+    is_group = msg.chat.type != Chat.PRIVATE
+    mentioned = not foreign_command and (not is_group or addressed or _replies_to_bot(msg, me))
+    reply = msg.reply_to_message
+    return Inbound(
+        IncomingMessage(
+            platform=PLATFORM,
+            chat_id=str(msg.chat.id),
+            thread_id=_thread(msg),
+            message_id=str(msg.message_id),
+            user_id=user_id,
+            user_name=user_name,
+            is_group=is_group,
+            mentioned=mentioned,
+            text=text.strip(),
+            reply_to=str(reply.message_id) if reply is not None and not _is_topic_root(msg) else None,
+            attachments=attachments,
+        )
+    )
+
+
+def _parse_press(query: CallbackQuery) -> Inbound | None:
+    source = query.message
+    if source is None or not query.data:
+        return None  # inline-mode or game buttons: not ours
+    chat = source.chat
+    thread = str(source.message_thread_id) if isinstance(source, Message) and source.is_topic_message else None
+    return Inbound(
+        IncomingMessage(
+            platform=PLATFORM,
+            chat_id=str(chat.id),
+            thread_id=thread,
+            message_id=f"cb:{query.id}",
+            user_id=str(query.from_user.id),
+            user_name=_name(query.from_user),
+            is_group=chat.type != Chat.PRIVATE,
+            mentioned=True,
+            text=query.data,
+            is_button=True,
+        ),
+        ButtonPress(query.id, chat.id, source.message_id or None),
+    )
+
+
+def _sender(msg: Message) -> tuple[str, str] | None:
+    user = msg.from_user
+    if msg.sender_chat is not None:  # anonymous admin or a linked channel speaking in the group
+        return str(msg.sender_chat.id), msg.sender_chat.title or msg.sender_chat.effective_name or ""
+    if user is None or user.is_bot:
+        return None
+    return str(user.id), _name(user)
+
+
+def _name(user: User) -> str:
+    return user.full_name or (f"@{user.username}" if user.username else str(user.id))
+
+
+def _thread(msg: Message) -> str | None:
+    """Forum topics are sessions; reply 'threads' in ordinary groups are not."""
+    return str(msg.message_thread_id) if msg.is_topic_message and msg.message_thread_id else None
+
+
+def _is_topic_root(msg: Message) -> bool:
+    reply = msg.reply_to_message
+    return bool(msg.is_topic_message and reply is not None and reply.forum_topic_created is not None)
+
+
+def _replies_to_bot(msg: Message, me: BotIdentity) -> bool:
+    reply = msg.reply_to_message
+    return (
+        reply is not None
+        and not _is_topic_root(msg)
+        and reply.from_user is not None
+        and reply.from_user.id == me.id
+    )
+
+
+def _address(msg: Message, text: str, me: BotIdentity) -> tuple[str, bool, bool]:
+    """Strip what addresses this bot. Returns (text, addressed to us, command for another bot)."""
+    handle = f"@{me.username}".lower()
+    cuts: list[tuple[int, int]] = []  # UTF-16 (offset, length) to remove
+    addressed = foreign = False
+    entities = msg.entities if msg.text is not None else msg.caption_entities
+    for entity in entities or ():
+        part = _slice16(text, entity.offset, entity.length)
+        if entity.type == MessageEntity.BOT_COMMAND and entity.offset == 0:
+            command, _, target = part.partition("@")
+            if not target or f"@{target}".lower() == handle:
+                addressed = True
+                cuts.append((len16(command), len16(part) - len16(command)))
+            else:
+                foreign = True
+        elif entity.type == MessageEntity.MENTION and part.lower() == handle:
+            addressed = True
+            cuts.append((entity.offset, entity.length))
+        elif entity.type == MessageEntity.TEXT_MENTION and entity.user and entity.user.id == me.id:
+            addressed = True
+    if foreign:
+        return text, False, True
+    for offset, length in sorted(cuts, reverse=True):
+        text = _cut16(text, offset, length)
+    return text, addressed, False
+
+
+def len16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _slice16(text: str, offset: int, length: int) -> str:
+    return text.encode("utf-16-le")[offset * 2 : (offset + length) * 2].decode("utf-16-le", "replace")
+
+
+def _cut16(text: str, offset: int, length: int) -> str:
+    raw = text.encode("utf-16-le")
+    before, after = raw[: offset * 2].decode("utf-16-le", "replace"), raw[(offset + length) * 2 :]
+    rest = after.decode("utf-16-le", "replace")
+    if before.endswith((" ", "\n")) and rest.startswith(" "):
+        rest = rest[1:]
+    return before + rest
+
+
+def _attachments(msg: Message) -> tuple[Attachment, ...]:
+    for field, kind in _MEDIA_KINDS:
+        value = getattr(msg, field, None)
+        if value:
+            name = getattr(value, "file_name", None) or ""
+            return (Attachment(kind=kind, name=name),)
+    return ()

@@ -1,0 +1,185 @@
+"""Replies onto Telegram: HTML parts under the limit, inline keyboards, in-place keyboard edits, typed errors.
+
+The hub owns pacing and retries; this module only turns one call into the right Bot API requests and
+Telegram's answers into RateLimited / ChatUnavailable / SendFailed.
+"""
+
+from __future__ import annotations
+
+import datetime as dtm
+import logging
+import warnings
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from telegram import (
+    Bot,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    LinkPreviewOptions,
+    Message,
+    ReplyParameters,
+)
+from telegram.constants import ChatAction, ParseMode
+from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
+
+from adapters.telegram.markdown import Rendered, render_parts
+from bot.adapter import ChatUnavailable, RateLimited, SendFailed
+from bot.messages import ChatRef, SentRef
+from bot.replies import Button, Reply
+
+log = logging.getLogger("bothub.telegram")
+
+MAX_CALLBACK_BYTES = 64
+_REMEMBERED_PRESSES = 2048
+# 400s that mean "you cannot post here", not "this request was malformed"
+_UNAVAILABLE = ("chat not found", "not enough rights", "have no rights", "topic_closed", "bot was kicked")
+T = TypeVar("T")
+_NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
+
+
+def keyboard(rows: tuple[tuple[Button, ...], ...]) -> InlineKeyboardMarkup | None:
+    """Buttons carry the command text itself as callback_data (Telegram allows 1–64 bytes)."""
+    built = []
+    for row in rows:
+        keys = []
+        for button in row:
+            if not 0 < len(button.action.encode()) <= MAX_CALLBACK_BYTES:
+                log.warning("button %r skipped: action must be 1-64 bytes", button.label)
+                continue
+            keys.append(InlineKeyboardButton(button.label or button.action, callback_data=button.action))
+        if keys:
+            built.append(keys)
+    return InlineKeyboardMarkup(built) if built else None
+
+
+def chat_key(chat_id: str) -> int | str:
+    return int(chat_id) if chat_id.lstrip("-").isdigit() else chat_id
+
+
+class Outbound:
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+        self._keyboards: OrderedDict[str, tuple[int, int]] = OrderedDict()  # "cb:<id>" → (chat, message)
+        self._reported: set[str] = set()
+
+    def remember_press(self, press_id: str, chat_id: int, message_id: int) -> None:
+        self._keyboards[press_id] = (chat_id, message_id)
+        while len(self._keyboards) > _REMEMBERED_PRESSES:
+            self._keyboards.popitem(last=False)
+
+    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
+        parts = render_parts(reply.text, monospace=reply.monospace, title=reply.title)
+        markup = keyboard(reply.buttons)
+        pressed = self._keyboards.get(chat.reply_to or "")
+        sent_id = 0
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            if i == 0 and pressed is not None:
+                await self._edit_part(chat, pressed[1], part, markup if last else None)
+                self._keyboards.pop(chat.reply_to or "", None)  # one in-place edit per press
+                sent_id = pressed[1]
+            else:
+                message = await self._send_part(chat, part, markup if last else None, quote=i == 0)
+                sent_id = message.message_id
+        return SentRef(chat, str(sent_id))
+
+    async def edit(self, ref: SentRef, reply: Reply) -> None:
+        parts = render_parts(reply.text, monospace=reply.monospace, title=reply.title)
+        if len(parts) > 1:  # the hub splits below max_text; only pathological rendering gets here
+            log.warning("edit of %s rendered into %d parts; showing the first", ref.message_id, len(parts))
+        await self._edit_part(ref.chat, int(ref.message_id), parts[0], keyboard(reply.buttons))
+
+    async def typing(self, chat: ChatRef) -> None:
+        await self._call(
+            chat,
+            lambda: self.bot.send_chat_action(
+                chat_key(chat.chat_id), ChatAction.TYPING, message_thread_id=_thread(chat)
+            ),
+        )
+
+    async def _send_part(
+        self, chat: ChatRef, part: Rendered, markup: InlineKeyboardMarkup | None, *, quote: bool
+    ) -> Message:
+        quoted = None
+        if quote and chat.is_group and chat.reply_to and chat.reply_to.isdigit():
+            quoted = ReplyParameters(int(chat.reply_to), allow_sending_without_reply=True)
+
+        def post(text: str, mode: str | None) -> Awaitable[Message]:
+            return self.bot.send_message(
+                chat_key(chat.chat_id),
+                text,
+                parse_mode=mode,
+                message_thread_id=_thread(chat),
+                reply_markup=markup,
+                reply_parameters=quoted,
+                link_preview_options=_NO_PREVIEW,
+            )
+
+        return await self._with_fallback(chat, part, post)
+
+    async def _edit_part(
+        self, chat: ChatRef, message_id: int, part: Rendered, markup: InlineKeyboardMarkup | None
+    ) -> None:
+        def post(text: str, mode: str | None) -> Awaitable[Any]:
+            return self.bot.edit_message_text(
+                text,
+                chat_id=chat_key(chat.chat_id),
+                message_id=message_id,
+                parse_mode=mode,
+                reply_markup=markup,
+                link_preview_options=_NO_PREVIEW,
+            )
+
+        try:
+            await self._with_fallback(chat, part, post)
+        except SendFailed as e:
+            if "not modified" not in str(e).lower():
+                raise
+
+    async def _with_fallback(
+        self, chat: ChatRef, part: Rendered, post: Callable[[str, str | None], Awaitable[T]]
+    ) -> T:
+        """HTML first; if Telegram cannot parse our entities, the same part again as plain text."""
+        try:
+            return await self._call(chat, lambda: post(part.html, ParseMode.HTML))
+        except SendFailed as e:
+            if "can't parse entities" not in str(e).lower():
+                raise
+            log.warning("Telegram rejected our HTML (%s); sending plain text", e)
+        return await self._call(chat, lambda: post(part.plain, None))
+
+    async def _call(self, chat: ChatRef, request: Callable[[], Awaitable[T]]) -> T:
+        try:
+            return await request()
+        except RetryAfter as e:
+            raise RateLimited(_seconds(e)) from e
+        except Forbidden as e:
+            raise self._unavailable(chat, e) from e
+        except ChatMigrated as e:
+            raise SendFailed(f"group moved to supergroup {e.new_chat_id}") from e
+        except BadRequest as e:
+            if any(marker in e.message.lower() for marker in _UNAVAILABLE):
+                raise self._unavailable(chat, e) from e
+            raise SendFailed(e.message) from e
+        except TelegramError as e:
+            raise SendFailed(f"{type(e).__name__}: {e.message}") from e
+
+    def _unavailable(self, chat: ChatRef, error: TelegramError) -> ChatUnavailable:
+        if chat.chat_id not in self._reported:
+            self._reported.add(chat.chat_id)
+            log.warning("telegram chat %s is unavailable: %s", chat.chat_id, error.message)
+        return ChatUnavailable(error.message)
+
+
+def _thread(chat: ChatRef) -> int | None:
+    return int(chat.thread_id) if chat.thread_id and chat.thread_id.isdigit() else None
+
+
+def _seconds(error: RetryAfter) -> float:
+    """retry_after is an int or a timedelta depending on PTB_TIMEDELTA; read it quietly either way."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        value = error.retry_after
+    return value.total_seconds() if isinstance(value, dtm.timedelta) else float(value)

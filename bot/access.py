@@ -1,0 +1,49 @@
+"""Who may talk to the bot where, and who is an admin; decided per platform from config."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from bot.config import AccessConfig, Config
+from bot.messages import IncomingMessage
+
+
+class Verdict(Enum):
+    ALLOW = "allow"
+    DENY = "deny"  # one polite line at most, never a run
+    PAIR = "pair"  # DM sender not on the allow-list under dm_policy=pairing: allowed once paired
+
+
+class Access:
+    def __init__(self, cfg: Config) -> None:
+        self._policies: dict[str, AccessConfig] = {
+            "telegram": cfg.telegram.access,
+            "discord": cfg.discord.access,
+            "feishu": cfg.feishu.access,
+        }
+
+    def policy(self, platform: str) -> AccessConfig | None:
+        return self._policies.get(platform)
+
+    def is_admin(self, msg: IncomingMessage) -> bool:
+        policy = self.policy(msg.platform)
+        return policy is None or msg.user_id in policy.admins
+
+    def check(self, msg: IncomingMessage) -> Verdict:
+        policy = self.policy(msg.platform)
+        if policy is None or msg.user_id in policy.admins:
+            return Verdict.ALLOW  # the local console, and admins everywhere
+        if msg.is_group:
+            if policy.group_policy == "open" or msg.chat_id in policy.allow_chats:
+                return Verdict.ALLOW
+            return Verdict.DENY
+        if policy.dm_policy == "open" or msg.user_id in policy.allow_users:
+            return Verdict.ALLOW
+        return Verdict.PAIR if policy.dm_policy == "pairing" else Verdict.DENY
+
+    def may_navigate(self, msg: IncomingMessage) -> bool:
+        """Config may reserve /new, /switch, /goto, /retry in groups to admins."""
+        policy = self.policy(msg.platform)
+        if policy is None or not msg.is_group or policy.group_commands == "anyone":
+            return True
+        return self.is_admin(msg)

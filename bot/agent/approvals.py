@@ -1,0 +1,92 @@
+"""In-chat approval of risky tool actions (seed 001: shell always asks).
+
+The tool awaits a future while the chat shows Approve/Deny buttons carrying `/approve <id>` and
+`/deny <id>`; the hub routes those commands to `decide`. Only the waiting run sleeps, other chats go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import secrets
+from dataclasses import dataclass
+from enum import Enum
+
+from bot.agent.tools.registry import ToolContext
+from bot.replies import Button, Reply
+
+NOTIFY_KEY = "notify"  # ctx.extras[NOTIFY_KEY]: async (Reply) -> None, sends to the run's own chat
+
+
+class Decision(Enum):
+    APPROVED = "approved"
+    DENIED = "denied"
+    EXPIRED = "expired"  # nobody decided in time
+    UNAVAILABLE = "unavailable"  # this run has no way to ask
+
+
+@dataclass
+class _Pending:
+    chat: str
+    command: str
+    future: asyncio.Future[bool]
+
+
+class Approvals:
+    def __init__(self) -> None:
+        self._pending: dict[str, _Pending] = {}
+
+    async def request(self, ctx: ToolContext, command: str, destructive: bool,
+                      timeout: float = 600) -> bool:  # noqa: ASYNC109 - the decision deadline, not an I/O timeout
+        return await self.ask(ctx, command, destructive, expires_after=timeout) is Decision.APPROVED
+
+    async def ask(self, ctx: ToolContext, command: str, destructive: bool, expires_after: float = 600) -> Decision:
+        """Like `request`, but says why the answer is no (denied, expired, or no way to ask)."""
+        notify = ctx.extras.get(NOTIFY_KEY)
+        if notify is None:
+            return Decision.UNAVAILABLE
+        approval_id = secrets.token_hex(4)
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._pending[approval_id] = _Pending(ctx.chat, command, future)
+        try:
+            await notify(_prompt(approval_id, command, destructive, expires_after))
+            async with asyncio.timeout(expires_after):
+                return Decision.APPROVED if await future else Decision.DENIED
+        except TimeoutError:
+            return Decision.EXPIRED
+        finally:
+            self._pending.pop(approval_id, None)
+
+    def decide(self, chat: str, approval_id: str, approve: bool, user_is_admin: bool, is_group: bool) -> str:
+        """Resolve a pending request from its own chat; another chat's id looks exactly like an unknown one."""
+        pending = self._pending.get(approval_id.strip())
+        if pending is None or pending.chat != chat or pending.future.done():
+            return "There is no pending request with that id (it may have expired or been decided)."
+        if is_group and not user_is_admin:
+            return "Only an admin of this bot can approve or deny tool actions in a group."
+        pending.future.set_result(approve)
+        return f"Approved: {_inline(pending.command)}" if approve else f"Denied: {_inline(pending.command)}"
+
+    @property
+    def pending_count(self) -> int:
+        return len(self._pending)
+
+
+def _prompt(approval_id: str, command: str, destructive: bool, timeout: float) -> Reply:
+    fence = "`" * max(3, _longest_backtick_run(command) + 1)
+    warning = "⚠️ This command can delete or change files. Check it carefully.\n\n" if destructive else ""
+    text = (f"{warning}The assistant wants to run this shell command:\n{fence}\n{command}\n{fence}\n"
+            f"Approve or deny within {max(1, round(timeout / 60))} min "
+            f"(or type /approve {approval_id} or /deny {approval_id}).")
+    title = "⚠️ Destructive command: approval needed" if destructive else "Approval needed"
+    buttons = ((Button("✅ Approve", f"/approve {approval_id}"), Button("⛔ Deny", f"/deny {approval_id}")),)
+    return Reply(text=text, title=title, buttons=buttons)
+
+
+def _longest_backtick_run(text: str) -> int:
+    return max((len(m) for m in re.findall(r"`+", text)), default=0)
+
+
+def _inline(command: str) -> str:
+    short = (command if len(command) <= 80 else command[:77] + "…").replace("`", "'")
+    return f"`{short}`"

@@ -1,0 +1,175 @@
+"""One streamed model turn through the official `openai` SDK, with failures reduced to a small `kind`.
+
+The SDK retries 429/5xx/timeouts itself before a stream starts (`max_retries`); once text is flowing
+nothing is retried here, because the user has already seen it. Tool-call arguments are accumulated
+by index and left as raw text: the tool registry parses them after the stream and tells the model
+when they are not valid JSON.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from secrets import token_hex
+from typing import Any
+
+import openai
+
+from bot.config import LLMConfig
+
+PLACEHOLDER_KEY = "not-needed"  # local OpenAI-compatible servers (Ollama, vLLM) ignore the key
+CONNECT_TIMEOUT = 5.0
+_KEY_PATTERN = re.compile(r"\b(sk|key)-[A-Za-z0-9_\-*]{6,}")
+
+
+@dataclass(frozen=True, slots=True)
+class TextChunk:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # raw JSON text, as the model produced it
+
+    def to_openai(self) -> dict[str, Any]:
+        function = {"name": self.name, "arguments": self.arguments}
+        return {"id": self.id, "type": "function", "function": function}
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        prompt = self.prompt_tokens + other.prompt_tokens
+        return Usage(prompt, self.completion_tokens + other.completion_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """The end of one streamed turn: everything the caller needs to store it or run its tools."""
+
+    text: str
+    tool_calls: list[ToolCall]
+    finish_reason: str | None
+    usage: Usage | None
+
+
+class LLMError(Exception):
+    """A failed model call; `kind` is one of the RunFailed kinds, `detail` is for logs only."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
+@dataclass
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class LLMClient:
+    def __init__(self, cfg: LLMConfig) -> None:
+        self._cfg = cfg
+        self._client = openai.AsyncOpenAI(
+            api_key=cfg.api_key or PLACEHOLDER_KEY,
+            base_url=cfg.base_url,
+            timeout=openai.Timeout(cfg.timeout, connect=min(CONNECT_TIMEOUT, cfg.timeout)),
+            max_retries=cfg.max_retries,
+        )
+        self.total_usage = Usage()  # across all calls, for metrics
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    async def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, model: str
+    ) -> AsyncIterator[TextChunk | Completion]:
+        """Yield TextChunk as content arrives, then exactly one Completion; raise LLMError on failure."""
+        kwargs: dict[str, Any] = {"model": model, "messages": messages, "stream": True,
+                                  "stream_options": {"include_usage": True}}
+        if tools:  # the API rejects an empty tools list
+            kwargs["tools"] = tools
+        if self._cfg.temperature is not None:
+            kwargs["temperature"] = self._cfg.temperature
+        text: list[str] = []
+        calls: dict[int, _PartialCall] = {}
+        finish: str | None = None
+        usage: Usage | None = None
+        try:
+            response = await self._client.chat.completions.create(**kwargs)
+            async with response:
+                async for chunk in response:
+                    if chunk.usage is not None:
+                        usage = Usage(chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
+                    if not chunk.choices:
+                        continue
+                    choice = chunk.choices[0]
+                    delta = choice.delta
+                    if delta.content:
+                        text.append(delta.content)
+                        yield TextChunk(delta.content)
+                    for tc in delta.tool_calls or ():
+                        partial = calls.setdefault(tc.index, _PartialCall())
+                        partial.id = tc.id or partial.id
+                        if tc.function is not None:
+                            partial.name += tc.function.name or ""
+                            partial.arguments.append(tc.function.arguments or "")
+                    finish = choice.finish_reason or finish
+        except openai.OpenAIError as e:
+            raise LLMError(classify(e), self._describe(e)) from e
+        except Exception as e:  # transport errors the SDK did not wrap (e.g. a connection cut mid-stream)
+            raise LLMError("connection" if _is_transport_error(e) else "other", self._describe(e)) from e
+        if usage is not None:
+            self.total_usage += usage
+        yield Completion("".join(text), [_finish_call(i, p) for i, p in sorted(calls.items())], finish, usage)
+
+    def _describe(self, e: BaseException) -> str:
+        """Error text for logs, with anything key-like removed (401 bodies echo part of the key)."""
+        detail = f"{type(e).__name__}: {e}"
+        if self._cfg.api_key:
+            detail = detail.replace(self._cfg.api_key, "***")
+        return _KEY_PATTERN.sub(r"\1-***", detail)
+
+
+def _finish_call(index: int, partial: _PartialCall) -> ToolCall:
+    # Some OpenAI-compatible servers omit ids or send no arguments; the next request needs both.
+    call_id = partial.id or f"call_{index}_{token_hex(4)}"
+    return ToolCall(call_id, partial.name, "".join(partial.arguments) or "{}")
+
+
+def _is_transport_error(e: Exception) -> bool:
+    transport_packages = ("httpx", "httpx2", "httpcore", "h11")
+    return type(e).__module__.split(".")[0] in transport_packages or isinstance(e, OSError)
+
+
+def classify(e: openai.OpenAIError) -> str:
+    """Map an SDK error to a RunFailed kind."""
+    code = getattr(e, "code", None)
+    message = str(getattr(e, "message", e)).lower()
+    if code == "context_length_exceeded" or (
+        isinstance(e, openai.BadRequestError) and ("context length" in message or "context_length" in message)
+    ):
+        return "context"
+    if isinstance(e, openai.APITimeoutError):  # before APIConnectionError: it is a subclass
+        return "timeout"
+    if isinstance(e, openai.APIConnectionError):
+        return "connection"
+    if isinstance(e, openai.RateLimitError) or code == "rate_limit_exceeded":
+        return "rate_limit"
+    if isinstance(e, openai.AuthenticationError | openai.PermissionDeniedError):
+        return "auth"
+    if isinstance(e, openai.InternalServerError) or (
+        isinstance(e, openai.APIStatusError) and e.status_code >= 500
+    ):
+        return "server"
+    if isinstance(e, openai.APIError) and getattr(e, "type", None) == "server_error":
+        return "server"  # an in-stream error event from the provider
+    return "other"

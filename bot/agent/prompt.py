@@ -1,0 +1,169 @@
+"""System prompt from the workspace (seed 003 §3) and history fitted to the context window.
+
+Workspace files are read once (and on `reload()`), so building a prompt per message touches no disk.
+Priorities: P0 (SOUL, AGENTS, the role) is never cut; P1 (IDENTITY, USER, TOOLS) is cut to its budget
+with a visible marker; P2 (memory, then the oldest history) gives way first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bot.agent.skills import Skill, SkillSet
+from bot.agent.tokens import TokenCounter, estimate_tokens, truncate_to_tokens
+
+P0_FILES = ("SOUL.md", "AGENTS.md")
+P1_FILES = ("IDENTITY.md", "USER.md", "TOOLS.md")
+MEMORY_FILE = "MEMORY.md"
+WORKSPACE_FILES = (*P0_FILES, *P1_FILES, MEMORY_FILE)
+DEFAULT_ROLE = "default"
+TRIM_MARKER = "[… trimmed]"
+HISTORY_NOTE = "Older turns of this conversation were left out to fit the context window."
+MESSAGE_OVERHEAD = 4  # role and separators the provider adds to every message
+_FALLBACK_LANGUAGE = {"en": "English", "zh": "Chinese (中文)"}
+
+
+def _section(title: str, body: str) -> str:
+    return f"[SECTION: {title}]\n{body.strip()}"
+
+
+class PromptBuilder:
+    def __init__(self, workspace: Path, skills: SkillSet, *, p1_budget_tokens: int = 2000,
+                 memory_budget_tokens: int = 800, language: str = "en") -> None:
+        self.workspace = workspace
+        self.skills = skills
+        self.p1_budget_tokens = p1_budget_tokens
+        self.memory_budget_tokens = memory_budget_tokens
+        self.language = language
+        self._files: dict[str, str] = {}
+        self._roles: dict[str, str] = {}
+        self.reload()
+
+    def reload(self, skills: SkillSet | None = None) -> None:
+        """Re-read the workspace (e.g. on /new after an edit); optionally swap in freshly loaded skills."""
+        if skills is not None:
+            self.skills = skills
+        self._files = {}
+        for name in WORKSPACE_FILES:
+            text = _read(self.workspace / name)
+            if text:
+                self._files[name] = text
+        self._files.update(self._trim_p1())
+        roles_dir = self.workspace / "roles"
+        role_files = sorted(roles_dir.glob("*.md")) if roles_dir.is_dir() else []
+        self._roles = {p.stem: text for p in role_files if (text := _read(p))}
+        self._memory_md_tokens = estimate_tokens(self._files.get(MEMORY_FILE, ""))
+
+    def roles(self) -> list[str]:
+        return list(self._roles)
+
+    def role_text(self, role: str) -> str:
+        """The role's instructions; an unknown role falls back to the default one."""
+        return self._roles.get(role) or self._roles.get(DEFAULT_ROLE, "")
+
+    def system_prompt(self, role: str, tool_names: Sequence[str], memory: Sequence[str] = (),
+                      user_text: str = "") -> str:
+        files = self._files
+        parts = [_section(n.removesuffix(".md"), files[n]) for n in ("SOUL.md", "IDENTITY.md", "AGENTS.md")
+                 if n in files]
+        if role_body := self.role_text(role):
+            parts.append(_section("ROLE", role_body))
+        parts += [_section(n.removesuffix(".md"), files[n]) for n in ("USER.md", "TOOLS.md") if n in files]
+        if tool_names:
+            parts.append(_section("AVAILABLE TOOLS", "You can call these tools: " + ", ".join(tool_names)))
+        if skills := self.skills.prompt_skills(user_text):
+            parts.append(_section("SKILLS", "\n\n".join(_render_skill(s) for s in skills)))
+        if memory_body := self._memory(memory):
+            parts.append(_section("MEMORY", memory_body))
+        fallback = _FALLBACK_LANGUAGE.get(self.language, "English")
+        parts.append(f"Reply in the language of the user's latest message; if unclear, use {fallback}.")
+        return "\n\n".join(parts)
+
+    def _trim_p1(self) -> dict[str, str]:
+        """P1 files in order share one budget; the file that overflows is cut and marked, later ones emptied."""
+        left = self.p1_budget_tokens
+        trimmed: dict[str, str] = {}
+        for name in P1_FILES:
+            text = self._files.get(name)
+            if text is None:
+                continue
+            cost = estimate_tokens(text)
+            if cost <= left:
+                left -= cost
+                continue
+            trimmed[name] = f"{truncate_to_tokens(text, left)}\n{TRIM_MARKER}".strip()
+            left = 0
+        return trimmed
+
+    def _memory(self, entries: Sequence[str]) -> str:
+        """This chat's newest entries first within the P2 budget, then the shared MEMORY.md in what is left."""
+        left = self.memory_budget_tokens
+        kept = 0
+        for entry in reversed(entries):
+            cost = estimate_tokens(entry) + 2
+            if cost > left:
+                break
+            left -= cost
+            kept += 1
+        lines: list[str] = []
+        if shared := self._files.get(MEMORY_FILE):
+            if self._memory_md_tokens > left:
+                shared = f"{truncate_to_tokens(shared, left)}\n{TRIM_MARKER}".strip()
+            lines.append(shared)
+        if len(entries) > kept:
+            lines.append(f"[… {len(entries) - kept} older memories left out]")
+        if kept:
+            lines.append("\n".join(f"- {e}" for e in entries[len(entries) - kept:]))
+        return "\n\n".join(lines)
+
+
+def _render_skill(skill: Skill) -> str:
+    if skill.format == "seed003":
+        return skill.body  # already headed "# Skill: …" with its own sections
+    head = f"### {skill.name}" + (f" — {skill.description}" if skill.description else "")
+    return f"{head}\n{skill.body}"
+
+
+def _read(path: Path) -> str:
+    """A workspace file's text; unreadable or missing files count as absent (check_workspace reports them)."""
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def message_tokens(message: dict[str, Any], counter: TokenCounter) -> int:
+    content = message.get("content")
+    text = content if isinstance(content, str) else json.dumps(content or "", ensure_ascii=False)
+    if message.get("tool_calls"):
+        text += json.dumps(message["tool_calls"], ensure_ascii=False)
+    return counter.count(text) + MESSAGE_OVERHEAD
+
+
+def fit_history(system: str, history: list[dict[str, Any]], context_tokens: int, counter: TokenCounter,
+                reserve: int = 1024) -> list[dict[str, Any]]:
+    """[system, …newest history that fits]; a cut happens only before a non-tool message.
+
+    Cutting before a `tool` message could orphan it from the assistant message that called it (the API
+    rejects that), so the kept part always starts at a user/assistant message. Walks back from the
+    newest message and stops at the budget, so the work is bounded by what is kept. The newest
+    complete exchange is kept even when it alone is over budget; the provider then reports it.
+    """
+    head: dict[str, Any] = {"role": "system", "content": system}
+    budget = context_tokens - reserve - counter.count(system) - counter.count(HISTORY_NOTE) - 2 * MESSAGE_OVERHEAD
+    start = len(history)
+    used = 0
+    for i in range(len(history) - 1, -1, -1):
+        used += message_tokens(history[i], counter)
+        if used > budget and start < len(history):
+            break
+        if history[i].get("role") != "tool":
+            start = i
+            if used > budget:
+                break
+    if start == 0:
+        return [head, *history]
+    return [head, {"role": "system", "content": HISTORY_NOTE}, *history[start:]]

@@ -1,0 +1,181 @@
+"""Skills from `skills/*.md`, read once: seed-000 YAML front matter or seed-003 `# Skill:` Markdown.
+
+A broken file never stops the bot: it becomes a Skill with `error` set, which `/skills` and
+`bothub doctor` show, and which is never embedded or registered.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,48}$")  # becomes part of a tool name: skill_<name>
+DEFAULT_SKILL_TURNS = 10
+_TITLE_RE = re.compile(r"^#\s+(?:Skill:\s*)?(.+?)\s*$", re.MULTILINE)
+_SECTION_RE = r"^##\s+{heading}\s*$\n(.*?)(?=^##\s|\Z)"
+_QUOTED_RE = re.compile(r"[“\"「『]([^”\"」』]{1,60})[”\"」』]")
+TRIGGER_HEADINGS = ("触发条件", "Triggers", "Trigger")
+
+
+@dataclass
+class Skill:
+    name: str
+    description: str = ""
+    enabled: bool = True
+    body: str = ""
+    format: Literal["frontmatter", "seed003"] = "frontmatter"
+    mode: Literal["prompt", "tool"] = "prompt"
+    model: str | None = None
+    tools: list[str] = field(default_factory=list)
+    max_turns: int = DEFAULT_SKILL_TURNS
+    triggers: list[str] = field(default_factory=list)
+    path: Path | None = None
+    error: str | None = None  # set when the file is broken; the skill is then never used
+
+    @property
+    def tool_name(self) -> str:
+        return f"skill_{self.name}"
+
+    def matches(self, user_text: str) -> bool:
+        """Seed 003: a skill without triggers always applies; otherwise one trigger must occur."""
+        if not self.triggers:
+            return True
+        lowered = user_text.lower()
+        return any(t.lower() in lowered for t in self.triggers)
+
+
+class SkillError(ValueError):
+    """Why a skill file cannot be used, worded for the person who wrote it."""
+
+
+def parse_skill(path: Path, text: str) -> Skill:
+    if text.lstrip("\ufeff").startswith("---"):
+        return _parse_frontmatter(path, text.lstrip("\ufeff"))
+    return _parse_seed003(path, text)
+
+
+def _parse_frontmatter(path: Path, text: str) -> Skill:
+    head, sep, body = text[3:].partition("\n---")
+    if not sep:
+        raise SkillError("front matter is not closed with a '---' line")
+    try:
+        meta = yaml.safe_load(head) or {}
+    except yaml.YAMLError as e:
+        raise SkillError(f"front matter is not valid YAML: {e}") from e
+    if not isinstance(meta, dict):
+        raise SkillError("front matter must be a mapping of fields")
+    name = str(meta.get("name") or "").strip()
+    if not NAME_RE.match(name):
+        raise SkillError("'name' is required: letters, digits, '-' or '_', at most 48 characters")
+    mode = meta.get("mode", "prompt")
+    if mode not in ("prompt", "tool"):
+        raise SkillError("'mode' must be 'prompt' or 'tool'")
+    body = body.partition("\n")[2].strip()
+    if not body:
+        raise SkillError("the skill has no instructions after the front matter")
+    return Skill(
+        name=name,
+        description=str(meta.get("description") or "").strip(),
+        enabled=_bool_field(meta, "enabled"),
+        body=body,
+        format="frontmatter",
+        mode=mode,
+        model=str(meta["model"]) if meta.get("model") else None,
+        tools=_str_list(meta, "tools"),
+        max_turns=_turns(meta),
+        triggers=_str_list(meta, "triggers"),
+        path=path,
+    )
+
+
+def _bool_field(meta: dict[str, Any], key: str) -> bool:
+    value = meta.get(key, True)
+    if not isinstance(value, bool):
+        raise SkillError(f"'{key}' must be true or false")
+    return value
+
+
+def _str_list(meta: dict[str, Any], key: str) -> list[str]:
+    value = meta.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise SkillError(f"'{key}' must be a list of names")
+    return [v.strip() for v in value]
+
+
+def _turns(meta: dict[str, Any]) -> int:
+    value = meta.get("max_turns", DEFAULT_SKILL_TURNS)
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 30:
+        raise SkillError("'max_turns' must be a whole number from 1 to 30")
+    return value
+
+
+def _parse_seed003(path: Path, text: str) -> Skill:
+    title = _TITLE_RE.search(text)
+    if title is None:
+        raise SkillError("no front matter ('---') and no '# Skill: <name>' title")
+    trigger_text = ""
+    for heading in TRIGGER_HEADINGS:
+        section = re.search(_SECTION_RE.format(heading=re.escape(heading)), text, re.MULTILINE | re.DOTALL)
+        if section:
+            trigger_text = section.group(1).strip()
+            break
+    return Skill(
+        name=title.group(1),
+        description=trigger_text.splitlines()[0][:120] if trigger_text else "",
+        body=text.strip(),
+        format="seed003",
+        triggers=_triggers(trigger_text),
+        path=path,
+    )
+
+
+def _triggers(section: str) -> list[str]:
+    """Quoted phrases ("采集岗位", “weekly report”) if any, else one trigger per list item."""
+    quoted = [q.strip() for q in _QUOTED_RE.findall(section) if q.strip()]
+    if quoted:
+        return quoted
+    items = [ln.strip().lstrip("-*").strip() for ln in section.splitlines() if ln.strip().startswith(("-", "*"))]
+    return [i for i in items if i]
+
+
+class SkillSet:
+    def __init__(self, skills: list[Skill]) -> None:
+        self.skills = skills
+
+    @classmethod
+    def load(cls, skills_dir: Path) -> SkillSet:
+        """Read every `*.md` once (sorted, so prompts are stable); a missing folder means no skills."""
+        skills: list[Skill] = []
+        seen: dict[str, Path] = {}
+        files = sorted(skills_dir.glob("*.md")) if skills_dir.is_dir() else []
+        for path in files:
+            try:
+                skill = parse_skill(path, path.read_text(encoding="utf-8"))
+            except (SkillError, OSError, UnicodeDecodeError) as e:
+                skills.append(Skill(name=path.stem, enabled=False, path=path, error=str(e)))
+                continue
+            if skill.name in seen:
+                skill.error = f"another skill file ({seen[skill.name].name}) already uses the name {skill.name!r}"
+            seen.setdefault(skill.name, path)
+            skills.append(skill)
+        return cls(skills)
+
+    def get(self, name: str) -> Skill | None:
+        return next((s for s in self.skills if s.name == name and s.error is None), None)
+
+    def _usable(self) -> list[Skill]:
+        return [s for s in self.skills if s.enabled and s.error is None]
+
+    def prompt_skills(self, user_text: str = "") -> list[Skill]:
+        """Enabled prompt skills to embed: those without triggers always, the others when one matches."""
+        return [s for s in self._usable() if s.mode == "prompt" and s.matches(user_text)]
+
+    def tool_skills(self) -> list[Skill]:
+        return [s for s in self._usable() if s.mode == "tool"]
+
+    def broken(self) -> list[Skill]:
+        return [s for s in self.skills if s.error is not None]

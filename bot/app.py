@@ -1,0 +1,100 @@
+"""Composition root: config → store → agent → hub → adapters, plus the hub's own web server."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Mapping
+
+from aiohttp import web
+
+from bot.adapter import Adapter, AdapterServices, ConversationChoice, WebHandler
+from bot.agent.llm import LLMClient
+from bot.agent.loop import AgentLoop
+from bot.agent.prompt import PromptBuilder
+from bot.agent.skills import SkillSet
+from bot.agent.tools import default_registry
+from bot.config import Config
+from bot.conversations import Conversations
+from bot.hub import Hub
+from bot.messages import ChatRef
+from bot.runner import AgentRunner
+from bot.sessions import SessionKey
+from bot.store import SqliteStore
+from bot.workspace import init_workspace
+
+log = logging.getLogger("bothub.app")
+
+PLATFORMS = ("telegram", "discord", "feishu")
+
+
+def enabled_platforms(cfg: Config) -> list[str]:
+    return [name for name in PLATFORMS if getattr(cfg, name).enabled]
+
+
+class App:
+    """Owns every long-lived component; `start` and `stop` are the only lifecycle calls."""
+
+    def __init__(self, cfg: Config, env: Mapping[str, str]) -> None:
+        self.cfg = cfg
+        self.env = env
+        self.store = SqliteStore(cfg.data_dir / "bothub.sqlite3")
+        self.llm = LLMClient(cfg.llm)
+        workspace = cfg.workspace_dir
+        if not (workspace / "SOUL.md").exists():
+            init_workspace(workspace)
+        self.prompts = PromptBuilder(workspace, SkillSet.load(workspace / "skills"), language=cfg.language)
+        self.tools = default_registry()
+        self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns)
+        self.conversations = Conversations(self.store)
+        self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.tools.names)
+        self.hub = Hub(cfg, self.store, self.conversations, self.runner)
+        self.adapters: list[Adapter] = []
+        self.web = web.Application()
+        self._web_runner: web.AppRunner | None = None
+
+    def services(self) -> AdapterServices:
+        async def list_conversations(chat: ChatRef) -> list[ConversationChoice]:
+            key = SessionKey(chat.platform, chat.chat_id, chat.thread_id).storage_key
+            infos = await self.store.list_conversations(key, limit=25)
+            return [ConversationChoice(i.id, i.title) for i in infos]
+
+        def add_route(method: str, path: str, handler: WebHandler) -> None:
+            self.web.router.add_route(method, path, handler)
+
+        return AdapterServices(list_conversations, self.store.seen, add_route, self.cfg.language)
+
+    def add_adapter(self, adapter: Adapter) -> None:
+        self.adapters.append(adapter)
+        self.hub.attach(adapter)
+
+    def load_adapter(self, platform: str) -> Adapter:
+        """Adapters are imported by name so the core never depends on a platform package."""
+        module = importlib.import_module(f"adapters.{platform}.adapter")
+        adapter: Adapter = module.create(self.cfg, self.env, self.services())
+        self.add_adapter(adapter)
+        return adapter
+
+    async def start(self) -> None:
+        await self.store.open()
+        if self.web.router.routes() or self.cfg.server.enabled:
+            self._web_runner = web.AppRunner(self.web, access_log=None)
+            await self._web_runner.setup()
+            await web.TCPSite(self._web_runner, self.cfg.server.host, self.cfg.server.port).start()
+            log.info("web server on %s:%s", self.cfg.server.host, self.cfg.server.port)
+        for adapter in self.adapters:
+            await adapter.start(self.hub.handle)
+            log.info("%s adapter started", adapter.name)
+
+    async def stop(self) -> None:
+        await self.hub.shutdown(self.cfg.shutdown_grace)
+        for adapter in self.adapters:
+            try:
+                await adapter.stop()
+            except Exception:
+                log.exception("stopping %s failed", adapter.name)
+        if self._web_runner is not None:
+            await self._web_runner.cleanup()
+        await self.llm.close()
+        await self.store.close()
+

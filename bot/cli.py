@@ -1,0 +1,102 @@
+"""`bothub run | chat | init | doctor | export | import | discord-sync`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Protocol
+
+from bot.app import App, enabled_platforms
+from bot.config import Config, ConfigError, llm_setup_hint, load_config
+
+log = logging.getLogger("bothub")
+
+
+class Interactive(Protocol):
+    async def wait_closed(self) -> None: ...
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bothub", description="One LLM agent in your chats.")
+    parser.add_argument("--config", type=Path, help="YAML config file (default: ./bothub.yaml or $BOTHUB_CONFIG)")
+    parser.add_argument("--data-dir", type=Path, help="where the database and chat folders live (default ./data)")
+    sub = parser.add_subparsers(dest="command")
+    sub.add_parser("run", help="start the hub (the console chat when no platform is configured)")
+    chat = sub.add_parser("chat", help="chat in this terminal; reads piped stdin line by line")
+    chat.add_argument("--chat", default="local", help="local chat name (separate history per name)")
+    init = sub.add_parser("init", help="create a workspace with the default files")
+    init.add_argument("path", nargs="?", type=Path)
+    sub.add_parser("doctor", help="check workspace, config, LLM endpoint and platform credentials")
+    export = sub.add_parser("export", help="print a conversation as JSONL")
+    export.add_argument("conversation_id")
+    export.add_argument("--chat", default="console:local", help="the chat that owns it (default console:local)")
+    imp = sub.add_parser("import", help="import a JSONL conversation into a chat")
+    imp.add_argument("file", type=Path)
+    imp.add_argument("--chat", default="console:local")
+    sync = sub.add_parser("discord-sync", help="register Discord slash commands")
+    sync.add_argument("--guild", help="sync to one guild (instant) instead of globally")
+    args = parser.parse_args(argv)
+
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as e:
+        print(f"bothub: {e}", file=sys.stderr)
+        return 2
+    if args.data_dir:
+        cfg.data_dir = args.data_dir
+    logging.basicConfig(level=cfg.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("httpx", "httpx2", "httpcore", "discord", "telegram", "Lark"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
+    command = args.command or "run"
+    if command in ("run", "chat"):
+        if not (cfg.llm.api_key or cfg.llm.base_url):
+            print(llm_setup_hint(), file=sys.stderr)
+            return 2
+        platforms = enabled_platforms(cfg) if command == "run" else []
+        chat_name = getattr(args, "chat", "local")
+        return asyncio.run(_serve(cfg, platforms, chat_name))
+    return asyncio.run(_tool(cfg, command, args))
+
+
+async def _serve(cfg: Config, platforms: list[str], chat_name: str) -> int:
+    env = {**os.environ, "BOTHUB_CONSOLE_CHAT": chat_name}
+    app = App(cfg, env)
+    console: Interactive | None = None
+    try:
+        for name in platforms or ["console"]:
+            adapter = app.load_adapter(name)
+            if name == "console":
+                console = adapter  # type: ignore[assignment]
+    except ConfigError as e:
+        print(f"bothub: {e}", file=sys.stderr)
+        return 2
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    await app.start()
+    try:
+        waiters = [asyncio.ensure_future(stop.wait())]
+        if console is not None:
+            waiters.append(asyncio.ensure_future(console.wait_closed()))
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        for w in waiters:
+            w.cancel()
+        if console is not None and not stop.is_set():
+            await app.hub.idle()  # end of piped input: answer everything first
+    finally:
+        await app.stop()
+    return 0
+
+
+async def _tool(cfg: Config, command: str, args: argparse.Namespace) -> int:
+    from bot import tools_cli  # the one-shot maintenance commands live apart from serving
+
+    return await tools_cli.run(cfg, command, args)

@@ -1,0 +1,77 @@
+"""/help, /status, /skills, /roles, /lang, /model: what the bot is and how it is set up in this chat."""
+
+from __future__ import annotations
+
+from bot.commands.registry import COMMANDS, CommandContext, UsageError, command
+from bot.replies import Reply
+
+
+@command("help", "Show this help", "显示帮助", immediate=True)
+async def help_(ctx: CommandContext) -> Reply:
+    hint = ctx.t("mention_hint") if ctx.msg.is_group else ""
+    zh = ctx.lang == "zh"
+    lines = [ctx.t("help", mention_hint=hint), ""]
+    lines += [f"{cmd.usage} — {cmd.help[1] if zh else cmd.help[0]}" for cmd in COMMANDS.values()]
+    return Reply("\n".join(lines), title="bothub")
+
+
+@command("status", "Conversation, model, message count and cursor", "当前会话、模型、消息数和光标")
+async def status(ctx: CommandContext) -> Reply:
+    info = await ctx.hub.conversations.info(ctx.session)
+    if info is None:
+        raise UsageError
+    return Reply(ctx.t("status", id=info.id, title=info.title or ctx.t("untitled"), model=model_of(ctx),
+                       count=info.message_count, cursor=ctx.session.cursor, role=info.role))
+
+
+@command("skills", "List skills and whether they are enabled", "列出技能及启用状态", "/skills [reload]")
+async def skills(ctx: CommandContext) -> Reply:
+    prompts = ctx.hub.runner.prompts
+    if ctx.args.strip() == "reload":
+        if not ctx.is_admin:
+            return Reply(ctx.t("admins_only"))
+        prompts.reload()
+    found = prompts.skills.skills
+    if not found:
+        return Reply(ctx.t("skills_empty"))
+    lines = []
+    for skill in found:
+        state = "broken" if skill.error else ("on" if skill.enabled else "off")
+        detail = skill.error or skill.description
+        kind = "tool" if skill.mode == "tool" else "prompt"
+        lines.append(f"[{state:>6}] {skill.name} ({kind}) — {detail}")
+    return Reply("\n".join(lines), title=ctx.t("skills_title"), monospace=True)
+
+
+@command("roles", "List the roles /new accepts", "列出 /new 可用的角色")
+async def roles(ctx: CommandContext) -> Reply:
+    return Reply("\n".join(f"· {r}" for r in ctx.hub.runner.prompts.roles()), title=ctx.t("roles_title"))
+
+
+@command("lang", "Set the bot's language in this chat", "设置本聊天的机器人语言", "/lang en|zh")
+async def lang(ctx: CommandContext) -> Reply:
+    choice = ctx.args.strip().lower()
+    if choice not in ("en", "zh"):
+        raise UsageError
+    await ctx.hub.store.update_chat_settings(ctx.session.key.storage_key, language=choice)
+    ctx.session.settings["language"] = choice
+    ctx.lang = choice
+    return Reply(ctx.t("lang_set"))
+
+
+@command("model", "Show or choose this chat's model", "查看或选择本聊天使用的模型", "/model [name]")
+async def model(ctx: CommandContext) -> Reply:
+    allowed = ctx.hub.cfg.llm.allowed_models
+    choice = ctx.args.strip()
+    if not choice:
+        listed = ", ".join(allowed) if allowed else ctx.hub.cfg.llm.chat_model
+        return Reply(ctx.t("model_current", model=model_of(ctx), allowed=listed))
+    if choice not in allowed:
+        return Reply(ctx.t("model_not_allowed", model=choice, allowed=", ".join(allowed) or "-"))
+    await ctx.hub.store.update_chat_settings(ctx.session.key.storage_key, model=choice)
+    ctx.session.settings["model"] = choice
+    return Reply(ctx.t("model_set", model=choice))
+
+
+def model_of(ctx: CommandContext) -> str:
+    return str(ctx.session.settings.get("model") or ctx.hub.cfg.llm.chat_model)

@@ -1,0 +1,56 @@
+"""/tree, /goto (and bare /N), /retry: moving around the conversation tree."""
+
+from __future__ import annotations
+
+from bot.commands.registry import CommandContext, UsageError, command
+from bot.replies import Button, Reply
+from bot.treeview import TreeLabels, number_nodes, render_tree
+
+PREVIEW = 60
+
+
+def labels(lang: str) -> TreeLabels:
+    if lang == "zh":
+        return TreeLabels(system="系统提示词", user="你", assistant="AI", tool_result="工具结果",
+                          tool_call="工具调用", here="← 当前位置", hidden="… 省略 {n} 条消息")
+    return TreeLabels()
+
+
+@command("tree", "Show this conversation's message tree", "显示当前会话的消息树")
+async def tree(ctx: CommandContext) -> Reply:
+    conv = await ctx.hub.conversations.tree(ctx.session, ctx.hub.runner.prompts.system_prompt(
+        ctx.session.role, ctx.hub.runner.tool_names))
+    view = render_tree(conv, ctx.delivery.caps.tree_budget, labels(ctx.lang))
+    buttons = [Button(ctx.t("tree_button", n=n), f"/goto {n}") for n, _ in view.goto_targets]
+    rows = tuple(tuple(buttons[i : i + 4]) for i in range(0, len(buttons), 4))
+    return Reply(view.text, title=ctx.t("tree_title", id=conv.id), buttons=rows, monospace=True)
+
+
+@command("goto", "Move the cursor to message N of /tree; the next message branches there",
+         "把光标移到 /tree 中的第 N 条消息，下一条消息从这里分叉", "/goto <N>", navigation=True)
+async def goto(ctx: CommandContext) -> Reply:
+    if not ctx.args.strip().isdigit():
+        raise UsageError
+    n = int(ctx.args.strip())
+    conv = await ctx.hub.conversations.tree(ctx.session, "")
+    order = number_nodes(conv)
+    if n >= len(order):
+        return Reply(ctx.t("goto_missing", n=n))
+    target = conv.messages[order[n]]
+    await ctx.hub.conversations.move_cursor(ctx.session, target.id)
+    preview = " ".join(target.content.split())[:PREVIEW] or f"({target.role})"
+    return Reply(ctx.t("goto_done", n=n, preview=preview))
+
+
+@command("retry", "Answer your last message again, as a new branch", "重新回答你的上一条消息（作为新分支）",
+         navigation=True)
+async def retry(ctx: CommandContext) -> Reply | None:
+    path = ctx.session.path
+    last_user = next((m for m in reversed(path) if m.role == "user"), None)
+    if last_user is None:
+        return Reply(ctx.t("retry_nothing"))
+    await ctx.hub.conversations.move_cursor(ctx.session, last_user.id)
+    turn = ctx.hub.turn(ctx.msg, ctx.session)
+    turn.user_text = last_user.content
+    await ctx.hub.runner.run(ctx.session, turn, ctx.delivery)
+    return None

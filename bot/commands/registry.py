@@ -1,0 +1,81 @@
+"""Chat commands are registered like any other handler; help text comes from the registration."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bot.i18n import t
+from bot.messages import IncomingMessage
+from bot.replies import Reply
+from bot.sessions import Session
+
+if TYPE_CHECKING:
+    from bot.delivery import Delivery
+    from bot.hub import Hub
+
+
+class UsageError(Exception):
+    """Bad arguments: the hub answers with the command's usage line."""
+
+
+@dataclass
+class CommandContext:
+    hub: Hub
+    msg: IncomingMessage
+    session: Session
+    args: str
+    lang: str
+    delivery: Delivery
+    is_admin: bool
+
+    def t(self, key: str, **values: object) -> str:
+        return t(self.lang, key, **values)
+
+
+CommandFunc = Callable[[CommandContext], Awaitable[Reply | None]]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    func: CommandFunc
+    help: tuple[str, str]  # (en, zh)
+    usage: str
+    immediate: bool  # runs at once, outside the session's lane (e.g. /stop while a run is going)
+    navigation: bool  # changes the shared conversation: config may limit it to admins in groups
+    admin_only: bool
+
+
+COMMANDS: dict[str, Command] = {}
+_COMMAND_RE = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:\s+(.*))?$", re.S)
+
+
+def command(
+    name: str,
+    help_en: str,
+    help_zh: str,
+    usage: str = "",
+    *,
+    immediate: bool = False,
+    navigation: bool = False,
+    admin_only: bool = False,
+) -> Callable[[CommandFunc], CommandFunc]:
+    def register(func: CommandFunc) -> CommandFunc:
+        COMMANDS[name] = Command(name, func, (help_en, help_zh), usage or f"/{name}", immediate, navigation, admin_only)
+        return func
+
+    return register
+
+
+def parse_command(text: str) -> tuple[str, str] | None:
+    """`/goto 7` → ("goto", "7"); the seed's bare `/7` → ("goto", "7"); not a command → None."""
+    match = _COMMAND_RE.match(text.strip())
+    if match is None:
+        return None
+    name, args = match.group(1).lower(), (match.group(2) or "").strip()
+    if name.isdigit():
+        return "goto", name
+    return name, args

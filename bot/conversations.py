@@ -1,0 +1,96 @@
+"""Conversation operations shared by the hub and the commands; keeps each session's cached path in step
+with the store so sending a message never reloads history."""
+
+from __future__ import annotations
+
+from bot.sessions import Session
+from bot.store import ConversationInfo, Store
+from bot.tree import Conversation, Message
+
+
+class ConversationNotFound(Exception):
+    pass
+
+
+class AmbiguousConversation(Exception):
+    def __init__(self, ids: list[str]) -> None:
+        super().__init__(", ".join(ids))
+        self.ids = ids
+
+
+class Conversations:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def ensure(self, session: Session) -> None:
+        """Load the session's active conversation (creating the first one) on first use."""
+        if session.loaded:
+            return
+        chat = session.key.storage_key
+        session.settings = await self.store.chat_settings(chat)
+        info = None
+        active = await self.store.active_conversation(chat)
+        if active is not None:
+            info = await self.store.get_conversation(chat, active)
+        if info is None:
+            info = await self.store.create_conversation(chat)
+        await self._adopt(session, info)
+
+    async def _adopt(self, session: Session, info: ConversationInfo) -> None:
+        session.conversation_id = info.id
+        session.root_id = info.root_id
+        session.role = info.role
+        session.path = await self._chain(session, info.current_message_id)
+        session.loaded = True
+
+    async def _chain(self, session: Session, message_id: str) -> list[Message]:
+        if message_id == session.root_id:
+            return []
+        assert session.conversation_id is not None
+        return await self.store.get_chain(session.key.storage_key, session.conversation_id, message_id)
+
+    async def new(self, session: Session, role: str = "default") -> ConversationInfo:
+        info = await self.store.create_conversation(session.key.storage_key, role)
+        await self._adopt(session, info)
+        return info
+
+    async def switch(self, session: Session, id_prefix: str) -> ConversationInfo:
+        chat = session.key.storage_key
+        matches = await self.store.find_conversations(chat, id_prefix.strip().lower())
+        exact = [m for m in matches if m.id == id_prefix]
+        if exact:
+            matches = exact
+        if not matches:
+            raise ConversationNotFound(id_prefix)
+        if len(matches) > 1:
+            raise AmbiguousConversation([m.id for m in matches])
+        await self.store.set_active_conversation(chat, matches[0].id)
+        await self._adopt(session, matches[0])
+        return matches[0]
+
+    async def append(self, session: Session, message: Message) -> None:
+        """Store a message under the cursor and move the cursor to it."""
+        assert session.conversation_id is not None
+        if message.parent_id is None:
+            message.parent_id = session.cursor
+        await self.store.append_message(session.key.storage_key, session.conversation_id, message)
+        if message.parent_id != session.cursor:
+            session.path = await self._chain(session, message.id)
+        else:
+            session.path.append(message)
+
+    async def move_cursor(self, session: Session, message_id: str) -> None:
+        assert session.conversation_id is not None
+        await self.store.set_cursor(session.key.storage_key, session.conversation_id, message_id)
+        session.path = await self._chain(session, message_id)
+
+    async def info(self, session: Session) -> ConversationInfo | None:
+        assert session.conversation_id is not None
+        return await self.store.get_conversation(session.key.storage_key, session.conversation_id)
+
+    async def tree(self, session: Session, system_prompt: str) -> Conversation:
+        assert session.conversation_id is not None
+        conv = await self.store.load_conversation(session.key.storage_key, session.conversation_id, system_prompt)
+        if conv is None:
+            raise ConversationNotFound(session.conversation_id)
+        return conv

@@ -1,0 +1,163 @@
+"""Getting replies onto a platform: paced, retried on 429, split at the limit, streamed by coalesced edits."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+from bot.adapter import Adapter, ChatUnavailable, RateLimited, SendError
+from bot.messages import ChatRef, SentRef
+from bot.pacing import Pacer
+from bot.replies import Reply, split_text
+
+log = logging.getLogger("bothub.delivery")
+
+MAX_ATTEMPTS = 5
+
+
+class Delivery:
+    """One per adapter: owns pacing, retries and the 'chat is gone' list, so adapters stay thin."""
+
+    def __init__(self, adapter: Adapter) -> None:
+        self.adapter = adapter
+        self.caps = adapter.capabilities
+        self.pacer = Pacer(self.caps)
+        self._gone: set[tuple[str, str | None]] = set()
+
+    def is_gone(self, chat: ChatRef) -> bool:
+        return (chat.chat_id, chat.thread_id) in self._gone
+
+    async def send(self, chat: ChatRef, reply: Reply) -> SentRef | None:
+        """Send a whole reply (split if long); waits for budget and retries 429s. None if undeliverable."""
+        parts = split_text(reply.text, self.caps.max_text) or [""]
+        ref: SentRef | None = None
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            title = reply.title if i == 0 else None
+            piece = Reply(part, title, reply.buttons if last else (), reply.monospace)
+            ref = await self._call(chat, piece, None)
+            if ref is None:
+                return None
+        return ref
+
+    async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> bool:
+        """Edit a sent message. Intermediate edits are dropped when the chat has no budget; finals wait."""
+        if not final:
+            if self.is_gone(ref.chat) or not self.pacer.try_take(ref.chat):
+                return False
+            try:
+                await self.adapter.edit(ref, reply)
+            except RateLimited as e:
+                self.pacer.penalize(ref.chat, e.retry_after)
+                return False
+            except ChatUnavailable:
+                self._mark_gone(ref.chat)
+                return False
+            except SendError as e:
+                log.warning("intermediate edit failed in %s: %s", ref.chat.chat_id, e)
+                return False
+            return True
+        return await self._call(ref.chat, reply, ref) is not None
+
+    async def _call(self, chat: ChatRef, reply: Reply, ref: SentRef | None) -> SentRef | None:
+        for _ in range(MAX_ATTEMPTS):
+            if self.is_gone(chat):
+                return None
+            await self.pacer.take(chat, new_message=ref is None)
+            try:
+                if ref is None:
+                    return await self.adapter.send(chat, reply)
+                await self.adapter.edit(ref, reply)
+                return ref
+            except RateLimited as e:
+                self.pacer.penalize(chat, e.retry_after)
+                await asyncio.sleep(e.retry_after)
+            except ChatUnavailable:
+                self._mark_gone(chat)
+                return None
+            except SendError as e:
+                log.warning("send to %s failed: %s", chat.chat_id, e)
+                await asyncio.sleep(0.5)
+        log.error("giving up delivering to %s after %d attempts", chat.chat_id, MAX_ATTEMPTS)
+        return None
+
+    def _mark_gone(self, chat: ChatRef) -> None:
+        key = (chat.chat_id, chat.thread_id)
+        if key not in self._gone:
+            self._gone.add(key)
+            log.warning("chat %s is unavailable (blocked, kicked or no permission); not sending there", key)
+
+
+class StreamWriter:
+    """Shows a growing answer: first text at once, then edits no faster than the platform allows.
+
+    Only the newest text matters, so intermediate edits coalesce and are skipped when the chat has no
+    budget; `finish` always delivers the complete answer, continuing in new messages past the limit.
+    A part that is not the last one no longer changes (`split_text` cuts by a prefix), so it is
+    finalized as soon as the answer outgrows it.
+    """
+
+    def __init__(self, delivery: Delivery, chat: ChatRef) -> None:
+        self._d = delivery
+        self._chat = chat
+        caps = delivery.caps
+        self._interval = caps.group_edit_interval if chat.is_group else caps.edit_interval
+        self._text = ""
+        self._refs: list[SentRef] = []
+        self._shown: list[str] = []
+        self._last = 0.0
+        self._flusher: asyncio.Task[None] | None = None
+
+    @property
+    def visible(self) -> bool:
+        return bool(self._refs)
+
+    def feed(self, delta: str) -> None:
+        self._text += delta
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+
+    async def _flush(self) -> None:
+        if self._refs:
+            wait = self._last + self._interval - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+        parts = split_text(self._text, self._d.caps.max_text) if self._text.strip() else []
+        for i, part in enumerate(parts):
+            await self._show(i, part, final=i < len(parts) - 1)
+        self._last = time.monotonic()
+
+    async def _show(self, i: int, part: str, *, final: bool) -> None:
+        if i < len(self._refs):
+            if self._shown[i] != part and await self._d.edit(self._refs[i], Reply(part), final=final):
+                self._shown[i] = part
+            return
+        if final:
+            ref = await self._d.send(self._chat, Reply(part))
+        elif self._d.pacer.try_take(self._chat, new_message=True):
+            try:
+                ref = await self._d.adapter.send(self._chat, Reply(part))
+            except SendError:
+                ref = None
+        else:
+            ref = None
+        if ref is not None:
+            self._refs.append(ref)
+            self._shown.append(part)
+
+    async def finish(self, final_text: str | None = None) -> None:
+        """Deliver the complete answer; what the chat shows equals `final_text` (or everything fed)."""
+        if self._flusher is not None:
+            with contextlib.suppress(Exception):
+                await self._flusher
+        if final_text is not None:
+            self._text = final_text
+        parts = split_text(self._text, self._d.caps.max_text) if self._text.strip() else []
+        for i, part in enumerate(parts):
+            await self._show(i, part, final=True)
+
+    async def cancel(self) -> None:
+        if self._flusher is not None and not self._flusher.done():
+            self._flusher.cancel()

@@ -1,0 +1,161 @@
+"""The hub: gate every inbound message, then run it in its session's lane as a command or an agent turn."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+
+from bot.access import Access, Verdict
+from bot.adapter import Adapter
+from bot.commands import COMMANDS, Command, CommandContext, UsageError, parse_command
+from bot.config import Config
+from bot.conversations import Conversations
+from bot.delivery import Delivery
+from bot.i18n import t
+from bot.messages import IncomingMessage
+from bot.pairing import Pairing
+from bot.replies import Reply
+from bot.runner import AgentRunner, TurnContext
+from bot.sessions import Session, SessionKey, Sessions
+from bot.store import Store
+
+log = logging.getLogger("bothub.hub")
+
+
+class Hub:
+    def __init__(self, cfg: Config, store: Store, conversations: Conversations, runner: AgentRunner) -> None:
+        self.cfg = cfg
+        self.store = store
+        self.conversations = conversations
+        self.runner = runner
+        self.sessions = Sessions()
+        self.access = Access(cfg)
+        self.pairing = Pairing(store)
+        self.deliveries: dict[str, Delivery] = {}
+        self._accepting = True
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def attach(self, adapter: Adapter) -> Delivery:
+        delivery = self.deliveries[adapter.name] = Delivery(adapter)
+        return delivery
+
+    def language(self, session: Session) -> str:
+        return str(session.settings.get("language") or self.cfg.language)
+
+    async def handle(self, msg: IncomingMessage) -> None:
+        """Entry point for adapters: returns quickly, never raises."""
+        try:
+            await self._handle(msg)
+        except Exception:
+            log.exception("could not handle %s message %s in %s", msg.platform, msg.message_id, msg.chat_id)
+
+    async def _handle(self, msg: IncomingMessage) -> None:
+        if not self._accepting or (msg.is_group and not msg.mentioned):
+            return
+        delivery = self.deliveries.get(msg.platform)
+        if delivery is None:
+            log.error("message from platform %s, which has no adapter attached", msg.platform)
+            return
+        thread = f"#{msg.thread_id}" if msg.thread_id else ""
+        if await self.store.seen(f"{msg.platform}:{msg.chat_id}{thread}:{msg.message_id}"):
+            return  # a redelivery we already answered
+        key = SessionKey.of(msg)
+        session = self.sessions.get(key)
+        lang = self.language(session)
+        verdict = self.access.check(msg)
+        if verdict is Verdict.PAIR and await self.pairing.is_paired(msg.platform, msg.user_id):
+            verdict = Verdict.ALLOW
+        if verdict is not Verdict.ALLOW and not self._pair_command(msg):
+            await self._refuse(msg, verdict, delivery, lang)
+            return
+        text = msg.text.strip()
+        if not text:
+            if msg.attachments:
+                await delivery.send(msg.chat, Reply(t(lang, "text_only")))
+            return
+        lane = self.sessions.lane(key)
+        parsed = parse_command(text)
+        if parsed is not None:
+            name, args = parsed
+            cmd = COMMANDS.get(name)
+            if cmd is None:
+                await delivery.send(msg.chat, Reply(t(lang, "unknown_command", name=name)))
+                return
+            if cmd.immediate:
+                await self._run_command(cmd, msg, session, args, delivery)
+            else:
+                lane.submit(lambda: self._run_command(cmd, msg, session, args, delivery))
+            return
+        if lane.queued >= self.cfg.max_queue:
+            await delivery.send(msg.chat, Reply(t(lang, "busy")))
+            return
+        lane.submit(lambda: self._answer(msg, session, delivery))
+
+    async def _answer(self, msg: IncomingMessage, session: Session, delivery: Delivery) -> None:
+        await self.conversations.ensure(session)
+        try:
+            await self.runner.answer(session, self.turn(msg, session), delivery)
+        except Exception:
+            await self._internal_error(msg, delivery, self.language(session))
+
+    def turn(self, msg: IncomingMessage, session: Session) -> TurnContext:
+        return TurnContext(msg.chat, msg.user_id, msg.user_name, msg.text.strip(), self.access.is_admin(msg),
+                           self.language(session))
+
+    async def _run_command(
+        self, cmd: Command, msg: IncomingMessage, session: Session, args: str, delivery: Delivery
+    ) -> None:
+        lang = self.language(session)
+        try:
+            await self.conversations.ensure(session)
+            lang = self.language(session)
+            is_admin = self.access.is_admin(msg)
+            if (cmd.admin_only and not is_admin) or (cmd.navigation and not self.access.may_navigate(msg)):
+                reply: Reply | None = Reply(t(lang, "admins_only"))
+            else:
+                ctx = CommandContext(self, msg, session, args, lang, delivery, is_admin)
+                try:
+                    reply = await cmd.func(ctx)
+                except UsageError as e:
+                    reply = Reply(str(e) or t(lang, "usage", usage=cmd.usage))
+            if reply is not None:
+                await delivery.send(msg.chat, reply)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            await self._internal_error(msg, delivery, lang)
+
+    def _pair_command(self, msg: IncomingMessage) -> bool:
+        """An admin may approve pairings from any chat, even one not otherwise allowed."""
+        return self.access.is_admin(msg) and msg.text.strip().startswith("/pair ")
+
+    async def _refuse(self, msg: IncomingMessage, verdict: Verdict, delivery: Delivery, lang: str) -> None:
+        if verdict is Verdict.PAIR:
+            code = await self.pairing.code_for(msg.platform, msg.user_id)
+            await delivery.send(msg.chat, Reply(t(lang, "pairing", code=code)))
+        elif not msg.is_group:
+            await delivery.send(msg.chat, Reply(t(lang, "not_allowed")))
+
+    async def _internal_error(self, msg: IncomingMessage, delivery: Delivery, lang: str) -> None:
+        error_id = uuid.uuid4().hex[:8]
+        log.exception("error %s in %s chat %s", error_id, msg.platform, msg.chat_id)
+        await delivery.send(msg.chat, Reply(t(lang, "internal_error", error_id=error_id)))
+
+    async def idle(self) -> None:
+        """Wait until every session's queue is empty (e.g. piped console input fully answered)."""
+        while busy := [lane for lane in self.sessions.lanes() if lane.busy]:
+            for lane in busy:
+                await lane.join()
+
+    async def shutdown(self, grace: float) -> None:
+        """Stop intake, let runs finish for `grace` seconds, then cancel what is left."""
+        self._accepting = False
+        lanes = [lane for lane in self.sessions.lanes() if lane.busy]
+        if not lanes:
+            return
+        await asyncio.wait([asyncio.ensure_future(lane.join()) for lane in lanes], timeout=grace)
+        for lane in lanes:
+            lane.stop()  # a cancelled run keeps its partial answer and tells the user it was interrupted
+        for lane in lanes:
+            await lane.join()

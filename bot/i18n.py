@@ -1,0 +1,94 @@
+"""User-facing strings in English and Chinese; `t(lang, key, **values)` picks one and fills it in."""
+
+from __future__ import annotations
+
+STRINGS: dict[str, tuple[str, str]] = {
+    # (en, zh)
+    "text_only": (
+        "I can only read text for now — please send your request as a message (a caption works too).",
+        "目前只能读取文字——请用文字发送你的请求（图片说明文字也可以）。",
+    ),
+    "unknown_command": ("Unknown command /{name}. Try /help.", "未知命令 /{name}。试试 /help。"),
+    "usage": ("Usage: {usage}", "用法：{usage}"),
+    "llm_failed": (
+        "Sorry, the model provider failed ({reason}). Your message is saved — send /retry to try again. "
+        "(error {error_id})",
+        "抱歉，模型服务出错（{reason}）。你的消息已保存——发送 /retry 重试。（错误 {error_id}）",
+    ),
+    "llm_failed_again": (
+        "The model provider is still failing; I'll stay quiet until it recovers. (error {error_id})",
+        "模型服务仍然不可用；恢复前我不会重复提示。（错误 {error_id}）",
+    ),
+    "reason_rate_limit": ("rate limited", "请求过于频繁"),
+    "reason_timeout": ("timed out", "超时"),
+    "reason_connection": ("cannot connect", "无法连接"),
+    "reason_server": ("server error", "服务器错误"),
+    "reason_context": ("conversation too long", "对话过长"),
+    "reason_auth": ("bad API key or permissions", "API 密钥或权限错误"),
+    "reason_turns": ("too many tool steps", "工具调用步骤过多"),
+    "reason_other": ("unexpected error", "意外错误"),
+    "internal_error": (
+        "Sorry, something went wrong on my side. (error {error_id})",
+        "抱歉，我这边出错了。（错误 {error_id}）",
+    ),
+    "empty_answer": ("(the model returned an empty answer)", "（模型返回了空回答）"),
+    "busy": (
+        "I'm still working on earlier messages here; please wait a moment and send it again.",
+        "我还在处理这里之前的消息，请稍等后再发送。",
+    ),
+    "new_conversation": ("New conversation `{id}` (role: {role}).", "已创建新会话 `{id}`（角色：{role}）。"),
+    "unknown_role": ("Unknown role {role!r}. Available: {roles}", "未知角色 {role!r}。可用角色：{roles}"),
+    "list_title": ("Conversations", "会话列表"),
+    "list_empty": ("No conversations yet — just send a message.", "还没有会话——直接发消息即可开始。"),
+    "list_line": ("{mark} `{id}` {title} · {count} msgs · {when}", "{mark} `{id}` {title} · {count} 条 · {when}"),
+    "untitled": ("(empty)", "（空）"),
+    "not_found": ("No conversation {id!r} in this chat.", "本聊天中没有会话 {id!r}。"),
+    "ambiguous": ("{id!r} matches several conversations: {ids}", "{id!r} 匹配多个会话：{ids}"),
+    "switched": ("Switched to conversation `{id}` ({title}).", "已切换到会话 `{id}`（{title}）。"),
+    "tree_title": ("Conversation {id}", "会话 {id}"),
+    "goto_done": ("Moved to [{n}] {preview}. Your next message branches from here.",
+                  "已切换到 [{n}] {preview}。下一条消息将从这里分叉。"),
+    "goto_missing": ("There is no message [{n}] — see /tree.", "没有序号为 [{n}] 的消息——请查看 /tree。"),
+    "retry_nothing": ("There is no message of yours to answer again.", "没有可以重新回答的消息。"),
+    "stopped": ("Stopped. {dropped} queued message(s) dropped.", "已停止。丢弃了 {dropped} 条排队消息。"),
+    "nothing_to_stop": ("Nothing is running.", "当前没有正在运行的任务。"),
+    "interrupted": ("(interrupted)", "（已中断）"),
+    "status": (
+        "Conversation `{id}` ({title})\nModel: {model}\nMessages: {count}\nCursor: {cursor}\nRole: {role}",
+        "会话 `{id}`（{title}）\n模型：{model}\n消息数：{count}\n光标：{cursor}\n角色：{role}",
+    ),
+    "skills_title": ("Skills", "技能"),
+    "skills_empty": ("No skills installed.", "没有安装技能。"),
+    "roles_title": ("Roles", "角色"),
+    "lang_set": ("Language set to English.", "语言已切换为中文。"),
+    "model_current": ("Model: {model}. Allowed here: {allowed}", "当前模型：{model}。可选：{allowed}"),
+    "model_not_allowed": (
+        "Model {model!r} is not allowed. Choose one of: {allowed}",
+        "不允许使用模型 {model!r}。可选：{allowed}",
+    ),
+    "model_set": ("This chat now uses {model}.", "本聊天现在使用 {model}。"),
+    "not_allowed": ("Sorry, this bot is not open to you here.", "抱歉，此机器人未对你开放。"),
+    "pairing": (
+        "This bot needs an admin's approval first. Your pairing code is {code} (valid for 1 hour): "
+        "ask an admin to send /pair approve {code}.",
+        "使用前需要管理员批准。你的配对码是 {code}（1 小时内有效）：请管理员发送 /pair approve {code}。",
+    ),
+    "pair_approved": ("Approved: user {user} can now talk to me.", "已批准：用户 {user} 现在可以和我对话了。"),
+    "pair_unknown": ("No pending pairing with code {code} (codes expire after an hour).",
+                     "没有配对码为 {code} 的待批准请求（配对码 1 小时后过期）。"),
+    "admins_only": ("Only admins can do that here.", "只有管理员可以在这里这样做。"),
+    "tree_button": ("Go to [{n}]", "转到 [{n}]"),
+    "switch_button": ("Switch {id}", "切换 {id}"),
+    "more_button": ("More ›", "更多 ›"),
+    "help": (
+        "I'm an assistant in this chat. Talk to me{mention_hint}. Commands:",
+        "我是这个聊天里的助手。直接和我说话{mention_hint}。命令：",
+    ),
+    "mention_hint": (" (in groups: @mention me or reply to me)", "（群聊中请 @我 或回复我）"),
+}
+
+
+def t(lang: str, key: str, **values: object) -> str:
+    en, zh = STRINGS[key]
+    template = zh if lang == "zh" else en
+    return template.format(**values) if values else template

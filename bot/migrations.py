@@ -1,0 +1,72 @@
+"""Append-only schema migrations; `PRAGMA user_version` records how many have run.
+
+Never edit a migration that has shipped: add a new one at the end instead.
+"""
+
+from __future__ import annotations
+
+import aiosqlite
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: chats, conversations, the message tree, persisted dedupe keys.
+    """
+    CREATE TABLE chats (
+        key TEXT PRIMARY KEY,
+        active_conversation TEXT,
+        settings TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE conversations (
+        id TEXT NOT NULL,
+        chat TEXT NOT NULL,
+        root_id TEXT NOT NULL,
+        title TEXT NOT NULL DEFAULT '',
+        role TEXT NOT NULL DEFAULT 'default',
+        current_message_id TEXT NOT NULL,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (chat, id)
+    );
+    CREATE INDEX conversations_recent ON conversations (chat, updated_at);
+    CREATE TABLE messages (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        chat TEXT NOT NULL,
+        parent_id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        author TEXT,
+        interrupted INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX messages_by_id ON messages (chat, conversation_id, id);
+    CREATE INDEX messages_by_parent ON messages (chat, conversation_id, parent_id);
+    CREATE TABLE seen_events (
+        key TEXT PRIMARY KEY,
+        expires_at REAL NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX seen_events_expiry ON seen_events (expires_at);
+    """,
+)
+
+
+async def migrate(db: aiosqlite.Connection) -> int:
+    """Run the migrations this database has not seen yet, each atomically; returns the new version."""
+    async with db.execute("PRAGMA user_version") as cur:
+        row = await cur.fetchone()
+    version = int(row[0]) if row else 0
+    if version > len(MIGRATIONS):
+        raise RuntimeError(
+            f"database schema version {version} is newer than this program ({len(MIGRATIONS)}); upgrade bothub"
+        )
+    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+        try:
+            await db.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
+        except BaseException:
+            await db.rollback()
+            raise
+    return len(MIGRATIONS)

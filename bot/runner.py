@@ -1,0 +1,163 @@
+"""One agent turn for a session: build the prompt, run the loop, persist every step, stream the answer."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from bot.agent.events import RunFailed, RunFinished, StepMessage, TextDelta, ToolFinished, ToolStarted
+from bot.agent.loop import AgentLoop
+from bot.agent.prompt import PromptBuilder, fit_history
+from bot.agent.tokens import TokenCounter
+from bot.agent.tools.registry import ToolContext
+from bot.config import Config
+from bot.conversations import Conversations
+from bot.delivery import Delivery, StreamWriter
+from bot.i18n import t
+from bot.messages import ChatRef
+from bot.replies import Reply
+from bot.sessions import Session
+from bot.tree import Message
+
+log = logging.getLogger("bothub.runner")
+
+TYPING_EVERY = 4.5  # seconds; platforms show "typing…" for about 5 s per call
+QUIET_AFTER_FAILURE = 60.0  # seconds during which a chat gets no second "provider failed" message
+
+
+class MemoryReader(Protocol):
+    async def for_prompt(self, chat: str) -> list[str]: ...
+
+
+@dataclass
+class TurnContext:
+    """Who asked, for tools and prompts; built by the hub from the inbound message."""
+
+    chat: ChatRef
+    user_id: str
+    user_name: str
+    user_text: str
+    is_admin: bool
+    lang: str
+
+
+class AgentRunner:
+    def __init__(
+        self,
+        cfg: Config,
+        conversations: Conversations,
+        loop: AgentLoop,
+        prompts: PromptBuilder,
+        tool_names: list[str],
+        memory: MemoryReader | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.conversations = conversations
+        self.loop = loop
+        self.prompts = prompts
+        self.tool_names = tool_names
+        self.memory = memory
+        self.counter = TokenCounter()
+        self._last_failure: dict[str, float] = {}
+        self.extras: dict[str, object] = {}  # services tools look up in ToolContext.extras (approvals, memory…)
+
+    def workdir(self, session: Session) -> Path:
+        """Each chat's own folder for file tools: readable name plus a hash so keys never collide."""
+        key = session.key.storage_key
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", key)[:60]
+        digest = hashlib.sha256(key.encode()).hexdigest()[:8]
+        return self.cfg.data_dir / "chats" / f"{safe}-{digest}"
+
+    async def answer(self, session: Session, turn: TurnContext, delivery: Delivery) -> None:
+        """Store the user's message, then answer it."""
+        await self.conversations.ensure(session)
+        if turn.chat.is_group:  # the model must know who is speaking in a shared chat
+            message = Message.new("user", f"[{turn.user_name}] {turn.user_text}", author=turn.user_name)
+        else:
+            message = Message.new("user", turn.user_text)
+        await self.conversations.append(session, message)
+        await self.run(session, turn, delivery)
+
+    async def run(self, session: Session, turn: TurnContext, delivery: Delivery, model: str | None = None) -> None:
+        """Answer from the cursor (a user message): persists each step; never raises except on cancel."""
+        chat_key = session.key.storage_key
+        memory = await self.memory.for_prompt(chat_key) if self.memory else []
+        system = self.prompts.system_prompt(session.role, self.tool_names, memory, turn.user_text)
+        history = [m.to_openai() for m in session.path]
+        messages = fit_history(system, history, self.cfg.llm.context_tokens, self.counter)
+        ctx = ToolContext(
+            chat=chat_key,
+            workdir=self.workdir(session),
+            user_id=turn.user_id,
+            is_admin=turn.is_admin,
+            is_group=turn.chat.is_group,
+            extras={**self.extras, "notify": lambda reply: delivery.send(turn.chat, reply), "lang": turn.lang},
+        )
+        stream = StreamWriter(delivery, turn.chat)
+        typing = asyncio.create_task(self._keep_typing(delivery, turn.chat, stream))
+        partial = ""
+        try:
+            async with asyncio.timeout(self.cfg.llm.run_deadline):
+                async for event in self.loop.run(messages, ctx, model=model):
+                    if isinstance(event, TextDelta):
+                        partial += event.text
+                        stream.feed(event.text)
+                    elif isinstance(event, StepMessage):
+                        partial = ""
+                        await self.conversations.append(
+                            session,
+                            Message.new(event.role, event.content, tool_calls=event.tool_calls,
+                                        tool_call_id=event.tool_call_id),
+                        )
+                    elif isinstance(event, ToolStarted | ToolFinished):
+                        continue
+                    elif isinstance(event, RunFinished):
+                        self._last_failure.pop(chat_key, None)
+                        typing.cancel()
+                        await stream.finish(event.text or t(turn.lang, "empty_answer"))
+                    elif isinstance(event, RunFailed):
+                        typing.cancel()
+                        await stream.finish()
+                        await self._report_failure(chat_key, event, turn, delivery)
+        except (asyncio.CancelledError, TimeoutError):
+            typing.cancel()
+            await asyncio.shield(self._keep_partial(session, partial, stream, turn))
+            raise
+        finally:
+            typing.cancel()
+
+    async def _keep_partial(self, session: Session, partial: str, stream: StreamWriter, turn: TurnContext) -> None:
+        """A stopped or timed-out run keeps what was said so far, marked interrupted."""
+        note = t(turn.lang, "interrupted")
+        if partial.strip():
+            await self.conversations.append(session, Message.new("assistant", partial, interrupted=True))
+        with contextlib.suppress(Exception):
+            await stream.finish(f"{partial}\n\n{note}" if partial.strip() else note)
+
+    async def _report_failure(self, chat_key: str, event: RunFailed, turn: TurnContext, delivery: Delivery) -> None:
+        log.warning("run failed in %s: %s (%s) %s", chat_key, event.kind, event.error_id, event.detail)
+        now = time.monotonic()
+        last = self._last_failure.get(chat_key)
+        self._last_failure[chat_key] = now
+        if last is not None and now - last < QUIET_AFTER_FAILURE:
+            return
+        reason = t(turn.lang, f"reason_{event.kind}" if f"reason_{event.kind}" in _REASONS else "reason_other")
+        await delivery.send(turn.chat, Reply(t(turn.lang, "llm_failed", reason=reason, error_id=event.error_id)))
+
+    @staticmethod
+    async def _keep_typing(delivery: Delivery, chat: ChatRef, stream: StreamWriter) -> None:
+        with contextlib.suppress(Exception):
+            while True:
+                if not stream.visible:
+                    await delivery.adapter.typing(chat)
+                await asyncio.sleep(TYPING_EVERY)
+
+
+_REASONS = {f"reason_{k}" for k in ("rate_limit", "timeout", "connection", "server", "context", "auth", "turns")}

@@ -1,0 +1,140 @@
+"""Session keys, per-session state and lanes: one run at a time per session, sessions run concurrently."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from bot.messages import IncomingMessage
+from bot.tree import Message
+
+log = logging.getLogger("bothub.sessions")
+
+Job = Callable[[], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionKey:
+    """A DM, a group, a channel or one thread in it: the unit of isolation. Defined here only."""
+
+    platform: str
+    chat_id: str
+    thread_id: str | None = None
+
+    @classmethod
+    def of(cls, msg: IncomingMessage) -> SessionKey:
+        return cls(msg.platform, msg.chat_id, msg.thread_id)
+
+    @property
+    def storage_key(self) -> str:
+        base = f"{self.platform}:{self.chat_id}"
+        return f"{base}#{self.thread_id}" if self.thread_id else base
+
+
+@dataclass
+class Session:
+    """What the hub keeps in memory for a session; everything here can be rebuilt from the store."""
+
+    key: SessionKey
+    conversation_id: str | None = None
+    root_id: str | None = None
+    role: str = "default"
+    path: list[Message] = field(default_factory=list)  # root-exclusive chain to the cursor
+    settings: dict[str, object] = field(default_factory=dict)  # per-chat choices: language, model
+    loaded: bool = False
+
+    @property
+    def cursor(self) -> str | None:
+        return self.path[-1].id if self.path else self.root_id
+
+
+class Lane:
+    """FIFO of jobs for one session with at most one running; `stop()` cancels the run and drops the queue."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._pending: deque[Job] = deque()
+        self._worker: asyncio.Task[None] | None = None
+        self._current: asyncio.Task[None] | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self._worker is not None
+
+    @property
+    def queued(self) -> int:
+        return len(self._pending)
+
+    def submit(self, job: Job) -> None:
+        self._pending.append(job)
+        if self._worker is None:
+            self._worker = asyncio.create_task(self._drain(), name=f"lane:{self.name}")
+
+    async def _drain(self) -> None:
+        try:
+            while self._pending:
+                job = self._pending.popleft()
+                self._current = asyncio.create_task(job())
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._current
+        finally:
+            self._current = None
+            self._worker = None
+
+    def stop(self) -> tuple[bool, int]:
+        """Cancel the running job and clear the queue; returns (was_running, dropped)."""
+        dropped = len(self._pending)
+        self._pending.clear()
+        running = self._current is not None and not self._current.done()
+        if running and self._current is not None:
+            self._current.cancel()
+        return running, dropped
+
+    async def join(self) -> None:
+        if self._worker is not None:
+            await asyncio.shield(self._worker)
+
+
+class Sessions:
+    """In-memory sessions with an LRU bound; idle sessions are dropped and reloaded lazily from the store."""
+
+    def __init__(self, max_idle: int = 10_000) -> None:
+        self._sessions: OrderedDict[SessionKey, Session] = OrderedDict()
+        self._lanes: dict[SessionKey, Lane] = {}
+        self._max_idle = max_idle
+
+    def get(self, key: SessionKey) -> Session:
+        session = self._sessions.get(key)
+        if session is None:
+            session = self._sessions[key] = Session(key)
+            self._evict()
+        else:
+            self._sessions.move_to_end(key)
+        return session
+
+    def lane(self, key: SessionKey) -> Lane:
+        lane = self._lanes.get(key)
+        if lane is None:
+            lane = self._lanes[key] = Lane(key.storage_key)
+        return lane
+
+    def lanes(self) -> list[Lane]:
+        return list(self._lanes.values())
+
+    def _evict(self) -> None:
+        while len(self._sessions) > self._max_idle:
+            for key in self._sessions:
+                lane = self._lanes.get(key)
+                if lane is None or not lane.busy:
+                    del self._sessions[key]
+                    self._lanes.pop(key, None)
+                    break
+            else:
+                return
+
+    def __len__(self) -> int:
+        return len(self._sessions)

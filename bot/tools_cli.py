@@ -1,0 +1,55 @@
+"""One-shot maintenance commands: init, doctor, export, import, discord-sync."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from bot.config import Config
+from bot.jsonl import export_jsonl, import_jsonl
+from bot.store import SqliteStore
+from bot.workspace import init_workspace
+
+
+async def run(cfg: Config, command: str, args: argparse.Namespace) -> int:
+    if command == "init":
+        path = args.path or cfg.workspace_dir
+        created = init_workspace(path)
+        print(f"workspace {path}: created {', '.join(created) if created else 'nothing (all files exist)'}")
+        return 0
+    if command == "doctor":
+        doctor = importlib.import_module("bot.doctor")
+        return int(await doctor.run(cfg, dict(os.environ)))
+    if command == "discord-sync":
+        commands = importlib.import_module("adapters.discord.commands")
+        token = os.environ.get("DISCORD_BOT_TOKEN")
+        if not token:
+            print("bothub: set DISCORD_BOT_TOKEN first", file=sys.stderr)
+            return 2
+        names = await commands.sync_commands(token, cfg.discord.api_base, args.guild)
+        print(f"synced {len(names)} commands: {', '.join(names)}")
+        return 0
+    store = SqliteStore(cfg.data_dir / "bothub.sqlite3")
+    await store.open()
+    try:
+        if command == "export":
+            conv = await store.load_conversation(args.chat, args.conversation_id, "")
+            if conv is None:
+                print(f"bothub: no conversation {args.conversation_id!r} in chat {args.chat!r}", file=sys.stderr)
+                return 1
+            sys.stdout.write(export_jsonl(conv, {"chat": args.chat}))
+            return 0
+        if command == "import":
+            try:
+                conv = import_jsonl(args.file.read_text(encoding="utf-8"), "")
+            except (OSError, ValueError) as e:
+                print(f"bothub: cannot import {args.file}: {e}", file=sys.stderr)
+                return 1
+            info = await store.import_conversation(args.chat, conv)
+            print(f"imported {len(conv) - 1} messages as conversation {info.id} in chat {args.chat}")
+            return 0
+    finally:
+        await store.close()
+    return 2

@@ -1,0 +1,36 @@
+"""Agent fixtures: a scripted FakeOpenAI, real LLMClients pointed at it, and a chat folder."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from bot.agent.llm import LLMClient
+from bot.agent.tools.registry import ToolContext
+from bot.config import LLMConfig
+from tests.fakes.openai_api import FakeOpenAI
+
+MakeLLM = Callable[..., Awaitable[LLMClient]]
+
+
+@pytest_asyncio.fixture
+async def make_llm(fake: FakeOpenAI) -> AsyncIterator[MakeLLM]:
+    """LLMClient factory; fast by default (no SDK retries), override timeout/max_retries per test."""
+    clients: list[LLMClient] = []
+
+    async def make(read_timeout: float = 10.0, max_retries: int = 0, api_key: str | None = None) -> LLMClient:
+        cfg = LLMConfig(base_url=fake.base_url, api_key=api_key, timeout=read_timeout, max_retries=max_retries)
+        clients.append(LLMClient(cfg))
+        return clients[-1]
+
+    yield make
+    for client in clients:
+        await client.close()
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(chat="test:1", workdir=tmp_path / "chat")

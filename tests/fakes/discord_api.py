@@ -1,0 +1,373 @@
+"""A fake Discord (gateway v10 websocket + REST v10) on 127.0.0.1 port 0 for the real discord.py client.
+
+It performs the real handshake (HELLO → IDENTIFY → READY → GUILD_CREATE, heartbeat ACKs), lets a test
+inject MESSAGE_CREATE / INTERACTION_CREATE dispatches, keeps the messages the bot posts so in-place
+updates can be asserted, and is strict where Discord is: content over 2000 characters (50035), empty
+messages (50006), bad components, a second acknowledgement of one interaction (40060), webhook calls
+before the acknowledgement (10015) or after the 15-minute token life (50027), and scripted 429s.
+Every REST call is recorded. JSON replies carry Content-Type exactly `application/json`, because
+discord.py parses a body as JSON only on that exact header.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+TOKEN = "TEST-TOKEN"
+APP_ID = "900000000000000001"  # a bot's user id equals its application id
+GUILD_ID = "800000000000000001"
+CHANNEL_ID = "800000000000000002"
+THREAD_ID = "800000000000000003"
+THREAD2_ID = "800000000000000005"
+DM_CHANNEL_ID = "800000000000000004"
+USER_ID = "700000000000000001"
+DISCORD_EPOCH_MS = 1420070400000
+MAX_CONTENT = 2000
+TOKEN_LIFETIME = 15 * 60.0
+
+BOT_USER = {"id": APP_ID, "username": "hub", "discriminator": "0", "global_name": None,
+            "avatar": None, "bot": True, "flags": 0}
+HUMAN = {"id": USER_ID, "username": "ann", "discriminator": "0", "global_name": "Ann", "avatar": None}
+OTHER_BOT = {"id": "700000000000000099", "username": "otherbot", "discriminator": "0",
+             "global_name": None, "avatar": None, "bot": True}
+
+
+def _json(obj: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(body=json.dumps(obj).encode(), status=status,
+                        headers={"Content-Type": "application/json", **(headers or {})})
+
+
+def _error(status: int, code: int, message: str) -> web.Response:
+    return _json({"message": message, "code": code}, status=status)
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def _thread(thread_id: str, name: str) -> dict:
+    return {"id": thread_id, "type": 11, "name": name, "parent_id": CHANNEL_ID, "owner_id": USER_ID,
+            "guild_id": GUILD_ID, "message_count": 0, "member_count": 2, "rate_limit_per_user": 0,
+            "thread_metadata": {"archived": False, "auto_archive_duration": 1440,
+                                "archive_timestamp": _now_iso(), "locked": False}}
+
+
+def guild_payload() -> dict:
+    member = {"user": BOT_USER, "roles": [], "joined_at": _now_iso(), "deaf": False, "mute": False, "flags": 0}
+    everyone = {"id": GUILD_ID, "name": "@everyone", "permissions": "2248473465835073", "position": 0,
+                "color": 0, "hoist": False, "managed": False, "mentionable": False, "flags": 0}
+    return {
+        "id": GUILD_ID, "name": "test-guild", "owner_id": USER_ID, "member_count": 2, "roles": [everyone],
+        "channels": [{"id": CHANNEL_ID, "type": 0, "name": "general", "position": 0,
+                      "permission_overwrites": [], "nsfw": False, "parent_id": None}],
+        "threads": [_thread(THREAD_ID, "first-thread"), _thread(THREAD2_ID, "second-thread")],
+        "members": [member], "stage_instances": [], "guild_scheduled_events": [], "soundboard_sounds": [],
+        "emojis": [], "stickers": [], "features": [], "unavailable": False, "large": False,
+    }
+
+
+@dataclass(frozen=True)
+class Call:
+    method: str
+    path: str  # below /api/v10, without the query string
+    body: Any
+    query: dict[str, str]
+
+
+@dataclass
+class _Interaction:
+    channel_id: str
+    created: float  # unix seconds, from the snowflake
+    original_id: str | None = None  # the message @original points at once acknowledged
+    acked: bool = False
+
+
+class FakeDiscord:
+    def __init__(self) -> None:
+        self.calls: list[Call] = []
+        self.messages: dict[str, dict] = {}  # id -> message the bot posted, as it now reads
+        self.identify: dict | None = None
+        self.ready = asyncio.Event()
+        self._interactions: dict[str, _Interaction] = {}  # by token
+        self._failures: list[tuple[str, re.Pattern[str], Callable[[], web.Response]]] = []
+        self._serial = itertools.count(1)
+        self._seq = itertools.count(1)
+        self._ws: web.WebSocketResponse | None = None
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_get("/gateway", self._gateway)
+        app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def stop(self) -> None:
+        if self._ws is not None and not self._ws.closed:
+            await self._ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/v10"
+
+    @property
+    def gateway_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/gateway"
+
+    def snowflake(self, age: float = 0.0) -> str:
+        ms = int((time.time() - age) * 1000) - DISCORD_EPOCH_MS
+        return str((ms << 22) | (next(self._serial) & 0xFFF))
+
+    # ------------------------------------------------------------- scripting
+    def fail(self, method: str, path_regex: str, response: Callable[[], web.Response], times: int = 1) -> None:
+        """Answer the next `times` matching calls with `response()` instead of handling them."""
+        self._failures.extend([(method, re.compile(path_regex), response)] * times)
+
+    def rate_limit(self, method: str, path_regex: str, retry_after: float, times: int = 1) -> None:
+        """Answer 429 exactly as Discord does (the `Via` header tells discord.py it is not Cloudflare)."""
+        body = {"message": "You are being rate limited.", "retry_after": retry_after, "global": False}
+        headers = {"Via": "1.1 google", "Retry-After": str(max(1, round(retry_after))),
+                   "X-RateLimit-Scope": "user"}
+        self.fail(method, path_regex, lambda: _json(body, 429, headers), times)
+
+    def forbid(self, method: str, path_regex: str) -> None:
+        self.fail(method, path_regex, lambda: _error(403, 50013, "Missing Permissions"))
+
+    def calls_to(self, method: str, path_regex: str) -> list[Call]:
+        return [c for c in self.calls if c.method == method and re.fullmatch(path_regex, c.path)]
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out; calls so far: {[(c.method, c.path) for c in self.calls]}")
+            await asyncio.sleep(0.01)
+
+    # ------------------------------------------------------- event payloads
+    def user_message(self, content: str, *, channel_id: str = CHANNEL_ID, dm: bool = False,
+                     author: dict = HUMAN, mentions: tuple[dict, ...] = (), mention_everyone: bool = False,
+                     referenced: dict | None = None, message_id: str | None = None, **extra: Any) -> dict:
+        data: dict[str, Any] = {
+            "id": message_id or self.snowflake(), "channel_id": DM_CHANNEL_ID if dm else channel_id,
+            "author": author, "content": content, "timestamp": _now_iso(), "edited_timestamp": None,
+            "tts": False, "mention_everyone": mention_everyone, "mentions": list(mentions),
+            "mention_roles": [], "attachments": [], "embeds": [], "pinned": False, "flags": 0,
+            "type": 19 if referenced else 0, **extra}
+        if referenced is not None:
+            data["referenced_message"] = referenced
+            data["message_reference"] = {"message_id": referenced["id"], "channel_id": referenced["channel_id"]}
+        if not dm:
+            data["guild_id"] = GUILD_ID
+            data["member"] = {"roles": [], "joined_at": _now_iso(), "deaf": False, "mute": False, "flags": 0}
+        return data
+
+    def interaction(self, itype: int, data: dict, *, channel_id: str = CHANNEL_ID, dm: bool = False,
+                    age: float = 0.0, message: dict | None = None) -> dict:
+        interaction_id, token = self.snowflake(age), f"itoken-{next(self._serial)}"
+        channel_id = DM_CHANNEL_ID if dm else channel_id
+        self._interactions[token] = _Interaction(channel_id, time.time() - age,
+                                                 original_id=message["id"] if message else None)
+        payload: dict[str, Any] = {
+            "id": interaction_id, "application_id": APP_ID, "type": itype, "token": token, "version": 1,
+            "data": data, "channel_id": channel_id, "locale": "en-US", "app_permissions": "2248473465835073",
+            "entitlements": [], "attachment_size_limit": 26214400,
+            "authorizing_integration_owners": {"0": GUILD_ID} if not dm else {"1": USER_ID},
+            "context": 1 if dm else 0}
+        if dm:
+            payload["user"] = HUMAN
+            payload["channel"] = {"id": channel_id, "type": 1, "recipients": [HUMAN]}
+        else:
+            payload["guild_id"] = GUILD_ID
+            payload["guild_locale"] = "en-US"
+            payload["channel"] = {"id": channel_id, "type": 11 if channel_id in (THREAD_ID, THREAD2_ID) else 0,
+                                  "guild_id": GUILD_ID}
+            payload["member"] = {"user": HUMAN, "roles": [], "joined_at": _now_iso(), "deaf": False,
+                                 "mute": False, "flags": 0, "permissions": "2248473465835073"}
+        if message is not None:
+            payload["message"] = message
+        return payload
+
+    def slash(self, name: str, options: dict[str, Any] | None = None, **where: Any) -> dict:
+        opts = [{"name": k, "type": 4 if isinstance(v, int) else 3, "value": v} for k, v in (options or {}).items()]
+        return self.interaction(2, {"id": self.snowflake(), "name": name, "type": 1, "options": opts}, **where)
+
+    def autocomplete(self, name: str, option: str, typed: str, **where: Any) -> dict:
+        focused = [{"name": option, "type": 3, "value": typed, "focused": True}]
+        return self.interaction(4, {"id": self.snowflake(), "name": name, "type": 1, "options": focused}, **where)
+
+    def button_press(self, message_id: str, custom_id: str, **where: Any) -> dict:
+        message = self.messages[message_id]
+        return self.interaction(3, {"custom_id": custom_id, "component_type": 2},
+                                channel_id=message["channel_id"], message=message, **where)
+
+    async def dispatch(self, event: str, d: dict) -> None:
+        assert self._ws is not None, "gateway not connected"
+        await self._ws.send_json({"op": 0, "t": event, "s": next(self._seq), "d": d})
+
+    # --------------------------------------------------------------- gateway
+    async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        self._ws = ws
+        await ws.send_json({"op": 10, "d": {"heartbeat_interval": 45000}, "s": None, "t": None})
+        async for frame in ws:
+            if frame.type != WSMsgType.TEXT:
+                continue
+            op = json.loads(frame.data)
+            if op["op"] == 1:
+                await ws.send_json({"op": 11, "d": None, "s": None, "t": None})
+            elif op["op"] == 2:
+                self.identify = op["d"]
+                await self.dispatch("READY", {
+                    "v": 10, "user": BOT_USER, "session_id": "session-1", "resume_gateway_url": self.gateway_url,
+                    "guilds": [{"id": GUILD_ID, "unavailable": True}], "private_channels": [],
+                    "relationships": [], "application": {"id": APP_ID, "flags": 0}})
+                await self.dispatch("GUILD_CREATE", guild_payload())
+                self.ready.set()
+        return ws
+
+    # ------------------------------------------------------------------ REST
+    async def _rest(self, request: web.Request) -> web.StreamResponse:
+        path = "/" + request.match_info["tail"]
+        body = await request.json() if request.can_read_body else None
+        self.calls.append(Call(request.method, path, body, dict(request.query)))
+        for i, (method, pattern, response) in enumerate(self._failures):
+            if method == request.method and pattern.fullmatch(path):
+                del self._failures[i]
+                return response()
+        parts = path.strip("/").split("/")
+        # interaction callbacks and followups authenticate with the token in the URL, not the bot token
+        if parts[0] not in ("interactions", "webhooks") and request.headers.get("Authorization") != f"Bot {TOKEN}":
+            return _error(401, 0, "401: Unauthorized")
+        if path == "/users/@me":
+            return _json(BOT_USER)
+        if path == "/oauth2/applications/@me":
+            return _json({"id": APP_ID, "name": "hub", "description": "", "icon": None, "bot_public": False,
+                          "bot_require_code_grant": False, "owner": HUMAN, "verify_key": "00" * 32,
+                          "flags": 0, "summary": "", "team": None})
+        if path == "/gateway/bot":
+            return _json({"url": self.gateway_url, "shards": 1, "session_start_limit": {
+                "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}})
+        if parts[0] == "applications" and parts[-1] == "commands" and request.method == "PUT":
+            return self._put_commands(body, parts)
+        if parts[0] == "interactions" and parts[-1] == "callback":
+            return self._callback(parts[2], body)
+        if parts[0] == "webhooks" and len(parts) >= 3:
+            return self._webhook(request.method, parts[2], parts[4] if len(parts) > 4 else None, body)
+        if parts[0] == "channels" and parts[-1] == "typing":
+            return web.Response(status=204)
+        if parts[0] == "channels" and parts[-1] == "messages" and request.method == "POST":
+            return self._create(parts[1], body)
+        if parts[0] == "channels" and parts[-2] == "messages" and request.method == "PATCH":
+            return self._update(parts[-1], body)
+        return _error(404, 0, "404: Not Found")
+
+    def _put_commands(self, body: list[dict], parts: list[str]) -> web.Response:
+        for command in body:
+            if not re.fullmatch(r"[-_a-z0-9]{1,32}", command.get("name", "")) or \
+                    not 1 <= len(command.get("description", "")) <= 100:
+                return _error(400, 50035, "Invalid Form Body")
+        guild_id = parts[3] if len(parts) > 3 else None
+        return _json([{**c, "id": self.snowflake(), "application_id": APP_ID, "version": "1",
+                       "guild_id": guild_id, "default_member_permissions": None} for c in body])
+
+    def _callback(self, token: str, body: dict) -> web.Response:
+        state = self._interactions.get(token)
+        if state is None:
+            return _error(404, 10062, "Unknown interaction")
+        if state.acked:
+            return _error(400, 40060, "Interaction has already been acknowledged.")
+        rtype = body["type"]
+        if rtype == 8:
+            choices = body["data"]["choices"]
+            if len(choices) > 25 or any(not 1 <= len(c["name"]) <= 100 for c in choices):
+                return _error(400, 50035, "Invalid Form Body")
+        elif rtype in (4, 7) and (problem := self._invalid(body.get("data") or {})):
+            return problem
+        state.acked = True
+        resource: dict[str, Any] = {"type": rtype}
+        if rtype in (4, 5):  # a new response message (type 5 shows "thinking…" until edited)
+            message = self._store(state.channel_id, body.get("data") or {}, flags=128 if rtype == 5 else 0)
+            state.original_id = message["id"]
+            resource["message"] = message
+        elif rtype == 7 and state.original_id:
+            resource["message"] = self._apply(state.original_id, body.get("data") or {})
+        return _json({"interaction": {"id": token, "type": 2, "response_message_loading": rtype == 5,
+                                      "response_message_ephemeral": False}, "resource": resource})
+
+    def _webhook(self, method: str, token: str, target: str | None, body: dict | None) -> web.Response:
+        state = self._interactions.get(token)
+        if state is None or not state.acked:
+            return _error(404, 10015, "Unknown Webhook")
+        if time.time() - state.created > TOKEN_LIFETIME:
+            return _error(401, 50027, "Invalid Webhook Token")
+        if method == "POST" and target is None:
+            return self._create(state.channel_id, body or {}, webhook_id=APP_ID)
+        if method == "PATCH" and target is not None:
+            message_id = state.original_id if target == "@original" else target
+            return self._update(message_id or "", body or {})
+        return _error(405, 0, "405: Method Not Allowed")
+
+    def _create(self, channel_id: str, body: dict, **extra: Any) -> web.Response:
+        if problem := self._invalid(body):
+            return problem
+        if not (body.get("content") or body.get("embeds") or body.get("components")):
+            return _error(400, 50006, "Cannot send an empty message")
+        return _json(self._store(channel_id, body, **extra))
+
+    def _update(self, message_id: str, body: dict) -> web.Response:
+        if message_id not in self.messages:
+            return _error(404, 10008, "Unknown Message")
+        if problem := self._invalid(body):
+            return problem
+        return _json(self._apply(message_id, body))
+
+    def _store(self, channel_id: str, body: dict, flags: int = 0, **extra: Any) -> dict:
+        message = {"id": self.snowflake(), "channel_id": channel_id, "author": BOT_USER,
+                   "content": body.get("content") or "", "timestamp": _now_iso(), "edited_timestamp": None,
+                   "tts": False, "mention_everyone": False, "mentions": [], "mention_roles": [],
+                   "attachments": [], "embeds": body.get("embeds") or [], "components": body.get("components") or [],
+                   "pinned": False, "type": 0, "flags": flags, **extra}
+        if channel_id != DM_CHANNEL_ID:
+            message["guild_id"] = GUILD_ID
+        self.messages[message["id"]] = message
+        return message
+
+    def _apply(self, message_id: str, body: dict) -> dict:
+        message = self.messages[message_id]
+        for key in ("content", "embeds", "components"):
+            if key in body:
+                message[key] = body[key] or ([] if key != "content" else "")
+        message["flags"] = message["flags"] & ~128
+        message["edited_timestamp"] = _now_iso()
+        return message
+
+    @staticmethod
+    def _invalid(body: dict) -> web.Response | None:
+        """What Discord rejects with 400 in a message body: long content and malformed buttons."""
+        if len(body.get("content") or "") > MAX_CONTENT:
+            return _error(400, 50035, "Invalid Form Body: content must be 2000 or fewer in length.")
+        rows = body.get("components") or []
+        buttons = [b for row in rows for b in row.get("components", [])]
+        ids = [b.get("custom_id") for b in buttons]
+        if len(rows) > 5 or any(len(row.get("components", [])) > 5 for row in rows) or len(set(ids)) != len(ids) \
+                or any(not 1 <= len(b.get("custom_id") or "") <= 100 or len(b.get("label") or "") > 80
+                       for b in buttons):
+            return _error(400, 50035, "Invalid Form Body: components")
+        return None

@@ -1,0 +1,320 @@
+"""A scripted OpenAI-compatible Chat Completions server on 127.0.0.1 that speaks the real SSE protocol.
+
+The real `openai` SDK runs against it unchanged, so tests and benchmarks exercise our client code,
+not a mock. Each POST pops the next scripted step; with an empty script a default responder echoes the
+last user message word by word (benchmarks tune its delays). Every request body and header is recorded.
+Self-contained on purpose (aiohttp only): other suites, benchmarks and a subprocess CLI import it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import signal
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+MODEL = "fake-model"
+
+
+@dataclass(frozen=True)
+class Text:
+    """Stream `text`: one chunk per word by default, or `chunks` roughly equal pieces."""
+
+    text: str
+    chunks: int | None = None
+    delay: float = 0.0  # seconds between chunks
+    first_token_delay: float = 0.0  # seconds after the role chunk, before the first content
+
+
+@dataclass(frozen=True)
+class ToolCalls:
+    """Stream tool calls (id, name, arguments JSON text); arguments arrive in `fragment`-sized pieces."""
+
+    calls: Sequence[tuple[str, str, str]]
+    text: str = ""  # optional content streamed before the calls
+    fragment: int = 5
+    interleave: bool = False  # send fragments of parallel calls round-robin instead of one call after another
+
+
+@dataclass(frozen=True)
+class Error:
+    """An HTTP error with the real API's JSON body; `retry_after` adds the header the SDK honours."""
+
+    status: int
+    code: str | None = None
+    message: str = "scripted error"
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Sleep before sending headers (client timeouts), then answer with the default responder."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class StreamError:
+    """Stream some text, then an in-stream `data: {"error": …}` event, then close."""
+
+    text: str = ""
+    message: str = "The server had an error while processing your request."
+    code: str | None = None
+    type: str = "server_error"
+
+
+Step = Text | ToolCalls | Error | Hang | StreamError
+Responder = Callable[[dict[str, Any]], Step]
+
+_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 403: "invalid_request_error",
+                404: "invalid_request_error", 429: "requests", 500: "server_error", 503: "server_error"}
+
+
+def _split(text: str, chunks: int | None) -> list[str]:
+    if not text:
+        return []
+    if chunks is None:
+        words = text.split(" ")
+        return [w + " " for w in words[:-1]] + ([words[-1]] if words[-1] else [])
+    size = max(1, -(-len(text) // max(1, chunks)))
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts
+        return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _validate(body: Any) -> str | None:
+    """Reject what the real API rejects, so a broken message list fails the test that produced it."""
+    if not isinstance(body, dict) or not body.get("model"):
+        return "you must provide a model parameter"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "'messages' must be a non-empty array"
+    if "tools" in body and not body["tools"]:
+        return "[] is too short - 'tools'"
+    pending: set[str] = set()
+    for i, m in enumerate(messages):
+        role = m.get("role") if isinstance(m, dict) else None
+        if role not in ("system", "developer", "user", "assistant", "tool"):
+            return f"messages[{i}]: invalid role {role!r}"
+        if pending and role != "tool":
+            return ("An assistant message with 'tool_calls' must be followed by tool messages responding "
+                    f"to each 'tool_call_id'. Missing: {sorted(pending)}")
+        if role == "tool":
+            if m.get("tool_call_id") not in pending:
+                return (f"messages[{i}]: messages with role 'tool' must be a response to a preceding "
+                        "message with 'tool_calls'")
+            pending.discard(m["tool_call_id"])
+        elif role == "assistant" and m.get("tool_calls"):
+            pending = {c.get("id") for c in m["tool_calls"]}
+    if pending:
+        return f"tool_calls without tool results: {sorted(pending)}"
+    return None
+
+
+class FakeOpenAI:
+    """`await start()`, point the SDK at `base_url`, queue steps with `script(...)`, inspect `requests`."""
+
+    def __init__(self, words_delay: float = 0.0, first_token_delay: float = 0.0,
+                 responder: Responder | None = None) -> None:
+        self.words_delay = words_delay
+        self.first_token_delay = first_token_delay
+        self.responder = responder or self._echo
+        self.requests: list[dict[str, Any]] = []
+        self._steps: list[Step] = []
+        self._runner: web.AppRunner | None = None
+        self._ids = itertools.count(1)
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def script(self, *steps: Step) -> None:
+        self._steps.extend(steps)
+
+    @property
+    def pending(self) -> int:
+        """Scripted steps not yet served (a test can assert the model was asked as often as planned)."""
+        return len(self._steps)
+
+    async def start(self, port: int = 0) -> None:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        # handler_cancellation: a client that times out cancels our Hang instead of leaving it to sleep
+        self._runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", port)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    def _echo(self, body: dict[str, Any]) -> Step:
+        users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+        text = _content_text(users[-1].get("content")) if users else ""
+        return Text(text or "(nothing to echo)", delay=self.words_delay,
+                    first_token_delay=self.first_token_delay)
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [
+            {"id": MODEL, "object": "model", "created": 1700000000, "owned_by": "fake"}]})
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        try:
+            body = await request.json()
+        except json.JSONDecodeError:
+            return self._error_response(Error(400, message="We could not parse the JSON body of your request"))
+        self.requests.append({"body": body, "headers": dict(request.headers)})
+        problem = _validate(body)
+        if problem is not None:
+            return self._error_response(Error(400, message=problem))
+        step = self._steps.pop(0) if self._steps else self.responder(body)
+        if isinstance(step, Hang):
+            await asyncio.sleep(step.seconds)
+            step = self.responder(body)
+        if isinstance(step, Error):
+            return self._error_response(step)
+        cid = f"chatcmpl-fake{next(self._ids)}"
+        if not body.get("stream"):
+            return self._complete(cid, step, body)
+        try:
+            return await self._stream(request, cid, step, body)
+        except ConnectionResetError:  # the client went away mid-stream (timeouts, cancelled runs)
+            return web.Response(status=499)
+
+    @staticmethod
+    def _error_response(err: Error) -> web.Response:
+        headers = {"retry-after": str(err.retry_after)} if err.retry_after is not None else None
+        payload = {"error": {"message": err.message, "type": _ERROR_TYPES.get(err.status, "api_error"),
+                             "param": None, "code": err.code}}
+        return web.json_response(payload, status=err.status, headers=headers)
+
+    @staticmethod
+    def _usage(body: dict[str, Any], completion_pieces: int) -> dict[str, int]:
+        prompt = sum(len(_content_text(m.get("content"))) for m in body["messages"]) // 4 + 1
+        return {"prompt_tokens": prompt, "completion_tokens": completion_pieces,
+                "total_tokens": prompt + completion_pieces}
+
+    def _complete(self, cid: str, step: Step, body: dict[str, Any]) -> web.Response:
+        message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
+        finish = "stop"
+        if isinstance(step, Text | StreamError):
+            message["content"] = step.text
+        elif isinstance(step, ToolCalls):
+            message["content"] = step.text or None
+            message["tool_calls"] = [{"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+                                     for i, n, a in step.calls]
+            finish = "tool_calls"
+        return web.json_response({
+            "id": cid, "object": "chat.completion", "created": int(time.time()), "model": body["model"],
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+            "usage": self._usage(body, len(_split(message["content"] or "", None)))})
+
+    async def _stream(
+        self, request: web.Request, cid: str, step: Step, body: dict[str, Any]
+    ) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await resp.prepare(request)
+        model = body["model"]
+
+        def chunk(choices: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+            return {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
+                    "system_fingerprint": "fp_fake", "choices": choices, **extra}
+
+        async def send(delta: dict[str, Any] | None = None, finish: str | None = None, *,
+                       raw: Any = None) -> None:
+            if raw is None:
+                raw = chunk([{"index": 0, "delta": delta or {}, "logprobs": None, "finish_reason": finish}])
+            await resp.write(f"data: {raw if isinstance(raw, str) else json.dumps(raw)}\n\n".encode())
+
+        await send({"role": "assistant", "content": "", "refusal": None})
+        pieces: list[str] = []
+        if isinstance(step, Text):
+            pieces = _split(step.text, step.chunks)
+            if step.first_token_delay:
+                await asyncio.sleep(step.first_token_delay)
+            for n, piece in enumerate(pieces):
+                if n and step.delay:
+                    await asyncio.sleep(step.delay)
+                await send({"content": piece})
+            finish = "stop"
+        elif isinstance(step, StreamError):
+            for piece in _split(step.text, None):
+                await send({"content": piece})
+            error = {"message": step.message, "type": step.type, "param": None, "code": step.code}
+            await send(raw={"error": error})
+            await resp.write_eof()
+            return resp
+        else:
+            assert isinstance(step, ToolCalls)
+            pieces = _split(step.text, None)
+            for piece in pieces:
+                await send({"content": piece})
+            for delta in self._tool_deltas(step):
+                await send({"tool_calls": [delta]})
+            finish = "tool_calls"
+        await send({}, finish)
+        if (body.get("stream_options") or {}).get("include_usage"):
+            await send(raw=chunk([], usage=self._usage(body, len(pieces))))
+        await send(raw="[DONE]")
+        await resp.write_eof()
+        return resp
+
+    @staticmethod
+    def _tool_deltas(step: ToolCalls) -> list[dict[str, Any]]:
+        """First delta per call: index, id, type, name; later deltas: index and an arguments fragment."""
+        per_call: list[list[dict[str, Any]]] = []
+        for index, (call_id, name, args) in enumerate(step.calls):
+            deltas: list[dict[str, Any]] = [{"index": index, "id": call_id, "type": "function",
+                                             "function": {"name": name, "arguments": ""}}]
+            deltas += [{"index": index, "function": {"arguments": args[i:i + step.fragment]}}
+                       for i in range(0, len(args), step.fragment)]
+            per_call.append(deltas)
+        if not step.interleave:
+            return [d for deltas in per_call for d in deltas]
+        rounds = itertools.zip_longest(*per_call)
+        return [d for group in rounds for d in group if d is not None]
+
+
+async def _serve(port: int, words_delay: float, first_token_delay: float) -> None:
+    fake = FakeOpenAI(words_delay=words_delay, first_token_delay=first_token_delay)
+    await fake.start(port)
+    print(fake.base_url, flush=True)  # the parent process reads this line to find the port
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await fake.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Echoing fake OpenAI server for benchmarks.")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed on stdout)")
+    parser.add_argument("--words-delay", type=float, default=0.0, help="seconds between streamed words")
+    parser.add_argument("--first-token-delay", type=float, default=0.0, help="seconds before the first word")
+    args = parser.parse_args(argv)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(args.port, args.words_delay, args.first_token_delay))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""Run the real app (store, agent, hub, adapters) against fakes on 127.0.0.1, for end-to-end tests."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bot.adapter import Capabilities, MessageHandler
+from bot.app import App
+from bot.config import load_config
+from bot.messages import ChatRef, IncomingMessage, SentRef
+from bot.replies import Reply
+
+
+def make_config(tmp_path: Path, llm_base_url: str, config: Mapping[str, Any] | None = None,
+                env: Mapping[str, str] | None = None) -> tuple[Any, dict[str, str]]:
+    """A Config rooted in tmp_path, pointed at the fake LLM; `config` is YAML-shaped overrides."""
+    raw = {"data_dir": str(tmp_path / "data"), **(config or {})}
+    path = tmp_path / "bothub.yaml"
+    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    full_env = {"OPENAI_BASE_URL": llm_base_url, "OPENAI_API_KEY": "test-key", "BOTHUB_MODEL": "fake-model",
+                **(env or {})}
+    return load_config(path, env=full_env), full_env
+
+
+@asynccontextmanager
+async def running_app(
+    tmp_path: Path,
+    llm_base_url: str,
+    platforms: tuple[str, ...] = (),
+    *,
+    config: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    adapters: tuple[Any, ...] = (),
+) -> AsyncIterator[App]:
+    """Start the whole app with the named platform adapters (plus any adapter objects given)."""
+    cfg, full_env = make_config(tmp_path, llm_base_url, config, env)
+    cfg.llm.max_retries = 0
+    app = App(cfg, full_env)
+    for name in platforms:
+        app.load_adapter(name)
+    for adapter in adapters:
+        app.add_adapter(adapter)
+    await app.start()
+    try:
+        yield app
+    finally:
+        await app.stop()
+
+
+class RecordingAdapter:
+    """An in-memory platform: tests inject messages and read what each chat shows after edits."""
+
+    name = "recording"
+
+    def __init__(self, capabilities: Capabilities | None = None) -> None:
+        self.capabilities = capabilities or Capabilities(max_text=4000, edit_interval=0.05, group_edit_interval=0.05,
+                                                         burst=1000, rate=1000.0, global_rate=10_000.0)
+        self.on_message: MessageHandler | None = None
+        self.sent: list[tuple[ChatRef, Reply]] = []
+        self.edits: list[tuple[SentRef, Reply]] = []
+        self.typings: list[ChatRef] = []
+        self.visible: dict[str, tuple[ChatRef, Reply]] = {}  # message id → latest content, in send order
+        self._next = 0
+
+    async def start(self, on_message: MessageHandler) -> None:
+        self.on_message = on_message
+
+    async def stop(self) -> None:
+        return None
+
+    def connected(self) -> bool:
+        return self.on_message is not None
+
+    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
+        self._next += 1
+        ref = SentRef(chat, str(self._next))
+        self.sent.append((chat, reply))
+        self.visible[ref.message_id] = (chat, reply)
+        return ref
+
+    async def edit(self, ref: SentRef, reply: Reply) -> None:
+        self.edits.append((ref, reply))
+        self.visible[ref.message_id] = (ref.chat, reply)
+
+    async def typing(self, chat: ChatRef) -> None:
+        self.typings.append(chat)
+
+    async def say(self, text: str, chat_id: str = "c1", *, user: str = "u1", group: bool = False,
+                  mentioned: bool = True, thread_id: str | None = None, message_id: str | None = None,
+                  **extra: Any) -> None:
+        assert self.on_message is not None, "adapter not started"
+        self._next += 1
+        await self.on_message(IncomingMessage(
+            platform=self.name, chat_id=chat_id, thread_id=thread_id, message_id=message_id or f"in{self._next}",
+            user_id=user, user_name=f"User {user}", is_group=group, mentioned=mentioned, text=text, **extra,
+        ))
+
+    def texts(self, chat_id: str = "c1") -> list[str]:
+        """What the chat shows now, one entry per bot message, oldest first."""
+        return [reply.text for chat, reply in self.visible.values() if chat.chat_id == chat_id]
+
+
+async def wait_for(predicate: Callable[[], bool], within: float = 10.0, interval: float = 0.02) -> None:
+    """Poll until `predicate()` holds; fails the test with a clear message on timeout."""
+    deadline = time.monotonic() + within
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {within}s")
+        await asyncio.sleep(interval)
