@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.app import App, enabled_platforms
 from bot.config import Config, ConfigError, llm_setup_hint, load_config
@@ -83,7 +83,7 @@ async def _serve(cfg: Config, platforms: list[str], chat_name: str) -> int:
             loop.add_signal_handler(sig, stop.set)
     await app.start()
     try:
-        waiters = [asyncio.ensure_future(stop.wait())]
+        waiters: list[asyncio.Future[Any]] = [asyncio.ensure_future(stop.wait())]
         if console is not None:
             waiters.append(asyncio.ensure_future(console.wait_closed()))
         await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)

@@ -130,6 +130,7 @@ def _apply_env(cfg: Config, env: dict[str, str]) -> None:
         cfg.data_dir = Path(env["BOTHUB_DATA_DIR"])
     if env.get("BOTHUB_WORKSPACE"):
         cfg.workspace = Path(env["BOTHUB_WORKSPACE"])
+    cfg.log_level = env.get("BOTHUB_LOG_LEVEL") or cfg.log_level
     if env.get("BOTHUB_LANGUAGE") in ("en", "zh"):
         cfg.language = env["BOTHUB_LANGUAGE"]  # type: ignore[assignment]
     cfg.llm.api_key = env.get("OPENAI_API_KEY") or None

@@ -6,15 +6,16 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 from bot.messages import IncomingMessage
 from bot.tree import Message
 
 log = logging.getLogger("bothub.sessions")
 
-Job = Callable[[], Awaitable[None]]
+Job = Callable[[], Coroutine[Any, Any, None]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,6 @@ per line.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.tree import Conversation, Message
@@ -102,7 +101,47 @@ class _Layout:
         heads = {head for bp in self.branch_points for head in kids[bp]}
         path_heads = {head for bp in self.branch_points & path for head in kids[bp]}
         skeleton = {self.top[0], *chain[-3:]} | (path & (self.branch_points | heads))
-        # One output line: (text before the preview, preview or None, text after, message id or None).
+        # Levels of detail, richest first, each with the narrowest preview it may use before giving up.
+        self.tiers: list[tuple[set[str] | None, int]] = [
+            (None, 24),  # everything
+            (path | ends | self.branch_points | heads | self.leaves, 20),
+            (skeleton | (path & ends) | self.branch_points | heads | self.leaves, 16),
+            (skeleton | (path & ends) | path_heads, 10),  # other branches folded under their first message
+            (skeleton, 0),
+        ]
+        self._previews: dict[str, tuple[str, str]] = {}
+
+    def preview(self, mid: str) -> tuple[str, str]:
+        """(role label, one-line preview), cached across detail levels."""
+        if mid not in self._previews:
+            msg, lab = self.conv.messages[mid], self.labels
+            self._previews[mid] = (_role_label(msg, lab), _collapse(_preview_text(msg, lab)))
+        return self._previews[mid]
+
+    def visible(self, keep: set[str]) -> set[str]:
+        """The kept nodes plus their display ancestors (a shown node needs its parent shown)."""
+        shown: set[str] = set()
+        for mid in keep:
+            node: str | None = mid
+            while node is not None and node not in shown:
+                shown.add(node)
+                node = self.parent[node]
+        return shown
+
+
+def _role_label(msg: Message, labels: TreeLabels) -> str:
+    return {"system": labels.system, "user": labels.you, "tool": labels.tool_result}.get(msg.role, labels.ai)
+
+
+def _preview_text(msg: Message, labels: TreeLabels) -> str:
+    if msg.role == "assistant" and msg.tool_calls:
+        names = ", ".join(str((c.get("function") or {}).get("name") or c.get("name") or "?") for c in msg.tool_calls)
+        call = f"[{labels.tool_call}: {names}]"
+        return f"{call} {msg.content}" if msg.content.strip() else call
+    return msg.content
+
+
+# One output line: (text before the preview, preview or None, text after, message id or None).
 _Line = tuple[str, str | None, str, str | None]
 
 
@@ -131,20 +170,27 @@ def _lines(lay: _Layout, shown: set[str]) -> list[_Line]:
 
     push(lay.top, "", True)
     here = " " + lay.labels.here
-    while stack:
-        mid, hidden, lead, under = stack.pop()
-        if mid is None:
-            out.append((lead + lay.labels.hidden.format(n=hidden), None, "", None))
-            continue
-        label, text = lay.preview(mid)
-        marker = here if mid == lay.conv.current_message_id else ""
-        out.append((f"{lead}[{lay.number[mid]}] {label}", text, marker, mid))
-        if mid in lay.disp:
-            if len(under) > MAX_INDENT:  # deep nesting restarts at the margin, under a "↳ [n]" line
-                out.append((f"↳ [{lay.number[mid]}]", None, "", None))
-                under = ""
-            push(lay.disp[mid], under, False)
-    return out
+    deferred: list[str] = []  # too deep to indent further: drawn after the rest, from the margin
+    while True:
+        while stack:
+            mid, hidden, lead, under = stack.pop()
+            if mid is None:
+                out.append((lead + lay.labels.hidden.format(n=hidden), None, "", None))
+                continue
+            label, text = lay.preview(mid)
+            marker = here if mid == lay.conv.current_message_id else ""
+            out.append((f"{lead}[{lay.number[mid]}] {label}", text, marker, mid))
+            if mid in lay.disp:
+                if len(under) > MAX_INDENT:
+                    out.append((under + "↳", None, "", None))
+                    deferred.append(mid)
+                else:
+                    push(lay.disp[mid], under, False)
+        if not deferred:
+            return out
+        mid = deferred.pop(0)
+        out.append((f"↳ [{lay.number[mid]}]", None, "", None))
+        push(lay.disp[mid], "", False)
 
 
 def _length(lines: list[_Line], width: int) -> int:
@@ -208,5 +254,7 @@ def render_tree(conv: Conversation, budget: int, labels: TreeLabels | None = Non
         width = _best_width(lines, budget, min_width)
         if width is not None:
             return TreeView(_join(lines, width), _targets(lay, lines))
-    lines = _around_cursor(lines or _lines(lay, lay.visible(lay.tiers[-1][0] or set())), conv.current_message_id, budget)
+    if not lines:
+        lines = _lines(lay, lay.visible(lay.tiers[-1][0] or set()))
+    lines = _around_cursor(lines, conv.current_message_id, budget)
     return TreeView(_join(lines, 0)[: max(budget, 0)], _targets(lay, lines))

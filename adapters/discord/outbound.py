@@ -6,7 +6,6 @@ block; the title becomes a bold first line; buttons become components whose cust
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable
 from typing import TypeVar
 
@@ -71,7 +70,7 @@ async def guarded(call: Awaitable[T]) -> T:
         raise ChatUnavailable(f"discord refused: {e.text or e.status}") from e
     except discord.HTTPException as e:
         raise _http_error(e) from e
-    except (aiohttp.ClientError, asyncio.TimeoutError) as e:
+    except (TimeoutError, aiohttp.ClientError) as e:
         raise SendFailed(f"discord unreachable: {type(e).__name__}") from e
 
 

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import aiohttp
 
 from adapters.feishu import cards
-from adapters.feishu.transport import ApiError, FeishuHttp
+from adapters.feishu.transport import ApiError, FeishuHttp, data_field
 from bot.adapter import ChatUnavailable, RateLimited, SendError, SendFailed
 from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
@@ -170,7 +170,7 @@ class FeishuOutbound:
             log.warning("feishu: CardKit refused (%s); plain cards for %.0f s", e, CARDKIT_RETRY_AFTER)
             self._cardkit_off_until = time.monotonic() + CARDKIT_RETRY_AFTER
             raise _CardsRefused from e
-        card_id = str(created["data"]["card_id"])
+        card_id = data_field(created, "card_id")
         message_id = await self._deliver_card(chat, cards.dumps({"type": "card", "data": {"card_id": card_id}}))
         sent = _Sent("cardkit", chat, part, card_id=card_id, streaming=True)
         self._streams.setdefault((chat.chat_id, chat.thread_id), set()).add(message_id)
@@ -198,7 +198,7 @@ class FeishuOutbound:
             answer = await self._http.call(
                 "POST", "/open-apis/im/v1/messages", params={"receive_id_type": "chat_id"}, body=body
             )
-        return str(answer["data"]["message_id"])
+        return data_field(answer, "message_id")
 
     def _anchor(self, chat: ChatRef) -> str | None:
         if chat.reply_to:

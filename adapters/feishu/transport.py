@@ -10,9 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from typing import Any
 
 import aiohttp
+import lark_oapi as lark
+import lark_oapi.ws.client as ws_client
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +120,15 @@ class FeishuHttp:
                 lifetime = 60.0
 
 
+def data_field(answer: dict[str, Any], key: str) -> str:
+    """A string out of the answer's `data`; a malformed answer is an ApiError, not a KeyError."""
+    data = answer.get("data")
+    value = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(value, str) or not value:
+        raise ApiError(200, -1, f"answer without data.{key}")
+    return value
+
+
 async def _decode(resp: aiohttp.ClientResponse) -> dict[str, Any]:
     try:
         data = await resp.json(content_type=None)
@@ -130,3 +142,74 @@ async def _decode(resp: aiohttp.ClientResponse) -> dict[str, Any]:
         retry_after = float(reset) if reset and reset.isdigit() else None
         raise ApiError(resp.status, code, str(data.get("msg", "")), retry_after)
     return data
+
+
+class LongConnection:
+    """`lark.ws.Client` in its own thread and event loop: it drives a loop of its own and blocks.
+
+    lark-oapi keeps that loop in the module global `lark_oapi.ws.client.loop`, so one process runs
+    one long connection. The SDK has no public stop(); `stop()` below disables reconnecting,
+    disconnects on the client's loop and stops that loop.
+    """
+
+    def __init__(self, app_id: str, app_secret: str, domain: str, handler: lark.EventDispatcherHandler) -> None:
+        self._client = lark.ws.Client(
+            app_id, app_secret, event_handler=handler, domain=domain, log_level=lark.LogLevel.WARNING
+        )
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="feishu-ws", daemon=True)
+        self._thread.start()
+
+    def is_connected(self) -> bool:
+        alive = self._thread is not None and self._thread.is_alive()
+        return alive and getattr(self._client, "_conn", None) is not None
+
+    async def wait_connected(self, timeout: float) -> bool:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not self.is_connected():
+            if self._thread is None or not self._thread.is_alive():
+                return False
+            if asyncio.get_running_loop().time() > deadline:
+                return False
+            await asyncio.sleep(0.05)
+        return True
+
+    async def stop(self) -> None:
+        thread, loop = self._thread, self._loop
+        if thread is None or loop is None or not thread.is_alive():
+            return
+        client = self._client
+
+        async def disconnect() -> None:
+            client._auto_reconnect = False
+            await client._disconnect()
+
+        try:
+            future = asyncio.run_coroutine_threadsafe(disconnect(), loop)
+            await asyncio.wait_for(asyncio.wrap_future(future), 5)
+        except (TimeoutError, RuntimeError) as e:
+            log.warning("feishu: long connection did not disconnect cleanly: %s", e)
+        loop.call_soon_threadsafe(loop.stop)
+        await asyncio.to_thread(thread.join, 5)
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        ws_client.loop = loop
+        self._loop = loop
+        try:
+            self._client.start()
+        except RuntimeError:
+            pass  # our stop(): "Event loop stopped before Future completed"
+        except Exception:
+            log.exception("feishu: long connection failed")
+        finally:
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.wait(pending, timeout=1))
+            loop.close()

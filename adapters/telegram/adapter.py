@@ -7,7 +7,6 @@ Long polling by default; with `telegram.webhook_url` set, updates arrive on the 
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 import re
 import secrets
@@ -193,5 +192,3 @@ def create(config: Config, env: Mapping[str, str], services: AdapterServices) ->
         services.add_route("POST", settings.webhook_path, adapter.webhook)
     return adapter
 
-
-__all__ = ["COMMANDS", "TelegramAdapter", "create", "json"]

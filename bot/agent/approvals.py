@@ -33,15 +33,18 @@ class _Pending:
 
 
 class Approvals:
-    def __init__(self) -> None:
+    def __init__(self, default_timeout: float = 600) -> None:
+        self.default_timeout = default_timeout  # seconds a request waits for someone to decide
         self._pending: dict[str, _Pending] = {}
 
     async def request(self, ctx: ToolContext, command: str, destructive: bool,
                       timeout: float = 600) -> bool:  # noqa: ASYNC109 - the decision deadline, not an I/O timeout
         return await self.ask(ctx, command, destructive, expires_after=timeout) is Decision.APPROVED
 
-    async def ask(self, ctx: ToolContext, command: str, destructive: bool, expires_after: float = 600) -> Decision:
+    async def ask(self, ctx: ToolContext, command: str, destructive: bool,
+                  expires_after: float | None = None) -> Decision:
         """Like `request`, but says why the answer is no (denied, expired, or no way to ask)."""
+        expires_after = self.default_timeout if expires_after is None else expires_after
         notify = ctx.extras.get(NOTIFY_KEY)
         if notify is None:
             return Decision.UNAVAILABLE

@@ -11,7 +11,7 @@ PREVIEW = 60
 
 def labels(lang: str) -> TreeLabels:
     if lang == "zh":
-        return TreeLabels(system="系统提示词", user="你", assistant="AI", tool_result="工具结果",
+        return TreeLabels(system="系统提示词", you="你", ai="AI", tool_result="工具结果",
                           tool_call="工具调用", here="← 当前位置", hidden="… 省略 {n} 条消息")
     return TreeLabels()
 

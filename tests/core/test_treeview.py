@@ -11,7 +11,7 @@ import pytest
 from bot.tree import Conversation, Message
 from bot.treeview import TreeLabels, number_nodes, render_tree
 
-NUMBER = re.compile(r"\[(\d+)\]")
+NUMBER = re.compile(r"^[│├└─ ]*\[(\d+)\]", re.MULTILINE)  # a message line, not a "↳ [n]" line
 HIDDEN = re.compile(r"… (\d+) messages hidden")
 
 SEED_TREE = """\
@@ -76,8 +76,7 @@ def test_numbers_are_depth_first_and_unique() -> None:
     for number, mid in enumerate(ids[1:], start=1):  # a parent always comes before its children
         assert ids.index(conv.messages[mid].parent_id or "") < number
     view = render_tree(conv, 100_000)
-    numbers = {int(n): line for line in view.text.splitlines() for n in NUMBER.findall(line)}
-    assert sorted(numbers) == list(range(len(conv)))
+    assert sorted(int(n) for n in NUMBER.findall(view.text)) == list(range(len(conv)))
     accounted(conv, view.text)
 
 

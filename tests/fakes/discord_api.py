@@ -152,8 +152,8 @@ class FakeDiscord:
     def calls_to(self, method: str, path_regex: str) -> list[Call]:
         return [c for c in self.calls if c.method == method and re.fullmatch(path_regex, c.path)]
 
-    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-        deadline = time.monotonic() + timeout
+    async def wait_for(self, predicate: Callable[[], bool], within: float = 5.0) -> None:
+        deadline = time.monotonic() + within
         while not predicate():
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out; calls so far: {[(c.method, c.path) for c in self.calls]}")

@@ -1,0 +1,236 @@
+"""Feishu/Lark adapter: long connection (default) or webhook in, cards out.
+
+lark-oapi handlers run synchronously — on the hub's loop for webhooks, on the long connection's own
+thread for ws — so they only parse and hand over with `call_soon_threadsafe`; dedupe, chat lookups
+and the hub run in tasks on the hub's loop. A webhook is answered at once, well inside Feishu's 3 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Mapping
+
+import aiohttp
+import lark_oapi as lark
+from aiohttp import web
+from lark_oapi.api.im.v1 import P2ImMessageReceiveV1
+from lark_oapi.event.callback.model.p2_card_action_trigger import (
+    P2CardActionTrigger,
+    P2CardActionTriggerResponse,
+)
+
+from adapters.feishu import crypto, inbound
+from adapters.feishu.outbound import FeishuOutbound
+from adapters.feishu.transport import ApiError, FeishuHttp, LongConnection, resolve_domain
+from bot.adapter import AdapterServices, Capabilities, MessageHandler
+from bot.config import Config, ConfigError
+from bot.messages import ChatRef, IncomingMessage, SentRef
+from bot.replies import Reply
+
+log = logging.getLogger(__name__)
+
+HANDLED_EVENTS = frozenset({"im.message.receive_v1", "card.action.trigger"})
+CONNECT_TIMEOUT = 15.0
+TOAST = {"en": "Running {action}", "zh": "正在执行 {action}"}
+
+
+class FeishuAdapter:
+    name = "feishu"
+    # ~8000 characters keeps a card under Feishu's 30 KB even for CJK (3 bytes each); send() still
+    # measures bytes and splits again. Card updates are allowed 5/s (PATCH) and 10/s (CardKit).
+    capabilities = Capabilities(
+        max_text=8000, edit_interval=0.3, group_edit_interval=0.5, tree_budget=6000, burst=5, rate=5.0
+    )
+
+    def __init__(
+        self,
+        *,
+        http: FeishuHttp,
+        app_id: str,
+        app_secret: str,
+        transport: str,
+        services: AdapterServices,
+        encrypt_key: str = "",
+        verification_token: str = "",
+        idle_close: float = 3.0,
+    ) -> None:
+        self._http = http
+        self._app_id, self._app_secret = app_id, app_secret
+        self._transport = transport
+        self._services = services
+        self._encrypt_key, self._verification_token = encrypt_key, verification_token
+        self._outbound = FeishuOutbound(http, idle_close=idle_close)
+        self._bot_open_id = ""
+        self._on_message: MessageHandler | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._ws: LongConnection | None = None
+        self._route_ready = False
+        keys = (encrypt_key, verification_token) if transport == "webhook" else ("", "")
+        self._dispatcher = (
+            lark.EventDispatcherHandler.builder(*keys)
+            .register_p2_im_message_receive_v1(self._on_message_event)
+            .register_p2_card_action_trigger(self._on_card_action)
+            .build()
+        )
+
+    # ---- lifecycle -----------------------------------------------------------------------------
+    async def start(self, on_message: MessageHandler) -> None:
+        self._loop = asyncio.get_running_loop()
+        try:
+            await self._http.start()
+            info = await self._http.call("GET", "/open-apis/bot/v3/info")
+        except ApiError as e:
+            await self._http.close()
+            raise ConfigError(f"Feishu refused FEISHU_APP_ID / FEISHU_APP_SECRET: {e.msg} ({e.code})") from e
+        except (aiohttp.ClientError, TimeoutError) as e:
+            await self._http.close()
+            raise ConnectionError(f"cannot reach Feishu at {self._http.base_url}: {e}") from e
+        bot = info.get("bot")
+        self._bot_open_id = str(bot.get("open_id", "")) if isinstance(bot, dict) else ""
+        if not self._bot_open_id:
+            log.warning("feishu: bot/v3/info gave no open_id; @mentions in groups will not be recognised")
+        self._on_message = on_message
+        if self._transport == "websocket":
+            self._ws = LongConnection(self._app_id, self._app_secret, self._http.base_url, self._dispatcher)
+            self._ws.start()
+            if not await self._ws.wait_connected(CONNECT_TIMEOUT):
+                log.warning("feishu: long connection not up yet; lark-oapi keeps retrying")
+
+    async def stop(self) -> None:
+        self._on_message = None
+        if self._ws is not None:
+            await self._ws.stop()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._outbound.stop()
+        await self._http.close()
+
+    def connected(self) -> bool:
+        if self._transport == "websocket":
+            return self._ws is not None and self._ws.is_connected()
+        return self._route_ready and self._on_message is not None
+
+    # ---- outbound ------------------------------------------------------------------------------
+    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
+        return await self._outbound.send(chat, reply)
+
+    async def edit(self, ref: SentRef, reply: Reply) -> None:
+        await self._outbound.edit(ref, reply)
+
+    async def typing(self, chat: ChatRef) -> None:
+        """Feishu has no typing indicator for bots; the streaming card shows progress instead."""
+
+    # ---- webhook -------------------------------------------------------------------------------
+    def mark_route_ready(self) -> None:
+        self._route_ready = True
+
+    async def handle_webhook(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        try:
+            event = crypto.open_envelope(body, request.headers, self._encrypt_key, self._verification_token)
+        except crypto.Rejected as e:
+            log.warning("feishu: webhook rejected: %s", e)
+            return web.json_response({"msg": "rejected"}, status=401)
+        kind = crypto.event_type(event)
+        if kind == "url_verification":
+            return web.json_response({"challenge": event.get("challenge", "")})
+        if kind not in HANDLED_EVENTS:
+            return web.json_response({"msg": "success"})  # acknowledged, so Feishu does not retry
+        if self._on_message is None:
+            return web.json_response({"msg": "starting"}, status=503)  # Feishu retries later
+        raw = lark.RawRequest()
+        raw.uri, raw.body, raw.headers = request.path, body, request.headers  # case-insensitive headers
+        answer = self._dispatcher.do(raw)
+        return web.Response(status=answer.status_code, body=answer.content, content_type="application/json")
+
+    # ---- lark-oapi handlers: synchronous, maybe on the long connection's thread ----------------
+    def _on_message_event(self, data: P2ImMessageReceiveV1) -> None:
+        try:
+            parsed = inbound.parse_message(data, self._bot_open_id)
+        except Exception:
+            log.exception("feishu: unreadable message event skipped")
+            return
+        if parsed is not None:
+            self._hand_over(self._deliver(parsed.event_id, parsed.message))
+
+    def _on_card_action(self, data: P2CardActionTrigger) -> P2CardActionTriggerResponse:
+        try:
+            press = inbound.parse_card_action(data)
+        except Exception:
+            log.exception("feishu: unreadable card action skipped")
+            press = None
+        if press is None:
+            return P2CardActionTriggerResponse({})
+        self._hand_over(self._deliver_press(press))
+        text = TOAST.get(self._services.language, TOAST["en"]).format(action=press.action)
+        return P2CardActionTriggerResponse({"toast": {"type": "info", "content": text}})
+
+    def _hand_over(self, work: Awaitable[None]) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            work.close()  # type: ignore[attr-defined]
+            return
+        loop.call_soon_threadsafe(self._spawn, work)
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ---- on the hub's loop ---------------------------------------------------------------------
+    async def _deliver(self, event_id: str, msg: IncomingMessage) -> None:
+        try:
+            if await self._services.seen(f"feishu:event:{event_id}"):
+                log.info("feishu: redelivered event %s ignored", event_id)
+                return
+            self._outbound.remember_inbound(msg)
+            if self._on_message is not None:
+                await self._on_message(msg)
+        except Exception:
+            log.exception("feishu: handling event %s failed", event_id)
+
+    async def _deliver_press(self, press: inbound.ButtonPress) -> None:
+        try:
+            if await self._services.seen(f"feishu:event:{press.event_id}"):
+                return
+            is_group, thread_id = await self._outbound.chat_of_card(press.chat_id, press.card_message_id)
+            self._outbound.remember_press(press.event_id, press.card_message_id)
+            if self._on_message is not None:
+                await self._on_message(press.to_message(is_group, thread_id))
+        except Exception:
+            log.exception("feishu: handling button press %s failed", press.event_id)
+
+
+def create(config: Config, env: Mapping[str, str], services: AdapterServices) -> FeishuAdapter:
+    """Build the adapter; secrets come only from `env`. Webhook mode registers its route here."""
+    app_id, app_secret = env.get("FEISHU_APP_ID", ""), env.get("FEISHU_APP_SECRET", "")
+    if not app_id or not app_secret:
+        raise ConfigError("Feishu needs FEISHU_APP_ID and FEISHU_APP_SECRET (developer console → Credentials).")
+    try:
+        base_url = resolve_domain(config.feishu.domain or env.get("FEISHU_DOMAIN"))
+    except ValueError as e:
+        raise ConfigError(str(e)) from e
+    encrypt_key = env.get("FEISHU_ENCRYPT_KEY", "")
+    verification_token = env.get("FEISHU_VERIFICATION_TOKEN", "")
+    transport = config.feishu.transport
+    if transport == "webhook" and not (encrypt_key or verification_token):
+        raise ConfigError(
+            "Feishu webhook mode needs FEISHU_ENCRYPT_KEY and/or FEISHU_VERIFICATION_TOKEN "
+            "(developer console → Events & Callbacks → Encryption Strategy) so forged events are refused."
+        )
+    adapter = FeishuAdapter(
+        http=FeishuHttp(base_url, app_id, app_secret),
+        app_id=app_id,
+        app_secret=app_secret,
+        transport=transport,
+        services=services,
+        encrypt_key=encrypt_key,
+        verification_token=verification_token,
+    )
+    if transport == "webhook":
+        services.add_route("POST", config.feishu.webhook_path, adapter.handle_webhook)
+        adapter.mark_route_ready()
+    return adapter

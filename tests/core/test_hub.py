@@ -1,0 +1,141 @@
+"""The hub end to end with the real store, agent loop and fake LLM, through an in-memory platform."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from bot.sessions import SessionKey
+from tests.fakes.openai_api import Error, FakeOpenAI, Text
+from tests.harness import RecordingAdapter, running_app, wait_for
+
+
+async def test_dm_message_is_answered_and_stored(tmp_path: Path, fake: FakeOpenAI) -> None:
+    rec = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
+        await rec.say("hello bot")
+        await wait_for(lambda: rec.texts() == ["hello bot"])
+        session = app.hub.sessions.get(SessionKey("recording", "c1"))
+        assert [m.role for m in session.path] == ["user", "assistant"]
+    assert fake.requests[0]["body"]["messages"][-1] == {"role": "user", "content": "hello bot"}
+
+
+async def test_group_needs_mention_and_names_the_sender(tmp_path: Path, fake: FakeOpenAI) -> None:
+    rec = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
+        await rec.say("not for you", group=True, mentioned=False)
+        await rec.say("for you", group=True, user="alice")
+        await wait_for(lambda: len(rec.texts()) == 1)
+        await app.hub.idle()
+    assert len(fake.requests) == 1
+    assert fake.requests[0]["body"]["messages"][-1]["content"] == "[User alice] for you"
+
+
+async def test_redelivered_message_is_answered_once(tmp_path: Path, fake: FakeOpenAI) -> None:
+    rec = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
+        await rec.say("once", message_id="m-1")
+        await rec.say("once", message_id="m-1")
+        await app.hub.idle()
+    rec2 = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec2,)) as app:  # after a restart too
+        await rec2.say("once", message_id="m-1")
+        await app.hub.idle()
+    assert len(fake.requests) == 1
+    assert rec2.sent == []
+
+
+async def test_two_chats_run_concurrently_one_chat_in_order(tmp_path: Path) -> None:
+    slow = FakeOpenAI(first_token_delay=1.0)
+    await slow.start()
+    try:
+        rec = RecordingAdapter()
+        async with running_app(tmp_path, slow.base_url, adapters=(rec,)) as app:
+            started = time.monotonic()
+            await rec.say("first in a", chat_id="a")
+            await rec.say("first in b", chat_id="b")
+            await wait_for(lambda: rec.texts("a") and rec.texts("b"))
+            both = time.monotonic() - started
+            await rec.say("second in a", chat_id="a")
+            await rec.say("third in a", chat_id="a")
+            await app.hub.idle()
+        assert both < 1.8, f"two chats took {both:.2f}s: lanes are not concurrent"
+        assert rec.texts("a") == ["first in a", "second in a", "third in a"]
+    finally:
+        await slow.stop()
+
+
+async def test_llm_failure_is_polite_keeps_message_and_retry_branches(tmp_path: Path, fake: FakeOpenAI) -> None:
+    rec = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
+        fake.script(Error(500, message="boom"))
+        await rec.say("please answer")
+        await wait_for(lambda: len(rec.texts()) == 1)
+        failure = rec.texts()[0]
+        assert "/retry" in failure and "error" in failure and "boom" not in failure
+        await rec.say("/retry")
+        await wait_for(lambda: len(rec.texts()) == 2)
+        assert rec.texts()[1] == "please answer"
+        session = app.hub.sessions.get(SessionKey("recording", "c1"))
+        assert [m.role for m in session.path] == ["user", "assistant"]
+        tree = await app.conversations.tree(session, "")
+        assert sum(1 for m in tree.messages.values() if m.role == "user") == 1
+
+
+async def test_goto_then_message_branches(tmp_path: Path, fake: FakeOpenAI) -> None:
+    rec = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
+        for text in ("one", "two", "/goto 2", "branch"):
+            await rec.say(text)
+        await app.hub.idle()
+        await rec.say("/tree")
+        await app.hub.idle()
+    tree_text = rec.texts()[-1]
+    assert "├─" in tree_text and "└─" in tree_text
+    assert tree_text.index("two") < tree_text.index("branch")
+
+
+async def test_other_chats_conversation_is_not_found(tmp_path: Path, fake: FakeOpenAI) -> None:
+    rec = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
+        await rec.say("secret of b", chat_id="b")
+        await app.hub.idle()
+        b_id = app.hub.sessions.get(SessionKey("recording", "b")).conversation_id
+        await rec.say(f"/switch {b_id}", chat_id="a")
+        await rec.say("/switch 0badc0de", chat_id="a")
+        await app.hub.idle()
+    own, random = rec.texts("a")
+    assert own == random.replace("0badc0de", str(b_id))
+    assert "No conversation" in own
+
+
+async def test_unknown_command_and_bad_arguments_get_usage(tmp_path: Path, fake: FakeOpenAI) -> None:
+    rec = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
+        for text in ("/frobnicate", "/goto x", "/goto 99", "/lang fr", "/list 0"):
+            await rec.say(text)
+        await app.hub.idle()
+    answers = rec.texts()
+    assert answers[0].startswith("Unknown command /frobnicate")
+    assert answers[1] == "Usage: /goto <N>"
+    assert "no message [99]" in answers[2]
+    assert answers[3] == "Usage: /lang en|zh"
+    assert answers[4] == "Usage: /list [page]"
+    assert fake.requests == []
+
+
+async def test_stop_cancels_run_keeps_partial_and_clears_queue(tmp_path: Path, fake: FakeOpenAI) -> None:
+    rec = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
+        fake.script(Text("one two three four five six seven eight", delay=0.3))
+        await rec.say("long answer please")
+        await rec.say("queued")
+        await wait_for(lambda: any("two" in t for t in rec.texts()))
+        await rec.say("/stop")
+        await app.hub.idle()
+        session = app.hub.sessions.get(SessionKey("recording", "c1"))
+        last = session.path[-1]
+        assert last.role == "assistant" and last.interrupted and last.content.startswith("one two")
+    assert any("interrupted" in t for t in rec.texts())
+    assert any(t.startswith("Stopped. 1 queued") for t in rec.texts())
+    assert len(fake.requests) == 1

@@ -1,0 +1,456 @@
+"""A fake Telegram Bot API on 127.0.0.1 (aiohttp) that python-telegram-bot talks to unchanged.
+
+Speaks the real wire format (POST /bot<token>/<method>, form-encoded with JSON-encoded non-string
+values; {"ok":…} answers with real HTTP statuses), is strict like Telegram (HTML entities, 4096
+UTF-16 units, "message is not modified", unknown chats, stale callback queries), records every call,
+lets tests inject updates (delivered by getUpdates long polling, or POSTed to a webhook once one is
+set) and shows each chat as its members would see it: the current text of every message after edits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from tests.fakes.telegram_rules import MAX_TEXT, EntityError, FloodLimits, parse_html, utf16_len
+
+TOKEN = "123456:TEST-TOKEN"
+BOT_USER = {"id": 1000001, "is_bot": True, "first_name": "Hub", "username": "hub_test_bot",
+            "can_join_groups": True, "can_read_all_group_messages": False, "supports_inline_queries": False}
+DEFAULT_USER = {"id": 42, "is_bot": False, "first_name": "Ann", "last_name": "Lee", "username": "ann"}
+# PTB sends these raw; every other value is JSON-encoded (so a text "42" must stay a string)
+STRING_PARAMS = {"text", "parse_mode", "callback_query_id", "url", "secret_token", "action", "language_code",
+                 "inline_message_id", "caption", "ip_address"}
+CHAT_ACTIONS = {"typing", "upload_photo", "record_video", "upload_video", "record_voice", "upload_voice",
+                "upload_document", "choose_sticker", "find_location", "record_video_note", "upload_video_note"}
+_MENTION = re.compile(r"@[A-Za-z0-9_]{3,32}")
+_MEDIA = {
+    "photo": [{"file_id": "ph-1", "file_unique_id": "uph-1", "width": 90, "height": 90}],
+    "sticker": {"file_id": "st-1", "file_unique_id": "ust-1", "type": "regular", "width": 512, "height": 512,
+                "is_animated": False, "is_video": False},
+    "voice": {"file_id": "vo-1", "file_unique_id": "uvo-1", "duration": 2},
+    "document": {"file_id": "do-1", "file_unique_id": "udo-1", "file_name": "report.pdf"},
+}
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, description: str, retry_after: int | None = None) -> None:
+        super().__init__(description)
+        self.status, self.description, self.retry_after = status, description, retry_after
+
+
+@dataclass
+class Call:
+    method: str
+    params: dict[str, Any]
+    at: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class ChatMessage:
+    """One message as the chat shows it now."""
+
+    chat_id: int
+    message_id: int
+    from_bot: bool
+    text: str  # visible text after entity parsing and edits
+    thread_id: int | None = None
+    raw: str = ""  # what was sent, before parsing (HTML source)
+    entities: list[Any] = field(default_factory=list)
+    reply_markup: dict[str, Any] | None = None
+    reply_to: int | None = None
+    edits: int = 0
+
+
+@dataclass
+class Failure:
+    method: str
+    status: int
+    description: str
+    retry_after: int | None = None
+    chat_id: int | None = None
+    times: int = 1
+
+
+class FakeTelegram:
+    def __init__(self, token: str = TOKEN, bot_user: dict[str, Any] | None = None) -> None:
+        self.token = token
+        self.bot_user = bot_user or dict(BOT_USER)
+        self.calls: list[Call] = []
+        self.flood: FloodLimits | None = None  # set to enable Telegram's flood limits
+        self.webhook: dict[str, Any] | None = None
+        self.webhook_statuses: list[int] = []
+        self.commands: dict[tuple[str, str], list[dict[str, str]]] = {}  # (scope type, language) → list
+        self.answered: list[str] = []
+        self.port = 0
+        self._failures: list[Failure] = []
+        self._blocked: set[int] = set()
+        self._chats: dict[int, dict[str, Any]] = {}
+        self._messages: dict[int, dict[int, ChatMessage]] = {}
+        self._queries: set[str] = set()
+        self._pending: list[dict[str, Any]] = []
+        self._arrived = asyncio.Event()
+        self._update_ids = itertools.count(1)
+        self._query_ids = itertools.count(1)
+        self._runner: web.AppRunner | None = None
+        self._client: aiohttp.ClientSession | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # ---- lifecycle ------------------------------------------------------------------------------
+    @property
+    def api_base(self) -> str:
+        """What TELEGRAM_API_BASE / telegram.api_base should be set to."""
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/bot{token}/{method}", self._handle)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        self._client = aiohttp.ClientSession()
+
+    async def stop(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._client:
+            await self._client.close()
+        if self._runner:
+            await self._runner.cleanup()
+
+    # ---- test controls --------------------------------------------------------------------------
+    def open_chat(self, chat_id: int, chat_type: str | None = None, *, forum: bool = False,
+                  title: str = "Test group", user: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Make a chat exist (the bot can only post where it has been talked to or added)."""
+        kind = chat_type or ("private" if chat_id > 0 else "supergroup")
+        chat: dict[str, Any] = {"id": chat_id, "type": kind}
+        if kind == "private":
+            chat["first_name"] = (user or DEFAULT_USER)["first_name"]
+        else:
+            chat["title"] = title
+        if forum:
+            chat["is_forum"] = True
+        self._chats.setdefault(chat_id, chat)
+        self._messages.setdefault(chat_id, {})
+        return self._chats[chat_id]
+
+    def fail(self, method: str, status: int, description: str, *, retry_after: int | None = None,
+             chat_id: int | None = None, times: int = 1) -> None:
+        """Script the next `times` calls of `method` (optionally only for one chat) to fail."""
+        self._failures.append(Failure(method, status, description, retry_after, chat_id, times))
+
+    def rate_limit(self, method: str, retry_after: int, *, times: int = 1) -> None:
+        self.fail(method, 429, f"Too Many Requests: retry after {retry_after}", retry_after=retry_after,
+                  times=times)
+
+    def block(self, chat_id: int) -> None:
+        """The user blocked the bot (or it was kicked): every call for that chat answers 403."""
+        self._blocked.add(chat_id)
+
+    def inject_update(self, update: dict[str, Any]) -> dict[str, Any]:
+        update = {"update_id": next(self._update_ids), **update}
+        if self.webhook is not None:
+            self._spawn(self._post_webhook(update))
+        else:
+            self._pending.append(update)
+            self._arrived.set()
+        return update
+
+    def redeliver(self, update: dict[str, Any]) -> dict[str, Any]:
+        """Telegram sends the same event again (e.g. after a crash) under a new update_id."""
+        return self.inject_update({k: v for k, v in update.items() if k != "update_id"})
+
+    def inject_message(self, chat_id: int, text: str = "", *, chat_type: str | None = None,
+                       from_user: dict[str, Any] | None = None, entities: list[dict[str, Any]] | None = None,
+                       reply_to: int | None = None, thread_id: int | None = None, media: str | None = None,
+                       kind: str = "message") -> dict[str, Any]:
+        """A user writes `text` (or sends `media` with `text` as caption). Entities default to what
+        Telegram's clients produce: a bot_command at offset 0 and @mentions."""
+        user = from_user or DEFAULT_USER
+        chat = self.open_chat(chat_id, chat_type, forum=thread_id is not None, user=user)
+        message_id = self._next_message_id(chat_id)
+        msg: dict[str, Any] = {"message_id": message_id, "date": int(time.time()), "chat": chat, "from": user}
+        ents = _auto_entities(text) if entities is None else entities
+        if media:
+            msg[media] = _MEDIA[media]
+            if text:
+                msg["caption"], msg["caption_entities"] = text, ents
+        elif text:
+            msg["text"], msg["entities"] = text, ents
+        if thread_id is not None:
+            msg["message_thread_id"], msg["is_topic_message"] = thread_id, True
+        if reply_to is not None:
+            msg["reply_to_message"] = self._message_json(self._messages[chat_id][reply_to])
+        elif thread_id is not None:  # Telegram links topic messages to the topic's creation message
+            msg["reply_to_message"] = {"message_id": thread_id, "date": 0, "chat": chat, "from": user,
+                                       "message_thread_id": thread_id, "is_topic_message": True,
+                                       "forum_topic_created": {"name": "topic", "icon_color": 7322096}}
+        self._messages[chat_id][message_id] = ChatMessage(chat_id, message_id, False, text, thread_id, text,
+                                                          reply_to=reply_to)
+        return self.inject_update({kind: msg})
+
+    def inject_callback(self, chat_id: int, message_id: int, data: str,
+                        from_user: dict[str, Any] | None = None) -> str:
+        """A user presses an inline button under message `message_id`; returns the query id."""
+        query_id = f"q{next(self._query_ids)}"
+        self._queries.add(query_id)
+        message = self._message_json(self._messages[chat_id][message_id])
+        self.inject_update({"callback_query": {"id": query_id, "from": from_user or DEFAULT_USER,
+                                               "chat_instance": f"ci{chat_id}", "data": data,
+                                               "message": message}})
+        return query_id
+
+    # ---- what tests look at ---------------------------------------------------------------------
+    def calls_of(self, method: str) -> list[dict[str, Any]]:
+        return [c.params for c in self.calls if c.method == method]
+
+    def messages(self, chat_id: int, thread_id: int | None = None) -> list[ChatMessage]:
+        shown = self._messages.get(chat_id, {}).values()
+        return [m for m in shown if thread_id is None or m.thread_id == thread_id]
+
+    def bot_texts(self, chat_id: int, thread_id: int | None = None) -> list[str]:
+        """The bot's messages in this chat (or topic), in order, as they read now."""
+        return [m.text for m in self.messages(chat_id, thread_id) if m.from_bot]
+
+    async def wait_until(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"condition not met in {timeout}s; calls: {[c.method for c in self.calls]}")
+            await asyncio.sleep(0.01)
+
+    # ---- HTTP plumbing --------------------------------------------------------------------------
+    async def _handle(self, request: web.Request) -> web.Response:
+        if request.match_info["token"] != self.token:
+            return _error(ApiError(401, "Unauthorized"))
+        method = request.match_info["method"]
+        if request.content_type == "application/json":
+            params = await request.json()
+        else:
+            form = await request.post()
+            params = {k: v if k in STRING_PARAMS else _decode(v) for k, v in form.items() if isinstance(v, str)}
+        self.calls.append(Call(method, params))
+        handler = getattr(self, f"_m_{method}", None)
+        try:
+            if handler is None:
+                raise ApiError(404, "Not Found")
+            self._scripted_failure(method, params)
+            return web.json_response({"ok": True, "result": await handler(params)})
+        except ApiError as e:
+            return _error(e)
+
+    def _scripted_failure(self, method: str, params: dict[str, Any]) -> None:
+        chat_id = params.get("chat_id")
+        for failure in self._failures:
+            if failure.method == method and failure.chat_id in (None, chat_id):
+                failure.times -= 1
+                if failure.times <= 0:
+                    self._failures.remove(failure)
+                raise ApiError(failure.status, failure.description, failure.retry_after)
+        if chat_id in self._blocked:
+            raise ApiError(403, "Forbidden: bot was blocked by the user")
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _post_webhook(self, update: dict[str, Any]) -> None:
+        assert self.webhook is not None and self._client is not None
+        headers = {"X-Telegram-Bot-Api-Secret-Token": self.webhook.get("secret_token", "")}
+        async with self._client.post(self.webhook["url"], json=update, headers=headers) as response:
+            self.webhook_statuses.append(response.status)
+
+    # ---- Bot API methods ------------------------------------------------------------------------
+    async def _m_getMe(self, p: dict[str, Any]) -> dict[str, Any]:
+        return self.bot_user
+
+    async def _m_getUpdates(self, p: dict[str, Any]) -> list[dict[str, Any]]:
+        if self.webhook is not None:
+            raise ApiError(409, "Conflict: can't use getUpdates method while webhook is active; "
+                                "use deleteWebhook to delete the webhook first")
+        offset, limit = int(p.get("offset") or 0), int(p.get("limit") or 100)
+        deadline = time.monotonic() + float(p.get("timeout") or 0)
+        self._pending = [u for u in self._pending if u["update_id"] >= offset]  # offset confirms
+        while not self._pending and (remaining := deadline - time.monotonic()) > 0:
+            self._arrived.clear()
+            try:
+                await asyncio.wait_for(self._arrived.wait(), remaining)
+            except TimeoutError:
+                break
+        return self._pending[:limit]
+
+    async def _m_setWebhook(self, p: dict[str, Any]) -> bool:
+        secret = p.get("secret_token", "")
+        if secret and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", secret):
+            raise ApiError(400, "Bad Request: secret token contains unallowed characters")
+        self.webhook = {"url": p["url"], "secret_token": secret}
+        for update in self._pending:
+            self._spawn(self._post_webhook(update))
+        self._pending = []
+        return True
+
+    async def _m_deleteWebhook(self, p: dict[str, Any]) -> bool:
+        self.webhook = None
+        if p.get("drop_pending_updates"):
+            self._pending = []
+        return True
+
+    async def _m_setMyCommands(self, p: dict[str, Any]) -> bool:
+        for command in p["commands"]:
+            if not re.fullmatch(r"[a-z0-9_]{1,32}", command["command"]):
+                raise ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
+            if not 1 <= len(command["description"]) <= 256:
+                raise ApiError(400, "Bad Request: BOT_COMMAND_DESCRIPTION_INVALID")
+        self.commands[(_scope(p), p.get("language_code", ""))] = p["commands"]
+        return True
+
+    async def _m_getMyCommands(self, p: dict[str, Any]) -> list[dict[str, str]]:
+        return self.commands.get((_scope(p), p.get("language_code", "")), [])
+
+    async def _m_sendChatAction(self, p: dict[str, Any]) -> bool:
+        self._chat(p)
+        if p.get("action") not in CHAT_ACTIONS:
+            raise ApiError(400, "Bad Request: wrong parameter action in request")
+        return True
+
+    async def _m_answerCallbackQuery(self, p: dict[str, Any]) -> bool:
+        query_id = p.get("callback_query_id")
+        if query_id not in self._queries or query_id in self.answered:
+            raise ApiError(400, "Bad Request: query is too old and response timeout expired or query ID is invalid")
+        self.answered.append(query_id)
+        return True
+
+    async def _m_sendMessage(self, p: dict[str, Any]) -> dict[str, Any]:
+        chat = self._chat(p)
+        text, entities = _visible(p)
+        thread_id = p.get("message_thread_id")
+        if thread_id is not None and not chat.get("is_forum"):
+            raise ApiError(400, "Bad Request: message thread not found")
+        reply_to = (p.get("reply_parameters") or {}).get("message_id")
+        if reply_to is not None and reply_to not in self._messages[chat["id"]]:
+            if not p["reply_parameters"].get("allow_sending_without_reply"):
+                raise ApiError(400, "Bad Request: message to be replied not found")
+            reply_to = None
+        markup = _markup(p)
+        self._take_flood(chat["id"])
+        message = ChatMessage(chat["id"], self._next_message_id(chat["id"]), True, text, thread_id,
+                              p["text"], entities, markup, reply_to)
+        self._messages[chat["id"]][message.message_id] = message
+        return self._message_json(message)
+
+    async def _m_editMessageText(self, p: dict[str, Any]) -> dict[str, Any]:
+        chat = self._chat(p)
+        message = self._messages[chat["id"]].get(p.get("message_id", -1))
+        if message is None:
+            raise ApiError(400, "Bad Request: message to edit not found")
+        if not message.from_bot:
+            raise ApiError(400, "Bad Request: message can't be edited")
+        text, entities = _visible(p)
+        markup = _markup(p)
+        if (text, entities, markup) == (message.text, message.entities, message.reply_markup):
+            raise ApiError(400, "Bad Request: message is not modified: specified new message content and "
+                                "reply markup are exactly the same as a current content and reply markup "
+                                "of the message")
+        self._take_flood(chat["id"])
+        message.text, message.entities, message.reply_markup, message.raw = text, entities, markup, p["text"]
+        message.edits += 1
+        return self._message_json(message)
+
+    # ---- helpers --------------------------------------------------------------------------------
+    def _chat(self, p: dict[str, Any]) -> dict[str, Any]:
+        chat = self._chats.get(p.get("chat_id"))  # type: ignore[arg-type]
+        if chat is None:
+            raise ApiError(400, "Bad Request: chat not found")
+        return chat
+
+    def _take_flood(self, chat_id: int) -> None:
+        if self.flood is not None and (retry_after := self.flood.check(chat_id)) is not None:
+            raise ApiError(429, f"Too Many Requests: retry after {retry_after}", retry_after)
+
+    def _next_message_id(self, chat_id: int) -> int:
+        return max(self._messages.setdefault(chat_id, {}), default=0) + 1
+
+    def _message_json(self, m: ChatMessage) -> dict[str, Any]:
+        out: dict[str, Any] = {"message_id": m.message_id, "date": int(time.time()), "chat": self._chats[m.chat_id],
+                               "from": self.bot_user if m.from_bot else DEFAULT_USER, "text": m.text}
+        if m.thread_id is not None:
+            out["message_thread_id"], out["is_topic_message"] = m.thread_id, True
+        if m.reply_markup:
+            out["reply_markup"] = m.reply_markup
+        if m.edits:
+            out["edit_date"] = int(time.time())
+        return out
+
+
+def _decode(value: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+def _error(e: ApiError) -> web.Response:
+    body: dict[str, Any] = {"ok": False, "error_code": e.status, "description": e.description}
+    if e.retry_after is not None:
+        body["parameters"] = {"retry_after": e.retry_after}
+    return web.json_response(body, status=e.status)
+
+
+def _scope(p: dict[str, Any]) -> str:
+    return str((p.get("scope") or {}).get("type", "default"))
+
+
+def _visible(p: dict[str, Any]) -> tuple[str, list[Any]]:
+    """Telegram parses entities, trims, then checks the length of what remains."""
+    raw = p.get("text")
+    if not isinstance(raw, str):
+        raise ApiError(400, "Bad Request: message text is empty")
+    text, entities = raw, []
+    if p.get("parse_mode") == "HTML":
+        try:
+            text, entities = parse_html(raw)
+        except EntityError as e:
+            raise ApiError(400, f"Bad Request: can't parse entities: {e}") from e
+    text = text.strip()
+    if not text:
+        raise ApiError(400, "Bad Request: message text is empty")
+    if utf16_len(text) > MAX_TEXT:
+        raise ApiError(400, "Bad Request: message is too long")
+    return text, entities
+
+
+def _markup(p: dict[str, Any]) -> dict[str, Any] | None:
+    markup = p.get("reply_markup")
+    if not markup:
+        return None
+    for row in markup.get("inline_keyboard", []):
+        for button in row:
+            data = button.get("callback_data")
+            if not button.get("text") or (data is not None and not 1 <= len(data.encode()) <= 64):
+                raise ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
+    return markup
+
+
+def _auto_entities(text: str) -> list[dict[str, Any]]:
+    entities = []
+    if text.startswith("/"):
+        command = text.split(maxsplit=1)[0]
+        entities.append({"type": "bot_command", "offset": 0, "length": utf16_len(command)})
+    for match in _MENTION.finditer(text):
+        if match.start() > 0 or not text.startswith("/"):
+            entities.append({"type": "mention", "offset": utf16_len(text[: match.start()]),
+                             "length": utf16_len(match.group())})
+    return entities

@@ -1,0 +1,145 @@
+"""Telegram's server-side rules for the fake Bot API: HTML entity parsing and (optional) flood limits.
+
+Kept apart from the HTTP plumbing so each stays readable. The parser is as strict as the real one
+where it matters to us: only Telegram's tags, balanced, no entities inside code/pre, a bare '<' is an
+error; lengths are UTF-16 code units of the visible text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+MAX_TEXT = 4096
+_TAG = re.compile(
+    r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[a-zA-Z-]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'>]+))?)*)\s*>"
+)
+_ATTR = re.compile(r"([a-zA-Z-]+)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'>]+)))?")
+_CHAR_REF = re.compile(r"&(#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}|lt|gt|amp|quot);")
+_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
+TAGS = {
+    "b": "bold", "strong": "bold", "i": "italic", "em": "italic", "u": "underline", "ins": "underline",
+    "s": "strikethrough", "strike": "strikethrough", "del": "strikethrough", "span": "spoiler",
+    "tg-spoiler": "spoiler", "a": "text_link", "code": "code", "pre": "pre", "blockquote": "blockquote",
+    "tg-emoji": "custom_emoji",
+}  # fmt: skip
+
+
+class EntityError(ValueError):
+    """The real API answers 400 "Bad Request: can't parse entities: <reason>"."""
+
+
+@dataclass(frozen=True)
+class Entity:
+    type: str
+    offset: int  # UTF-16 units
+    length: int
+    attrs: tuple[tuple[str, str], ...] = ()
+
+
+def utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def parse_html(source: str) -> tuple[str, list[Entity]]:
+    """Visible text and entities of a parse_mode=HTML message, or EntityError like Telegram's."""
+    out: list[str] = []
+    stack: list[tuple[str, int, dict[str, str]]] = []
+    entities: list[Entity] = []
+    pos = i = 0
+    while i < len(source):
+        char = source[i]
+        if char == "<":
+            at = len(source[:i].encode())
+            match = _TAG.match(source, i)
+            if match is None:
+                raise EntityError(f'Unsupported start tag "" at byte offset {at}')
+            closing, name, raw_attrs = match.group(1) == "/", match.group(2).lower(), match.group(3)
+            if closing:
+                if not stack:
+                    raise EntityError(f'Unexpected end tag at byte offset {at}')
+                if stack[-1][0] != name:
+                    raise EntityError(
+                        f'Unmatched end tag at byte offset {at}, expected "</{stack[-1][0]}>", found "</{name}>"'
+                    )
+                opened, start, attrs = stack.pop()
+                entities.append(Entity(TAGS[opened], start, pos - start, tuple(sorted(attrs.items()))))
+            else:
+                attrs = {m.group(1).lower(): next((g for g in m.groups()[1:] if g is not None), "")
+                         for m in _ATTR.finditer(raw_attrs)}
+                _check_open(name, attrs, [s[0] for s in stack], at)
+                stack.append((name, pos, attrs))
+            i = match.end()
+            continue
+        if char == "&" and (ref := _CHAR_REF.match(source, i)):
+            name = ref.group(1)
+            char = _NAMED.get(name) or chr(int(name[2:], 16) if name[1] == "x" else int(name[1:]))
+            i = ref.end()
+        else:
+            i += 1
+        out.append(char)
+        pos += utf16_len(char)
+    if stack:
+        raise EntityError(f'Can\'t find end tag corresponding to start tag "{stack[-1][0]}"')
+    return "".join(out), entities
+
+
+def _check_open(name: str, attrs: dict[str, str], open_tags: list[str], at: int) -> None:
+    if name not in TAGS:
+        raise EntityError(f'Unsupported start tag "{name}" at byte offset {at}')
+    if name == "span" and attrs.get("class") != "tg-spoiler":
+        raise EntityError(f'Tag "span" must have class "tg-spoiler" at byte offset {at}')
+    if name == "a" and not attrs.get("href"):
+        raise EntityError(f"Can't find href attribute at byte offset {at}")
+    inside_code = any(t in ("pre", "code") for t in open_tags)
+    if inside_code and not (name == "code" and open_tags[-1] == "pre"):
+        raise EntityError(f'Can\'t nest "{name}" inside a code entity at byte offset {at}')
+    if name == "code" and "class" in attrs and not (open_tags and open_tags[-1] == "pre"):
+        raise EntityError(f"Language class is allowed only for code inside pre at byte offset {at}")
+    if name == "blockquote" and "blockquote" in open_tags:
+        raise EntityError(f"Blockquote entities can't be nested at byte offset {at}")
+
+
+@dataclass
+class FloodLimits:
+    """Telegram's rules of thumb, off unless a test or benchmark sets `FakeTelegram.flood`.
+
+    Counts sendMessage and editMessageText: per chat a burst of `per_chat_burst` then `per_chat_rate`
+    per second; groups `group_per_minute`; `global_per_second` overall; beyond that a 429 with retry_after.
+    """
+
+    per_chat_burst: int = 5
+    per_chat_rate: float = 1.0
+    group_per_minute: int = 20
+    global_per_second: int = 30
+    rejected: int = 0
+    _buckets: dict[int, tuple[float, float]] = field(default_factory=dict)  # chat → (tokens, stamp)
+    _groups: dict[int, deque[float]] = field(default_factory=dict)
+    _recent: deque[float] = field(default_factory=deque)
+
+    def check(self, chat_id: int) -> int | None:
+        """Take one message from the budgets, or return the retry_after (seconds) a 429 would carry."""
+        now = time.monotonic()
+        tokens, stamp = self._buckets.get(chat_id, (float(self.per_chat_burst), now))
+        tokens = min(float(self.per_chat_burst), tokens + (now - stamp) * self.per_chat_rate)
+        waits = [(1 - tokens) / self.per_chat_rate] if tokens < 1 else []
+        group = self._groups.setdefault(chat_id, deque()) if chat_id < 0 else None
+        windows = [(1.0, self.global_per_second, self._recent)]
+        if group is not None:
+            windows.append((60.0, self.group_per_minute, group))
+        for window, limit, stamps in windows:
+            while stamps and now - stamps[0] >= window:
+                stamps.popleft()
+            if len(stamps) >= limit:
+                waits.append(window - (now - stamps[0]))
+        if waits:
+            self.rejected += 1
+            return max(1, math.ceil(max(waits)))
+        self._buckets[chat_id] = (tokens - 1, now)
+        if group is not None:
+            group.append(now)
+        self._recent.append(now)
+        return None
