@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Mapping
+from collections.abc import Coroutine, Mapping
+from typing import Any
 
 import aiohttp
 import lark_oapi as lark
@@ -95,8 +96,15 @@ class FeishuAdapter:
         if self._transport == "websocket":
             self._ws = LongConnection(self._app_id, self._app_secret, self._http.base_url, self._dispatcher)
             self._ws.start()
-            if not await self._ws.wait_connected(CONNECT_TIMEOUT):
+            try:
+                async with asyncio.timeout(CONNECT_TIMEOUT):
+                    up = await self._ws.wait_connected()
+            except TimeoutError:
                 log.warning("feishu: long connection not up yet; lark-oapi keeps retrying")
+            else:
+                if not up:
+                    await self.stop()
+                    raise ConnectionError("Feishu long connection failed; see the log above")
 
     async def stop(self) -> None:
         self._on_message = None
@@ -168,15 +176,15 @@ class FeishuAdapter:
         text = TOAST.get(self._services.language, TOAST["en"]).format(action=press.action)
         return P2CardActionTriggerResponse({"toast": {"type": "info", "content": text}})
 
-    def _hand_over(self, work: Awaitable[None]) -> None:
+    def _hand_over(self, work: Coroutine[Any, Any, None]) -> None:
         loop = self._loop
         if loop is None or loop.is_closed():
-            work.close()  # type: ignore[attr-defined]
+            work.close()
             return
         loop.call_soon_threadsafe(self._spawn, work)
 
-    def _spawn(self, work: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(work)
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

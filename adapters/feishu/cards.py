@@ -16,7 +16,8 @@ SUMMARY_CHARS = 60
 def markdown(reply: Reply) -> str:
     """The Markdown element's content: a code block for monospace, else the text with tags defused."""
     if reply.monospace:
-        return f"{FENCE}\n{reply.text.replace(FENCE, "'''")}\n{FENCE}"
+        body = reply.text.replace(FENCE, "'''")  # an inner fence would end the block early
+        return f"{FENCE}\n{body}\n{FENCE}"
     return defuse_tags(reply.text)
 
 

@@ -167,12 +167,10 @@ class LongConnection:
         alive = self._thread is not None and self._thread.is_alive()
         return alive and getattr(self._client, "_conn", None) is not None
 
-    async def wait_connected(self, timeout: float) -> bool:
-        deadline = asyncio.get_running_loop().time() + timeout
+    async def wait_connected(self) -> bool:
+        """True once connected; False if the thread gave up (e.g. credentials refused)."""
         while not self.is_connected():
             if self._thread is None or not self._thread.is_alive():
-                return False
-            if asyncio.get_running_loop().time() > deadline:
                 return False
             await asyncio.sleep(0.05)
         return True

@@ -169,7 +169,7 @@ class _Renderer:
                     w.close("</a>")
 
     def _open_link(self, href: str) -> bool:
-        if not href.lower().startswith(_LINK_SCHEMES) or self.links and self.links[-1]:
+        if not href.lower().startswith(_LINK_SCHEMES) or (self.links and self.links[-1]):
             return False
         self.w.open(f'<a href="{html.escape(href, quote=True)}">')
         return True

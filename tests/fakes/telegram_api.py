@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import re
 import time
 from collections.abc import Callable
@@ -21,26 +20,21 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from tests.fakes.telegram_rules import MAX_TEXT, EntityError, FloodLimits, parse_html, utf16_len
+from tests.fakes.telegram_rules import (
+    CHAT_ACTIONS,
+    MEDIA,
+    FloodLimits,
+    Rejected,
+    auto_entities,
+    check_markup,
+    decode_form,
+    visible_text,
+)
 
 TOKEN = "123456:TEST-TOKEN"
 BOT_USER = {"id": 1000001, "is_bot": True, "first_name": "Hub", "username": "hub_test_bot",
             "can_join_groups": True, "can_read_all_group_messages": False, "supports_inline_queries": False}
 DEFAULT_USER = {"id": 42, "is_bot": False, "first_name": "Ann", "last_name": "Lee", "username": "ann"}
-# PTB sends these raw; every other value is JSON-encoded (so a text "42" must stay a string)
-STRING_PARAMS = {"text", "parse_mode", "callback_query_id", "url", "secret_token", "action", "language_code",
-                 "inline_message_id", "caption", "ip_address"}
-CHAT_ACTIONS = {"typing", "upload_photo", "record_video", "upload_video", "record_voice", "upload_voice",
-                "upload_document", "choose_sticker", "find_location", "record_video_note", "upload_video_note"}
-_MENTION = re.compile(r"@[A-Za-z0-9_]{3,32}")
-_MEDIA = {
-    "photo": [{"file_id": "ph-1", "file_unique_id": "uph-1", "width": 90, "height": 90}],
-    "sticker": {"file_id": "st-1", "file_unique_id": "ust-1", "type": "regular", "width": 512, "height": 512,
-                "is_animated": False, "is_video": False},
-    "voice": {"file_id": "vo-1", "file_unique_id": "uvo-1", "duration": 2},
-    "document": {"file_id": "do-1", "file_unique_id": "udo-1", "file_name": "report.pdf"},
-}
-
 
 class ApiError(Exception):
     def __init__(self, status: int, description: str, retry_after: int | None = None) -> None:
@@ -97,6 +91,7 @@ class FakeTelegram:
         self._chats: dict[int, dict[str, Any]] = {}
         self._messages: dict[int, dict[int, ChatMessage]] = {}
         self._queries: set[str] = set()
+        self._last_ids: dict[int, int] = {}
         self._pending: list[dict[str, Any]] = []
         self._arrived = asyncio.Event()
         self._update_ids = itertools.count(1)
@@ -182,9 +177,9 @@ class FakeTelegram:
         chat = self.open_chat(chat_id, chat_type, forum=thread_id is not None, user=user)
         message_id = self._next_message_id(chat_id)
         msg: dict[str, Any] = {"message_id": message_id, "date": int(time.time()), "chat": chat, "from": user}
-        ents = _auto_entities(text) if entities is None else entities
+        ents = auto_entities(text) if entities is None else entities
         if media:
-            msg[media] = _MEDIA[media]
+            msg[media] = MEDIA[media]
             if text:
                 msg["caption"], msg["caption_entities"] = text, ents
         elif text:
@@ -224,11 +219,11 @@ class FakeTelegram:
         """The bot's messages in this chat (or topic), in order, as they read now."""
         return [m.text for m in self.messages(chat_id, thread_id) if m.from_bot]
 
-    async def wait_until(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-        deadline = time.monotonic() + timeout
+    async def wait_until(self, predicate: Callable[[], bool], within: float = 5.0) -> None:
+        deadline = time.monotonic() + within
         while not predicate():
             if time.monotonic() > deadline:
-                raise AssertionError(f"condition not met in {timeout}s; calls: {[c.method for c in self.calls]}")
+                raise AssertionError(f"condition not met in {within}s; calls: {[c.method for c in self.calls]}")
             await asyncio.sleep(0.01)
 
     # ---- HTTP plumbing --------------------------------------------------------------------------
@@ -240,7 +235,7 @@ class FakeTelegram:
             params = await request.json()
         else:
             form = await request.post()
-            params = {k: v if k in STRING_PARAMS else _decode(v) for k, v in form.items() if isinstance(v, str)}
+            params = decode_form(form)
         self.calls.append(Call(method, params))
         handler = getattr(self, f"_m_{method}", None)
         try:
@@ -250,6 +245,10 @@ class FakeTelegram:
             return web.json_response({"ok": True, "result": await handler(params)})
         except ApiError as e:
             return _error(e)
+        except Rejected as e:
+            return _error(ApiError(400, str(e)))
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            return _error(ApiError(400, f"Bad Request: invalid parameters ({type(e).__name__}: {e})"))
 
     def _scripted_failure(self, method: str, params: dict[str, Any]) -> None:
         chat_id = params.get("chat_id")
@@ -335,7 +334,7 @@ class FakeTelegram:
 
     async def _m_sendMessage(self, p: dict[str, Any]) -> dict[str, Any]:
         chat = self._chat(p)
-        text, entities = _visible(p)
+        text, entities = visible_text(p.get("text"), p.get("parse_mode"))
         thread_id = p.get("message_thread_id")
         if thread_id is not None and not chat.get("is_forum"):
             raise ApiError(400, "Bad Request: message thread not found")
@@ -344,7 +343,7 @@ class FakeTelegram:
             if not p["reply_parameters"].get("allow_sending_without_reply"):
                 raise ApiError(400, "Bad Request: message to be replied not found")
             reply_to = None
-        markup = _markup(p)
+        markup = check_markup(p.get("reply_markup"))
         self._take_flood(chat["id"])
         message = ChatMessage(chat["id"], self._next_message_id(chat["id"]), True, text, thread_id,
                               p["text"], entities, markup, reply_to)
@@ -358,8 +357,8 @@ class FakeTelegram:
             raise ApiError(400, "Bad Request: message to edit not found")
         if not message.from_bot:
             raise ApiError(400, "Bad Request: message can't be edited")
-        text, entities = _visible(p)
-        markup = _markup(p)
+        text, entities = visible_text(p.get("text"), p.get("parse_mode"))
+        markup = check_markup(p.get("reply_markup"))
         if (text, entities, markup) == (message.text, message.entities, message.reply_markup):
             raise ApiError(400, "Bad Request: message is not modified: specified new message content and "
                                 "reply markup are exactly the same as a current content and reply markup "
@@ -381,7 +380,8 @@ class FakeTelegram:
             raise ApiError(429, f"Too Many Requests: retry after {retry_after}", retry_after)
 
     def _next_message_id(self, chat_id: int) -> int:
-        return max(self._messages.setdefault(chat_id, {}), default=0) + 1
+        self._last_ids[chat_id] = self._last_ids.get(chat_id, 0) + 1
+        return self._last_ids[chat_id]
 
     def _message_json(self, m: ChatMessage) -> dict[str, Any]:
         out: dict[str, Any] = {"message_id": m.message_id, "date": int(time.time()), "chat": self._chats[m.chat_id],
@@ -395,13 +395,6 @@ class FakeTelegram:
         return out
 
 
-def _decode(value: str) -> Any:
-    try:
-        return json.loads(value)
-    except ValueError:
-        return value
-
-
 def _error(e: ApiError) -> web.Response:
     body: dict[str, Any] = {"ok": False, "error_code": e.status, "description": e.description}
     if e.retry_after is not None:
@@ -411,46 +404,3 @@ def _error(e: ApiError) -> web.Response:
 
 def _scope(p: dict[str, Any]) -> str:
     return str((p.get("scope") or {}).get("type", "default"))
-
-
-def _visible(p: dict[str, Any]) -> tuple[str, list[Any]]:
-    """Telegram parses entities, trims, then checks the length of what remains."""
-    raw = p.get("text")
-    if not isinstance(raw, str):
-        raise ApiError(400, "Bad Request: message text is empty")
-    text, entities = raw, []
-    if p.get("parse_mode") == "HTML":
-        try:
-            text, entities = parse_html(raw)
-        except EntityError as e:
-            raise ApiError(400, f"Bad Request: can't parse entities: {e}") from e
-    text = text.strip()
-    if not text:
-        raise ApiError(400, "Bad Request: message text is empty")
-    if utf16_len(text) > MAX_TEXT:
-        raise ApiError(400, "Bad Request: message is too long")
-    return text, entities
-
-
-def _markup(p: dict[str, Any]) -> dict[str, Any] | None:
-    markup = p.get("reply_markup")
-    if not markup:
-        return None
-    for row in markup.get("inline_keyboard", []):
-        for button in row:
-            data = button.get("callback_data")
-            if not button.get("text") or (data is not None and not 1 <= len(data.encode()) <= 64):
-                raise ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
-    return markup
-
-
-def _auto_entities(text: str) -> list[dict[str, Any]]:
-    entities = []
-    if text.startswith("/"):
-        command = text.split(maxsplit=1)[0]
-        entities.append({"type": "bot_command", "offset": 0, "length": utf16_len(command)})
-    for match in _MENTION.finditer(text):
-        if match.start() > 0 or not text.startswith("/"):
-            entities.append({"type": "mention", "offset": utf16_len(text[: match.start()]),
-                             "length": utf16_len(match.group())})
-    return entities

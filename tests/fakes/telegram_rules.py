@@ -7,13 +7,31 @@ error; lengths are UTF-16 code units of the visible text.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import time
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 MAX_TEXT = 4096
+_MENTION = re.compile(r"@[A-Za-z0-9_]{3,32}")
+# PTB sends these raw; every other value is JSON-encoded (so a text "42" must stay a string)
+STRING_PARAMS = {"text", "parse_mode", "callback_query_id", "url", "secret_token", "action", "language_code",
+                 "inline_message_id", "caption", "ip_address"}
+CHAT_ACTIONS = {"typing", "upload_photo", "record_video", "upload_video", "record_voice", "upload_voice",
+                "upload_document", "choose_sticker", "find_location", "record_video_note", "upload_video_note"}
+MEDIA = {
+    "photo": [{"file_id": "ph-1", "file_unique_id": "uph-1", "width": 90, "height": 90}],
+    "sticker": {"file_id": "st-1", "file_unique_id": "ust-1", "type": "regular", "width": 512, "height": 512,
+                "is_animated": False, "is_video": False},
+    "voice": {"file_id": "vo-1", "file_unique_id": "uvo-1", "duration": 2},
+    "document": {"file_id": "do-1", "file_unique_id": "udo-1", "file_name": "report.pdf"},
+}
+
+
 _TAG = re.compile(
     r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[a-zA-Z-]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'>]+))?)*)\s*>"
 )
@@ -26,6 +44,10 @@ TAGS = {
     "tg-spoiler": "spoiler", "a": "text_link", "code": "code", "pre": "pre", "blockquote": "blockquote",
     "tg-emoji": "custom_emoji",
 }  # fmt: skip
+
+
+class Rejected(ValueError):
+    """A request the real API refuses with 400; the message is Telegram's description."""
 
 
 class EntityError(ValueError):
@@ -143,3 +165,60 @@ class FloodLimits:
             group.append(now)
         self._recent.append(now)
         return None
+
+
+def visible_text(raw: Any, parse_mode: str | None) -> tuple[str, list[Entity]]:
+    """Telegram parses entities, trims, then checks the length of what remains.
+
+    Only HTML is parsed; other parse modes are taken as plain text (our adapter sends HTML only).
+    """
+    if not isinstance(raw, str):
+        raise Rejected("Bad Request: message text is empty")
+    text, entities = raw, []
+    if parse_mode == "HTML":
+        try:
+            text, entities = parse_html(raw)
+        except EntityError as e:
+            raise Rejected(f"Bad Request: can't parse entities: {e}") from e
+    text = text.strip()
+    if not text:
+        raise Rejected("Bad Request: message text is empty")
+    if utf16_len(text) > MAX_TEXT:
+        raise Rejected("Bad Request: message is too long")
+    return text, entities
+
+
+def check_markup(markup: Any) -> dict[str, Any] | None:
+    if not markup:
+        return None
+    for row in markup.get("inline_keyboard", []):
+        for button in row:
+            data = button.get("callback_data")
+            if not button.get("text") or (data is not None and not 1 <= len(data.encode()) <= 64):
+                raise Rejected("Bad Request: BUTTON_DATA_INVALID")
+    return dict(markup)
+
+
+def auto_entities(text: str) -> list[dict[str, Any]]:
+    """The entities Telegram's clients attach: a bot_command at offset 0 and @mentions."""
+    entities = []
+    command = text.split(maxsplit=1)[0] if text.startswith("/") else ""
+    if command:
+        entities.append({"type": "bot_command", "offset": 0, "length": utf16_len(command)})
+    for match in _MENTION.finditer(text):
+        if match.start() >= len(command):
+            entities.append({"type": "mention", "offset": utf16_len(text[: match.start()]),
+                             "length": utf16_len(match.group())})
+    return entities
+
+
+def decode_form(form: Mapping[str, Any]) -> dict[str, Any]:
+    """PTB posts form fields: strings raw, every other value JSON-encoded (guide gotcha 18)."""
+    return {k: v if k in STRING_PARAMS else _json_or_raw(v) for k, v in form.items() if isinstance(v, str)}
+
+
+def _json_or_raw(value: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value

@@ -1,0 +1,367 @@
+"""Fake Feishu/Lark Open Platform on 127.0.0.1 port 0, strict where the real one is.
+
+REST: tenant token, bot/v3/info, im/v1 messages (create, reply, PATCH card, PUT text), chats,
+CardKit (create entity, stream element content with a strictly increasing sequence, settings,
+full update). Errors are data (`{"code": n, "msg": ...}`), as on the real platform. Every request
+is recorded. Also: the long-connection endpoint and a websocket speaking lark-oapi's protobuf
+frames, and builders for webhook events encrypted and signed exactly like Feishu does it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import itertools
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import WSMsgType, web
+from Crypto.Cipher import AES  # pycryptodome, a lark-oapi dependency
+from lark_oapi.ws.pb.pbbp2_pb2 import Frame
+
+APP_ID, APP_SECRET = "cli_test", "test-secret"
+BOT_OPEN_ID = "ou_bot"
+CARD_LIMIT = 30 * 1024  # bytes of a card message / card entity
+TEXT_LIMIT = 150 * 1024
+TOO_LONG = 230025
+SEQUENCE_ERROR = 300317  # this fake's code for "sequence must increase"
+NOT_STREAMING = 300309  # this fake's code for "element streaming needs streaming_mode"
+NOT_UPDATABLE = 230099  # this fake's code for "card message cannot be updated"
+
+
+@dataclass
+class Call:
+    method: str
+    path: str
+    query: dict[str, str]
+    body: Any
+    headers: dict[str, str]
+
+
+@dataclass
+class Failure:
+    method: str
+    path_part: str
+    code: int
+    status: int
+    times: int | None  # None: every time
+
+
+@dataclass
+class CardEntity:
+    card: dict[str, Any]
+    sequence: int = 0
+    sent: bool = False
+    history: list[str] = field(default_factory=list)  # element contents streamed, in order
+
+    @property
+    def streaming(self) -> bool:
+        return bool(self.card.get("config", {}).get("streaming_mode"))
+
+
+class FakeFeishu:
+    def __init__(self) -> None:
+        self.calls: list[Call] = []
+        self.messages: dict[str, dict[str, Any]] = {}
+        self.cards: dict[str, CardEntity] = {}
+        self.chat_modes: dict[str, str] = {}  # chat_id → "p2p" | "group" | "topic"
+        self.token_delay = 0.0
+        self.token_expire = 7200
+        self.ws_acks: list[dict[str, Any]] = []
+        self.ws_connected = asyncio.Event()
+        self._failures: list[Failure] = []
+        self._valid_tokens: set[str] = set()
+        self._ids = itertools.count(1)
+        self._ws: web.WebSocketResponse | None = None
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    @property
+    def domain(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/open-apis/auth/v3/tenant_access_token/internal", self._token)
+        app.router.add_post("/callback/ws/endpoint", self._ws_endpoint)
+        app.router.add_get("/ws", self._ws_handler)
+        app.router.add_route("*", "/open-apis/{tail:.*}", self._api)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def stop(self) -> None:
+        if self._ws is not None:
+            await self._ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    # ---- test controls ------------------------------------------------------------------------
+    def fail(self, method: str, path_part: str, code: int, status: int = 400, times: int | None = 1) -> None:
+        """Answer matching requests with an error code (e.g. 99991400 + status 429 for a rate limit)."""
+        self._failures.append(Failure(method, path_part, code, status, times))
+
+    def expire_tokens(self) -> None:
+        """Every issued token becomes invalid (code 99991663), as after the platform rotates it."""
+        self._valid_tokens.clear()
+
+    def requests(self, method: str | None = None, path_part: str = "") -> list[Call]:
+        return [c for c in self.calls if (method is None or c.method == method) and path_part in c.path]
+
+    # ---- REST ---------------------------------------------------------------------------------
+    @staticmethod
+    def _ok(data: Any = None, **top: Any) -> web.Response:
+        return web.json_response({"code": 0, "msg": "success", "data": data or {}, **top})
+
+    @staticmethod
+    def _error(code: int, msg: str, status: int = 400) -> web.Response:
+        return web.json_response({"code": code, "msg": msg}, status=status)
+
+    async def _token(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.calls.append(Call("POST", request.path, dict(request.query), body, dict(request.headers)))
+        await asyncio.sleep(self.token_delay)
+        if body.get("app_id") != APP_ID or body.get("app_secret") != APP_SECRET:
+            return self._error(10014, "app secret invalid")
+        token = f"t-fake-{next(self._ids)}"
+        self._valid_tokens.add(token)
+        return web.json_response({"code": 0, "msg": "ok", "tenant_access_token": token, "expire": self.token_expire})
+
+    async def _api(self, request: web.Request) -> web.Response:
+        body = await request.json() if request.can_read_body else None
+        self.calls.append(Call(request.method, request.path, dict(request.query), body, dict(request.headers)))
+        if request.headers.get("Authorization", "").removeprefix("Bearer ") not in self._valid_tokens:
+            return self._error(99991663, "Invalid access token for authorization.")
+        for failure in self._failures:
+            if failure.method == request.method and failure.path_part in request.path:
+                if failure.times is not None:
+                    failure.times -= 1
+                    if failure.times <= 0:
+                        self._failures.remove(failure)
+                return self._error(failure.code, "injected failure", failure.status)
+        p = request.path.removeprefix("/open-apis/").split("/")
+        route = (request.method, *p[:3], len(p))
+        if route == ("GET", "bot", "v3", "info", 3):
+            return web.json_response({"code": 0, "msg": "ok", "bot": {"open_id": BOT_OPEN_ID, "app_name": "Hub"}})
+        if route[:4] == ("GET", "im", "v1", "chats"):
+            return self._ok({"chat_id": p[3], "chat_mode": self.chat_modes.get(p[3], "group")})
+        if route[1:4] == ("im", "v1", "messages"):
+            return self._messages(request.method, p, dict(request.query), body or {})
+        if route[1:4] == ("cardkit", "v1", "cards"):
+            return self._cardkit(request.method, p, body or {})
+        return self._error(404, "not found", 404)
+
+    def _messages(self, method: str, p: list[str], query: dict[str, str], body: dict[str, Any]) -> web.Response:
+        if method == "POST" and len(p) == 3:
+            if query.get("receive_id_type") not in ("chat_id", "open_id", "user_id", "union_id", "email"):
+                return self._error(99992402, "field validation failed: receive_id_type")
+            if not body.get("receive_id"):
+                return self._error(99992402, "field validation failed: receive_id")
+            return self._new_message(body, body["receive_id"], reply_to="", in_thread=False)
+        if method == "POST" and len(p) == 5 and p[4] == "reply":
+            if not p[3].startswith("om_"):
+                return self._error(230001, "invalid message_id")
+            parent = self.messages.get(p[3], {})
+            return self._new_message(body, parent.get("chat_id", ""), p[3], bool(body.get("reply_in_thread")))
+        message = self.messages.get(p[3]) if len(p) == 4 else None
+        if message is None:
+            return self._error(230001, "message not found")
+        if method == "PATCH":
+            if message["msg_type"] != "interactive" or not message.get("update_multi"):
+                return self._error(NOT_UPDATABLE, "only cards with config.update_multi can be updated")
+            error = self._check_card(body.get("content", ""))
+            if error is not None:
+                return error
+            message["content"] = body["content"]
+            message["updates"] += 1
+            return self._ok()
+        if method == "PUT":
+            if message["msg_type"] != "text" or body.get("msg_type") != "text":
+                return self._error(230001, "only text messages can be edited here")
+            message["content"] = body.get("content", "")
+            message["updates"] += 1
+            return self._ok()
+        return self._error(404, "not found", 404)
+
+    def _new_message(self, body: dict[str, Any], chat_id: str, reply_to: str, in_thread: bool) -> web.Response:
+        msg_type, content = body.get("msg_type"), body.get("content", "")
+        if msg_type not in ("text", "post", "interactive", "image", "file"):
+            return self._error(230001, f"invalid msg_type {msg_type!r}")
+        if not isinstance(content, str):
+            return self._error(99992402, "content must be a JSON string")
+        update_multi = False
+        if msg_type == "text":
+            if len(content.encode()) > TEXT_LIMIT:
+                return self._error(TOO_LONG, "message content too long")
+        elif msg_type == "interactive":
+            error = self._check_card(content)
+            if error is not None:
+                return error
+            parsed = json.loads(content)
+            if parsed.get("type") == "card":
+                entity = self.cards[parsed["data"]["card_id"]]
+                entity.sent = True
+                update_multi = True
+            else:
+                update_multi = bool(parsed.get("config", {}).get("update_multi"))
+        message_id = f"om_out_{next(self._ids)}"
+        self.messages[message_id] = {
+            "msg_type": msg_type, "content": content, "chat_id": chat_id, "reply_to": reply_to,
+            "in_thread": in_thread, "update_multi": update_multi, "updates": 0,
+        }
+        return self._ok({"message_id": message_id, "chat_id": chat_id, "msg_type": msg_type,
+                         "create_time": str(int(time.time() * 1000)), "body": {"content": content}})
+
+    def _check_card(self, content: str) -> web.Response | None:
+        if len(content.encode()) > CARD_LIMIT:
+            return self._error(TOO_LONG, "card content too long")
+        try:
+            parsed = json.loads(content)
+        except ValueError:
+            return self._error(200621, "card content is not JSON")
+        if parsed.get("type") == "card":
+            entity = self.cards.get(str(parsed.get("data", {}).get("card_id")))
+            if entity is None:
+                return self._error(230099, "card entity not found")
+            if entity.sent:
+                return self._error(230099, "a card entity can be sent only once")
+            return None
+        if parsed.get("schema") == "2.0" and isinstance(parsed.get("body", {}).get("elements"), list):
+            return None
+        return self._error(200621, "card JSON has no body.elements")
+
+    def _cardkit(self, method: str, p: list[str], body: dict[str, Any]) -> web.Response:
+        if method == "POST" and len(p) == 3:
+            data = body.get("data", "")
+            if body.get("type") != "card_json" or not isinstance(data, str):
+                return self._error(99992402, "type must be card_json and data a JSON string")
+            if len(data.encode()) > CARD_LIMIT:
+                return self._error(TOO_LONG, "card content too long")
+            card_id = f"7355{next(self._ids):012d}"
+            self.cards[card_id] = CardEntity(json.loads(data))
+            return self._ok({"card_id": card_id})
+        entity = self.cards.get(p[3]) if len(p) > 3 else None
+        if entity is None:
+            return self._error(300301, "card not found")
+        sequence = body.get("sequence")
+        if not isinstance(sequence, int) or sequence <= entity.sequence:
+            return self._error(SEQUENCE_ERROR, f"sequence {sequence} must be greater than {entity.sequence}")
+        if method == "PUT" and len(p) == 7 and p[4] == "elements" and p[6] == "content":
+            if not entity.streaming:
+                return self._error(NOT_STREAMING, "card is not in streaming mode")
+            element = _find_element(entity.card, p[5])
+            if element is None:
+                return self._error(300302, f"element {p[5]} not found")
+            element["content"] = str(body.get("content", ""))
+            if len(json.dumps(entity.card, ensure_ascii=False).encode()) > CARD_LIMIT:
+                return self._error(TOO_LONG, "card content too long")
+            entity.history.append(element["content"])
+        elif method == "PATCH" and len(p) == 5 and p[4] == "settings":
+            settings = json.loads(body.get("settings", "{}"))
+            entity.card.setdefault("config", {}).update(settings.get("config", {}))
+        elif method == "PUT" and len(p) == 4:
+            entity.card = json.loads(body.get("card", {}).get("data", "{}"))
+        else:
+            return self._error(404, "not found", 404)
+        entity.sequence = sequence
+        return self._ok()
+
+    # ---- long connection ----------------------------------------------------------------------
+    async def _ws_endpoint(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.calls.append(Call("POST", request.path, {}, body, dict(request.headers)))
+        if body.get("AppID") != APP_ID or body.get("AppSecret") != APP_SECRET:
+            return web.json_response({"code": 1000040343, "msg": "app secret invalid"})
+        return web.json_response({"code": 0, "msg": "ok", "data": {
+            "URL": f"ws://127.0.0.1:{self.port}/ws?device_id=dev-1&service_id=7",
+            "ClientConfig": {"ReconnectCount": -1, "ReconnectInterval": 120,
+                             "ReconnectNonce": 30, "PingInterval": 120}}})
+
+    async def _ws_handler(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        self._ws = ws
+        self.ws_connected.set()
+        async for msg in ws:
+            if msg.type != WSMsgType.BINARY:
+                continue
+            frame = Frame()
+            frame.ParseFromString(msg.data)
+            if frame.method == 1:  # data frame ack; method 0 is a ping
+                self.ws_acks.append(json.loads(frame.payload))
+        return ws
+
+    async def push_ws_event(self, event: dict[str, Any]) -> None:
+        """One data frame (method=1) carrying a plaintext event, as Feishu's gateway sends it."""
+        assert self._ws is not None, "no long connection yet"
+        frame = Frame()
+        frame.SeqID, frame.LogID, frame.service, frame.method = 1, 1, 7, 1
+        headers = {"type": "event", "message_id": "m-" + event["header"]["event_id"],
+                   "trace_id": "trace-1", "sum": "1", "seq": "0"}
+        for key, value in headers.items():
+            header = frame.headers.add()
+            header.key, header.value = key, value
+        frame.payload = json.dumps(event).encode()
+        await self._ws.send_bytes(frame.SerializeToString())
+
+
+def _find_element(card: dict[str, Any], element_id: str) -> dict[str, Any] | None:
+    return next((e for e in card.get("body", {}).get("elements", []) if e.get("element_id") == element_id), None)
+
+
+# ---- webhook events, encrypted and signed like Feishu -----------------------------------------
+def encrypt(encrypt_key: str, plaintext: str) -> str:
+    """AES-256-CBC, key = sha256(encrypt_key), random IV prepended, PKCS7 padding, base64."""
+    key = hashlib.sha256(encrypt_key.encode()).digest()
+    iv = os.urandom(16)
+    data = plaintext.encode()
+    pad = 16 - len(data) % 16
+    return base64.b64encode(iv + AES.new(key, AES.MODE_CBC, iv).encrypt(data + bytes([pad]) * pad)).decode()
+
+
+def signed_request(encrypt_key: str, event: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
+    """Body and headers of a webhook push: X-Lark-Signature = sha256(ts + nonce + key + body)."""
+    body = json.dumps({"encrypt": encrypt(encrypt_key, json.dumps(event))}).encode()
+    timestamp, nonce = str(int(time.time())), os.urandom(4).hex()
+    signature = hashlib.sha256((timestamp + nonce + encrypt_key).encode() + body).hexdigest()
+    return body, {"Content-Type": "application/json", "X-Lark-Request-Timestamp": timestamp,
+                  "X-Lark-Request-Nonce": nonce, "X-Lark-Signature": signature}
+
+
+def _header(event_id: str, event_type: str, token: str) -> dict[str, Any]:
+    return {"event_id": event_id, "token": token, "create_time": str(int(time.time() * 1000)),
+            "event_type": event_type, "tenant_key": "tk", "app_id": APP_ID}
+
+
+def message_event(
+    event_id: str, *, text: str = "hello", chat_type: str = "group", chat_id: str = "oc_group1",
+    mentions: tuple[tuple[str, str, str], ...] = (), message_type: str = "text",
+    content: dict[str, Any] | None = None, thread_id: str = "", message_id: str = "",
+    sender_type: str = "user", token: str = "",
+) -> dict[str, Any]:
+    """An im.message.receive_v1 event; `mentions` are (placeholder key, open_id, name)."""
+    return {"schema": "2.0", "header": _header(event_id, "im.message.receive_v1", token), "event": {
+        "sender": {"sender_id": {"open_id": "ou_user1", "user_id": "u1", "union_id": "on_u1"},
+                   "sender_type": sender_type, "tenant_key": "tk"},
+        "message": {"message_id": message_id or f"om_in_{event_id}", "root_id": "", "parent_id": "",
+                    "create_time": str(int(time.time() * 1000)), "chat_id": chat_id, "thread_id": thread_id,
+                    "chat_type": chat_type, "message_type": message_type,
+                    "content": json.dumps(content if content is not None else {"text": text}),
+                    "mentions": [{"key": key, "id": {"open_id": open_id, "user_id": "", "union_id": ""},
+                                  "name": name, "tenant_key": "tk"} for key, open_id, name in mentions]}}}
+
+
+def card_action_event(
+    event_id: str, action: str, *, card_message_id: str, chat_id: str = "oc_group1", token: str = ""
+) -> dict[str, Any]:
+    """A card.action.trigger callback for a button whose value is {"action": <command text>}."""
+    return {"schema": "2.0", "header": _header(event_id, "card.action.trigger", token), "event": {
+        "operator": {"tenant_key": "tk", "user_id": "u1", "open_id": "ou_user1", "union_id": "on_u1"},
+        "token": "c-update-token", "action": {"value": {"action": action}, "tag": "button"},
+        "host": "im_message", "context": {"open_message_id": card_message_id, "open_chat_id": chat_id}}}
