@@ -46,6 +46,7 @@ class Capabilities:
     group_send_burst: int = 20  # new messages a group may get at once
     group_send_rate: float = 20 / 60  # new messages per second in one group after that
     global_rate: float = 30.0  # sends+edits per second over all chats
+    stream_coalesce: float = 0.06  # seconds to wait after the first streamed text before showing it
 
 
 class SendError(Exception):

@@ -9,18 +9,25 @@ from collections.abc import Mapping
 from aiohttp import web
 
 from bot.adapter import Adapter, AdapterServices, ConversationChoice, WebHandler
+from bot.agent.approvals import Approvals
 from bot.agent.llm import LLMClient
 from bot.agent.loop import AgentLoop
 from bot.agent.prompt import PromptBuilder
+from bot.agent.skill_tools import register_skill_tools
 from bot.agent.skills import SkillSet
-from bot.agent.tools import default_registry
+from bot.agent.tools import default_registry, shell
+from bot.agent.tools import web as web_tool
+from bot.agent.tools.registry import ToolRegistry
 from bot.config import Config
 from bot.conversations import Conversations
+from bot.health import Health
 from bot.hub import Hub
 from bot.messages import ChatRef
+from bot.metrics import Metrics
 from bot.runner import AgentRunner
 from bot.sessions import SessionKey
 from bot.store import SqliteStore
+from bot.watchdog import Watchdog
 from bot.workspace import init_workspace
 
 log = logging.getLogger("bothub.app")
@@ -43,15 +50,35 @@ class App:
         workspace = cfg.workspace_dir
         if not (workspace / "SOUL.md").exists():
             init_workspace(workspace)
-        self.prompts = PromptBuilder(workspace, SkillSet.load(workspace / "skills"), language=cfg.language)
-        self.tools = default_registry()
+        skills = SkillSet.load(workspace / "skills")
+        self.prompts = PromptBuilder(workspace, skills, language=cfg.language)
+        self.approvals = Approvals()
+        self.tools = self._tools(skills)
         self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns)
         self.conversations = Conversations(self.store)
         self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.tools.names)
-        self.hub = Hub(cfg, self.store, self.conversations, self.runner)
+        self.hub = Hub(cfg, self.store, self.conversations, self.runner, self.approvals)
         self.adapters: list[Adapter] = []
+        self.metrics = Metrics()
+        self.runner.metrics = self.metrics
+        self.health = Health(self.adapters, self.metrics)
+        self.watchdog = Watchdog([], self._start_adapter, self.metrics)
         self.web = web.Application()
         self._web_runner: web.AppRunner | None = None
+        self.web_port: int | None = None  # the bound port (config may say 0)
+
+    def _tools(self, skills: SkillSet) -> ToolRegistry:
+        """Built-in tools, the optional risky ones as configured, then tool skills (which may use them)."""
+        tools = default_registry()
+        shell.register(tools, self.approvals, self.cfg.tools.shell_timeout, self.cfg.tools.shell_enabled)
+        if self.cfg.tools.web_fetch_enabled:
+            web_tool.register(tools, self.cfg.tools.web_allow_hosts)
+
+        def make_loop(registry: ToolRegistry, model: str, max_turns: int) -> AgentLoop:
+            return AgentLoop(self.llm, registry, model, max_turns)
+
+        register_skill_tools(tools, skills, make_loop, self.cfg.llm.skill_model or self.cfg.llm.chat_model)
+        return tools
 
     def services(self) -> AdapterServices:
         async def list_conversations(chat: ChatRef) -> list[ConversationChoice]:
@@ -66,7 +93,7 @@ class App:
 
     def add_adapter(self, adapter: Adapter) -> None:
         self.adapters.append(adapter)
-        self.hub.attach(adapter)
+        self.hub.attach(self.metrics.instrument(adapter))
 
     def load_adapter(self, platform: str) -> Adapter:
         """Adapters are imported by name so the core never depends on a platform package."""
@@ -78,15 +105,23 @@ class App:
     async def start(self) -> None:
         await self.store.open()
         if self.web.router.routes() or self.cfg.server.enabled:
+            self.health.add_routes(self.web)
             self._web_runner = web.AppRunner(self.web, access_log=None)
             await self._web_runner.setup()
             await web.TCPSite(self._web_runner, self.cfg.server.host, self.cfg.server.port).start()
-            log.info("web server on %s:%s", self.cfg.server.host, self.cfg.server.port)
+            self.web_port = self._web_runner.addresses[0][1]
+            log.info("web server on %s:%s", self.cfg.server.host, self.web_port)
         for adapter in self.adapters:
-            await adapter.start(self.hub.handle)
-            log.info("%s adapter started", adapter.name)
+            await self._start_adapter(adapter)
+        self.watchdog.adapters = [a for a in self.adapters if a.name != "console"]  # console EOF is no outage
+        self.watchdog.start()
+
+    async def _start_adapter(self, adapter: Adapter) -> None:
+        await adapter.start(self.health.track(adapter.name, self.hub.handle))
+        log.info("%s adapter started", adapter.name)
 
     async def stop(self) -> None:
+        await self.watchdog.stop()
         await self.hub.shutdown(self.cfg.shutdown_grace)
         for adapter in self.adapters:
             try:

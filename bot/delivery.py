@@ -109,6 +109,7 @@ class StreamWriter:
         self._shown: list[str] = []
         self._last = 0.0
         self._flusher: asyncio.Task[None] | None = None
+        self._sending = False
 
     @property
     def visible(self) -> bool:
@@ -120,14 +121,19 @@ class StreamWriter:
             self._flusher = asyncio.create_task(self._flush())
 
     async def _flush(self) -> None:
-        if self._refs:
-            wait = self._last + self._interval - time.monotonic()
-            if wait > 0:
-                await asyncio.sleep(wait)
+        # A short answer that completes within the coalesce window goes out as one message: one API call
+        # instead of a send plus an edit, which halves flood-limit use when a chat is busy.
+        wait = self._last + self._interval - time.monotonic() if self._refs else self._d.caps.stream_coalesce
+        if wait > 0:
+            await asyncio.sleep(wait)
+        self._sending = True
         parts = split_text(self._text, self._d.caps.max_text) if self._text.strip() else []
-        for i, part in enumerate(parts):
-            await self._show(i, part, final=i < len(parts) - 1)
-        self._last = time.monotonic()
+        try:
+            for i, part in enumerate(parts):
+                await self._show(i, part, final=i < len(parts) - 1)
+        finally:
+            self._sending = False
+            self._last = time.monotonic()
 
     async def _show(self, i: int, part: str, *, final: bool) -> None:
         if i < len(self._refs):
@@ -149,9 +155,12 @@ class StreamWriter:
 
     async def finish(self, final_text: str | None = None) -> None:
         """Deliver the complete answer; what the chat shows equals `final_text` (or everything fed)."""
-        if self._flusher is not None:
-            with contextlib.suppress(Exception):
-                await self._flusher
+        if self._flusher is not None and not self._flusher.done():
+            if self._sending:  # a request is in flight: let it land so its message id is known
+                with contextlib.suppress(Exception):
+                    await self._flusher
+            else:  # still waiting for its slot: the final update below replaces it
+                self._flusher.cancel()
         if final_text is not None:
             self._text = final_text
         parts = split_text(self._text, self._d.caps.max_text) if self._text.strip() else []

@@ -8,6 +8,7 @@ import uuid
 
 from bot.access import Access, Verdict
 from bot.adapter import Adapter
+from bot.agent.approvals import Approvals
 from bot.commands import COMMANDS, Command, CommandContext, UsageError, parse_command
 from bot.config import Config
 from bot.conversations import Conversations
@@ -24,8 +25,11 @@ log = logging.getLogger("bothub.hub")
 
 
 class Hub:
-    def __init__(self, cfg: Config, store: Store, conversations: Conversations, runner: AgentRunner) -> None:
+    def __init__(
+        self, cfg: Config, store: Store, conversations: Conversations, runner: AgentRunner, approvals: Approvals
+    ) -> None:
         self.cfg = cfg
+        self.approvals = approvals
         self.store = store
         self.conversations = conversations
         self.runner = runner

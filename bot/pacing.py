@@ -62,10 +62,12 @@ class Pacer:
             buckets.append(group)
         return buckets
 
-    def try_take(self, chat: ChatRef, new_message: bool = False) -> bool:
+    def try_take(self, chat: ChatRef, new_message: bool = False, reserve: float = 1.0) -> bool:
+        """Take a token only if `reserve` more stay available: intermediate stream updates must never
+        spend the budget a final answer needs."""
         now = time.monotonic()
         buckets = self._buckets(chat, new_message)
-        if any(b.wait_time(now) > 0 for b in buckets):
+        if any(b.wait_time(now) > 0 or b.tokens < 1 + min(reserve, b.capacity - 1) for b in buckets):
             return False
         for b in buckets:
             b.take()

@@ -8,11 +8,12 @@ import hashlib
 import logging
 import re
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from bot.agent.events import RunFailed, RunFinished, StepMessage, TextDelta, ToolFinished, ToolStarted
+from bot.agent.events import AgentEvent, RunFailed, RunFinished, StepMessage, TextDelta, ToolFinished, ToolStarted
 from bot.agent.loop import AgentLoop
 from bot.agent.prompt import PromptBuilder, fit_history
 from bot.agent.tokens import TokenCounter
@@ -22,6 +23,7 @@ from bot.conversations import Conversations
 from bot.delivery import Delivery, StreamWriter
 from bot.i18n import t
 from bot.messages import ChatRef
+from bot.metrics import Metrics
 from bot.replies import Reply
 from bot.sessions import Session
 from bot.tree import Message
@@ -67,6 +69,7 @@ class AgentRunner:
         self.counter = TokenCounter()
         self._last_failure: dict[str, float] = {}
         self.extras: dict[str, object] = {}  # services tools look up in ToolContext.extras (approvals, memory…)
+        self.metrics = Metrics()  # the App replaces this with its own
 
     def workdir(self, session: Session) -> Path:
         """Each chat's own folder for file tools: readable name plus a hash so keys never collide."""
@@ -86,12 +89,13 @@ class AgentRunner:
         await self.run(session, turn, delivery)
 
     async def run(self, session: Session, turn: TurnContext, delivery: Delivery, model: str | None = None) -> None:
-        """Answer from the cursor (a user message): persists each step; never raises except on cancel."""
+        """Answer from the cursor (a user message): persists each step; never raises except on cancel.
+
+        A run past its deadline ends like /stop: the partial answer is kept, marked interrupted.
+        """
         chat_key = session.key.storage_key
         memory = await self.memory.for_prompt(chat_key) if self.memory else []
         system = self.prompts.system_prompt(session.role, self.tool_names, memory, turn.user_text)
-        history = [m.to_openai() for m in session.path]
-        messages = fit_history(system, history, self.cfg.llm.context_tokens, self.counter)
         ctx = ToolContext(
             chat=chat_key,
             workdir=self.workdir(session),
@@ -103,9 +107,10 @@ class AgentRunner:
         stream = StreamWriter(delivery, turn.chat)
         typing = asyncio.create_task(self._keep_typing(delivery, turn.chat, stream))
         partial = ""
+        started, outcome = time.monotonic(), "interrupted"
         try:
             async with asyncio.timeout(self.cfg.llm.run_deadline):
-                async for event in self.loop.run(messages, ctx, model=model):
+                async for event in self._events(session, system, ctx, model):
                     if isinstance(event, TextDelta):
                         partial += event.text
                         stream.feed(event.text)
@@ -119,19 +124,52 @@ class AgentRunner:
                     elif isinstance(event, ToolStarted | ToolFinished):
                         continue
                     elif isinstance(event, RunFinished):
+                        outcome = "ok"
                         self._last_failure.pop(chat_key, None)
                         typing.cancel()
                         await stream.finish(event.text or t(turn.lang, "empty_answer"))
                     elif isinstance(event, RunFailed):
+                        outcome = "failed"
+                        self.metrics.error(event.kind)
                         typing.cancel()
                         await stream.finish()
                         await self._report_failure(chat_key, event, turn, delivery)
-        except (asyncio.CancelledError, TimeoutError):
+        except TimeoutError:
+            outcome = "deadline"
+            self.metrics.error("deadline")
+            log.warning("run in %s passed its %ss deadline; stopped", chat_key, self.cfg.llm.run_deadline)
+            typing.cancel()
+            await asyncio.shield(self._keep_partial(session, partial, stream, turn))
+        except asyncio.CancelledError:
             typing.cancel()
             await asyncio.shield(self._keep_partial(session, partial, stream, turn))
             raise
         finally:
             typing.cancel()
+            self.metrics.run_finished(outcome, time.monotonic() - started)
+
+    async def _events(
+        self, session: Session, system: str, ctx: ToolContext, model: str | None
+    ) -> AsyncIterator[AgentEvent]:
+        """The loop's events; "context too long" before any text was shown is retried once with half the budget."""
+        started = time.monotonic()
+        budget = self.cfg.llm.context_tokens
+        texted = retried = False
+        while True:
+            messages = fit_history(system, [m.to_openai() for m in session.path], budget, self.counter)
+            retry = False
+            async for event in self.loop.run(messages, ctx, model=model):
+                if isinstance(event, TextDelta) and not texted:
+                    texted = True
+                    self.metrics.first_token_seconds.observe(time.monotonic() - started)
+                if isinstance(event, RunFailed) and event.kind == "context" and not texted and not retried:
+                    log.info("context too long in %s; retrying once with half the history budget", ctx.chat)
+                    retry = True
+                    continue  # the loop ends right after a RunFailed
+                yield event
+            if not retry:
+                return
+            retried, budget = True, budget // 2
 
     async def _keep_partial(self, session: Session, partial: str, stream: StreamWriter, turn: TurnContext) -> None:
         """A stopped or timed-out run keeps what was said so far, marked interrupted."""

@@ -21,11 +21,12 @@ from typing import Any, Protocol
 import aiosqlite
 
 from bot.migrations import migrate
-from bot.tree import Conversation, Message, new_id, new_message_id, utc_now
+from bot.tree import Conversation, Message, new_id, utc_now
 
 TITLE_MAX = 60
 DEDUPE_TTL = 7 * 86400.0
 STORED_ROLES = frozenset({"user", "assistant", "tool"})
+ID_ATTEMPTS = 5
 _HEX = frozenset("0123456789abcdef")
 _CONV_COLUMNS = "id, chat, root_id, title, role, current_message_id, message_count, created_at, updated_at"
 _MSG_COLUMNS = "id, role, parent_id, content, created_at, tool_calls, tool_call_id, author, interrupted"
@@ -199,7 +200,7 @@ class SqliteStore:
 
     async def create_conversation(self, chat: str, role: str = "default") -> ConversationInfo:
         async with self._write() as db:
-            conv_id, root_id, now = await self._free_conv_id(db, chat), new_message_id(), _iso(utc_now())
+            conv_id, root_id, now = await self._free_conv_id(db, chat), new_id(), _iso(utc_now())
             await db.execute(
                 f"INSERT INTO conversations ({_CONV_COLUMNS}) VALUES (?, ?, ?, '', ?, ?, 0, ?, ?)",
                 (conv_id, chat, root_id, role, root_id, now, now),
@@ -266,15 +267,22 @@ class SqliteStore:
             if parent not in known and not await self._has_message(db, info.chat, info.id, parent):
                 raise KeyError(f"message {msg.id!r}: unknown parent {parent!r}")
             calls = json.dumps(msg.tool_calls, ensure_ascii=False) if msg.tool_calls is not None else None
-            try:
-                await db.execute(
-                    "INSERT INTO messages (id, conversation_id, chat, parent_id, role, content, tool_calls, "
-                    "tool_call_id, author, interrupted, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (msg.id, info.id, info.chat, parent, msg.role, msg.content, calls, msg.tool_call_id,
-                     msg.author, int(msg.interrupted), _iso(msg.created_at)),
-                )
-            except sqlite3.IntegrityError:
-                raise ValueError(f"duplicate message id {msg.id!r}") from None
+            for attempt in range(ID_ATTEMPTS):
+                try:
+                    await db.execute(
+                        "INSERT INTO messages (id, conversation_id, chat, parent_id, role, content, tool_calls, "
+                        "tool_call_id, author, interrupted, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (msg.id, info.id, info.chat, parent, msg.role, msg.content, calls, msg.tool_call_id,
+                         msg.author, int(msg.interrupted), _iso(msg.created_at)),
+                    )
+                    break
+                except sqlite3.IntegrityError:
+                    # Ids are 8 hex (seed 000), so a long conversation can draw one twice; a lone new
+                    # message has no children yet and simply takes another id.
+                    if len(msgs) > 1 or attempt == ID_ATTEMPTS - 1:
+                        raise ValueError(f"duplicate message id {msg.id!r}") from None
+                    msg.id = new_id()
+            cursor = msgs[-1].id
             known.add(msg.id)
             parent_default = msg.id
             if not title and msg.role == "user":

@@ -16,11 +16,6 @@ def new_id() -> str:
     return uuid.uuid4().hex[:8]
 
 
-def new_message_id() -> str:
-    """16 hex chars: 8 would collide within one long conversation (~1% at 10 000 messages)."""
-    return uuid.uuid4().hex[:16]
-
-
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -40,7 +35,7 @@ class Message:
     @classmethod
     def new(cls, role: str, content: str, parent_id: str | None = None, **fields: Any) -> Message:
         """A fresh message with a new id and the current time; parent None means "under the cursor"."""
-        return cls(new_message_id(), role, parent_id, content, utc_now(), **fields)
+        return cls(new_id(), role, parent_id, content, utc_now(), **fields)
 
     def to_openai(self) -> dict[str, Any]:
         out: dict[str, Any] = {"role": self.role, "content": self.content}
@@ -56,7 +51,7 @@ class Conversation:
 
     def __init__(self, system_prompt: str, id: str | None = None, root_id: str | None = None) -> None:
         self.id = id or new_id()
-        root = Message(root_id or new_message_id(), "system", None, system_prompt, utc_now())
+        root = Message(root_id or new_id(), "system", None, system_prompt, utc_now())
         self.root_id = root.id
         self.messages: dict[str, Message] = {root.id: root}
         self.children: dict[str, list[str]] = {root.id: []}

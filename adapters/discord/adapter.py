@@ -31,6 +31,7 @@ READY_TIMEOUT = 30.0  # seconds start() waits for the gateway before returning a
 TOKEN_MARGIN = 60.0  # seconds before the 15-minute interaction token expires that we stop relying on it
 RATE_LIMIT_WAIT = 30.0  # longest 429 wait discord.py sleeps through itself (its minimum setting)
 MAX_MOVED = 1000
+GUILD_READY_TIMEOUT = 2.0  # discord.py waits this long after the last GUILD_CREATE before "ready"
 
 
 def create(config: Config, env: Mapping[str, str], services: AdapterServices) -> DiscordAdapter:
@@ -69,7 +70,7 @@ class DiscordAdapter:
         self._settings = settings
         self._services = services
         self._client = discord.Client(intents=intents, max_ratelimit_timeout=RATE_LIMIT_WAIT,
-                                      allowed_mentions=NO_PINGS)
+                                      allowed_mentions=NO_PINGS, guild_ready_timeout=GUILD_READY_TIMEOUT)
         self._tree = build_tree(self._client, self._command, self._choices)
         self._client.add_dynamic_items(CommandButton)
         for event, handler in {"on_message": self._message, "on_command_button": self._button,

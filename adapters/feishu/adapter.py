@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 HANDLED_EVENTS = frozenset({"im.message.receive_v1", "card.action.trigger"})
 CONNECT_TIMEOUT = 15.0
+STREAM_IDLE_CLOSE = 3.0  # seconds after the last edit before a streaming card is closed
 TOAST = {"en": "Running {action}", "zh": "正在执行 {action}"}
 
 
@@ -54,14 +55,13 @@ class FeishuAdapter:
         services: AdapterServices,
         encrypt_key: str = "",
         verification_token: str = "",
-        idle_close: float = 3.0,
     ) -> None:
         self._http = http
         self._app_id, self._app_secret = app_id, app_secret
         self._transport = transport
         self._services = services
         self._encrypt_key, self._verification_token = encrypt_key, verification_token
-        self._outbound = FeishuOutbound(http, idle_close=idle_close)
+        self._outbound = FeishuOutbound(http, idle_close=STREAM_IDLE_CLOSE)
         self._bot_open_id = ""
         self._on_message: MessageHandler | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

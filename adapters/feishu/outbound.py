@@ -14,7 +14,6 @@ import dataclasses
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Coroutine
 from typing import Any, Literal
 
 import aiohttp
@@ -244,7 +243,7 @@ class FeishuOutbound:
         if sent.closer is not None:
             sent.closer.cancel()
         loop = asyncio.get_running_loop()
-        sent.closer = loop.call_later(self._idle_close, self._spawn, self._close(message_id))
+        sent.closer = loop.call_later(self._idle_close, self._close_soon, message_id)
 
     async def _close_streams(self, chat: ChatRef) -> None:
         for message_id in list(self._streams.get((chat.chat_id, chat.thread_id), ())):
@@ -273,8 +272,8 @@ class FeishuOutbound:
         if not open_ids:
             self._streams.pop(key, None)
 
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
+    def _close_soon(self, message_id: str) -> None:
+        task = asyncio.get_running_loop().create_task(self._close(message_id))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

@@ -24,3 +24,24 @@ async def pair(ctx: CommandContext) -> Reply:
     if user is None:
         return Reply(ctx.t("pair_unknown", code=words[1]))
     return Reply(ctx.t("pair_approved", user=user))
+
+
+@command("approve", "Approve a tool action the assistant asked for", "批准助手请求的工具操作", "/approve <id>",
+         immediate=True)
+async def approve(ctx: CommandContext) -> Reply:
+    return _decide(ctx, True)
+
+
+@command("deny", "Refuse a tool action the assistant asked for", "拒绝助手请求的工具操作", "/deny <id>",
+         immediate=True)
+async def deny(ctx: CommandContext) -> Reply:
+    return _decide(ctx, False)
+
+
+def _decide(ctx: CommandContext, approve: bool) -> Reply:
+    """Runs outside the lane: the run that asked is waiting in it."""
+    approval_id = ctx.args.strip()
+    if not approval_id:
+        raise UsageError
+    chat = ctx.session.key.storage_key
+    return Reply(ctx.hub.approvals.decide(chat, approval_id, approve, ctx.is_admin, ctx.msg.is_group))

@@ -145,8 +145,10 @@ async def test_a_failed_append_writes_nothing(store: SqliteStore) -> None:
     good = Message.new("user", "fine", msgs[-1].id)
     with pytest.raises(KeyError):
         await store.append_messages("tg:1", conv_id, [good, Message.new("assistant", "x", "missing")])
-    with pytest.raises(ValueError, match="duplicate"):
-        await store.append_message("tg:1", conv_id, msgs[0])
+    clash = Message.new("user", "clash", msgs[-1].id)
+    clash.id = msgs[0].id
+    with pytest.raises(ValueError, match="duplicate"):  # in a batch, later messages may point at the id
+        await store.append_messages("tg:1", conv_id, [clash, Message.new("assistant", "y", clash.id)])
     with pytest.raises(ValueError, match="role"):
         await store.append_message("tg:1", conv_id, Message.new("system", "no", msgs[-1].id))
     info = await store.get_conversation("tg:1", conv_id)
@@ -224,3 +226,15 @@ async def test_append_cost_does_not_grow_with_store_size(tmp_path: Path, stored:
         assert [m.content for m in chain] == [f"q{i}" for i in range(rounds)]
     finally:
         await store.close()
+
+
+async def test_a_lone_message_whose_8_hex_id_is_taken_gets_another(store: SqliteStore) -> None:
+    conv_id, msgs = await _converse(store, "tg:1")
+    clash = Message.new("user", "same id by chance", msgs[-1].id)
+    clash.id = msgs[0].id
+    await store.append_message("tg:1", conv_id, clash)
+    assert clash.id != msgs[0].id and len(clash.id) == 8
+    info = await store.get_conversation("tg:1", conv_id)
+    assert info is not None and info.current_message_id == clash.id
+    stored = await store.get_message("tg:1", conv_id, clash.id)
+    assert stored is not None and stored.content == "same id by chance"

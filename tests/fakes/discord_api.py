@@ -86,6 +86,8 @@ class Call:
 
 @dataclass
 class _Interaction:
+    interaction_id: str
+    type: int
     channel_id: str
     created: float  # unix seconds, from the snowflake
     original_id: str | None = None  # the message @original points at once acknowledged
@@ -181,7 +183,7 @@ class FakeDiscord:
                     age: float = 0.0, message: dict | None = None) -> dict:
         interaction_id, token = self.snowflake(age), f"itoken-{next(self._serial)}"
         channel_id = DM_CHANNEL_ID if dm else channel_id
-        self._interactions[token] = _Interaction(channel_id, time.time() - age,
+        self._interactions[token] = _Interaction(interaction_id, itype, channel_id, time.time() - age,
                                                  original_id=message["id"] if message else None)
         payload: dict[str, Any] = {
             "id": interaction_id, "application_id": APP_ID, "type": itype, "token": token, "version": 1,
@@ -213,8 +215,8 @@ class FakeDiscord:
 
     def button_press(self, message_id: str, custom_id: str, **where: Any) -> dict:
         message = self.messages[message_id]
-        return self.interaction(3, {"custom_id": custom_id, "component_type": 2},
-                                channel_id=message["channel_id"], message=message, **where)
+        return self.interaction(3, {"custom_id": custom_id, "component_type": 2}, channel_id=message["channel_id"],
+                                dm=message["channel_id"] == DM_CHANNEL_ID, message=message, **where)
 
     async def dispatch(self, event: str, d: dict) -> None:
         assert self._ws is not None, "gateway not connected"
@@ -267,7 +269,7 @@ class FakeDiscord:
         if parts[0] == "applications" and parts[-1] == "commands" and request.method == "PUT":
             return self._put_commands(body, parts)
         if parts[0] == "interactions" and parts[-1] == "callback":
-            return self._callback(parts[2], body)
+            return self._callback(parts[1], parts[2], body)
         if parts[0] == "webhooks" and len(parts) >= 3:
             return self._webhook(request.method, parts[2], parts[4] if len(parts) > 4 else None, body)
         if parts[0] == "channels" and parts[-1] == "typing":
@@ -287,9 +289,9 @@ class FakeDiscord:
         return _json([{**c, "id": self.snowflake(), "application_id": APP_ID, "version": "1",
                        "guild_id": guild_id, "default_member_permissions": None} for c in body])
 
-    def _callback(self, token: str, body: dict) -> web.Response:
+    def _callback(self, interaction_id: str, token: str, body: dict) -> web.Response:
         state = self._interactions.get(token)
-        if state is None:
+        if state is None or state.interaction_id != interaction_id:
             return _error(404, 10062, "Unknown interaction")
         if state.acked:
             return _error(400, 40060, "Interaction has already been acknowledged.")
@@ -308,7 +310,7 @@ class FakeDiscord:
             resource["message"] = message
         elif rtype == 7 and state.original_id:
             resource["message"] = self._apply(state.original_id, body.get("data") or {})
-        return _json({"interaction": {"id": token, "type": 2, "response_message_loading": rtype == 5,
+        return _json({"interaction": {"id": interaction_id, "type": state.type, "response_message_loading": rtype == 5,
                                       "response_message_ephemeral": False}, "resource": resource})
 
     def _webhook(self, method: str, token: str, target: str | None, body: dict | None) -> web.Response:

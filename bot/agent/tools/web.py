@@ -37,10 +37,11 @@ def unsafe_reason(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | No
         ip = ip.ipv4_mapped
     if ip in METADATA_IPS:
         return "a cloud metadata endpoint"
-    checks = [("loopback", ip.is_loopback), ("link-local", ip.is_link_local), ("private", ip.is_private),
-              ("multicast", ip.is_multicast), ("reserved", ip.is_reserved), ("unspecified", ip.is_unspecified),
-              ("not public", not ip.is_global)]
-    return next((f"a {name} address" for name, hit in checks if hit), None)
+    checks = [("an unspecified address", ip.is_unspecified), ("a loopback address", ip.is_loopback),
+              ("a link-local address", ip.is_link_local), ("a private address", ip.is_private),
+              ("a multicast address", ip.is_multicast), ("a reserved address", ip.is_reserved),
+              ("not a public address", not ip.is_global)]
+    return next((reason for reason, hit in checks if hit), None)
 
 
 class _PinnedResolver(AbstractResolver):

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import discord
 import pytest
 
+from adapters.discord import adapter as adapter_module
 from adapters.discord.adapter import DiscordAdapter, create
 from bot.adapter import AdapterServices, ConversationChoice, WebHandler
 from bot.config import Config, DiscordConfig
@@ -27,14 +28,17 @@ class Inbox:
     """Records what the adapter hands to the hub."""
 
     messages: list[IncomingMessage] = field(default_factory=list)
+    _arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def __call__(self, message: IncomingMessage) -> None:
         self.messages.append(message)
+        self._arrived.set()
 
     async def wait(self, count: int = 1, within: float = 5.0) -> list[IncomingMessage]:
         async with asyncio.timeout(within):
             while len(self.messages) < count:
-                await asyncio.sleep(0.01)
+                self._arrived.clear()
+                await self._arrived.wait()
         return self.messages
 
 
@@ -61,6 +65,7 @@ async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
     monkeypatch.setattr(discord.http.Route, "BASE", discord.http.Route.BASE)
     monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY",
                         discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY)
+    monkeypatch.setattr(adapter_module, "GUILD_READY_TIMEOUT", 0.05)  # the fake has one guild; don't wait 2 s
     yield server
     await server.stop()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import pytest_asyncio
@@ -63,9 +63,6 @@ async def fake() -> AsyncIterator[FakeTelegram]:
     await server.start()
     yield server
     await server.stop()
-
-
-Started = Callable[[], Awaitable[tuple[TelegramAdapter, Inbox]]]
 
 
 @pytest_asyncio.fixture

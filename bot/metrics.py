@@ -1,0 +1,91 @@
+"""Prometheus metrics for one App, in a private registry so several apps (tests) never collide."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
+from bot.adapter import Adapter, Capabilities, ChatUnavailable, MessageHandler, RateLimited, SendError
+from bot.messages import ChatRef, SentRef
+from bot.replies import Reply
+
+RUN_BUCKETS = (0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600)
+FIRST_TOKEN_BUCKETS = (0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        reg = self.registry
+        self.messages_in = Counter("bothub_messages_in", "Inbound events handed to the hub", ["platform"],
+                                   registry=reg)
+        self.messages_out = Counter("bothub_messages_out", "Messages sent", ["platform"], registry=reg)
+        self.edits = Counter("bothub_message_edits", "Message edits (streaming)", ["platform"], registry=reg)
+        self.runs = Counter("bothub_runs", "Agent runs by outcome", ["outcome"], registry=reg)
+        self.run_seconds = Histogram("bothub_run_duration_seconds", "Wall time of one agent run",
+                                     buckets=RUN_BUCKETS, registry=reg)
+        self.first_token_seconds = Histogram("bothub_llm_first_token_seconds",
+                                             "Time from run start to the first streamed text",
+                                             buckets=FIRST_TOKEN_BUCKETS, registry=reg)
+        self.errors = Counter("bothub_errors", "Errors by kind", ["kind"], registry=reg)
+        self.adapter_restarts = Counter("bothub_adapter_restarts", "Watchdog restarts", ["platform"],
+                                        registry=reg)
+
+    def render(self) -> bytes:
+        """The Prometheus text exposition of everything above."""
+        return generate_latest(self.registry)
+
+    def run_finished(self, outcome: str, seconds: float) -> None:
+        """outcome: ok | failed | interrupted | deadline."""
+        self.runs.labels(outcome).inc()
+        self.run_seconds.observe(seconds)
+
+    def error(self, kind: str) -> None:
+        self.errors.labels(kind).inc()
+
+    def instrument(self, adapter: Adapter) -> CountingAdapter:
+        return CountingAdapter(adapter, self)
+
+
+class CountingAdapter:
+    """Wraps an adapter for the hub's Delivery, counting what actually reached the platform."""
+
+    def __init__(self, inner: Adapter, metrics: Metrics) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.capabilities: Capabilities = inner.capabilities
+        self._metrics = metrics
+
+    async def start(self, on_message: MessageHandler) -> None:
+        await self.inner.start(on_message)
+
+    async def stop(self) -> None:
+        await self.inner.stop()
+
+    def connected(self) -> bool:
+        return self.inner.connected()
+
+    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
+        try:
+            ref = await self.inner.send(chat, reply)
+        except SendError as e:
+            self._metrics.error(_send_error_kind(e))
+            raise
+        self._metrics.messages_out.labels(self.name).inc()
+        return ref
+
+    async def edit(self, ref: SentRef, reply: Reply) -> None:
+        try:
+            await self.inner.edit(ref, reply)
+        except SendError as e:
+            self._metrics.error(_send_error_kind(e))
+            raise
+        self._metrics.edits.labels(self.name).inc()
+
+    async def typing(self, chat: ChatRef) -> None:
+        await self.inner.typing(chat)
+
+
+def _send_error_kind(e: SendError) -> str:
+    if isinstance(e, RateLimited):
+        return "send_rate_limited"
+    return "send_chat_unavailable" if isinstance(e, ChatUnavailable) else "send_failed"

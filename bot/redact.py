@@ -1,0 +1,92 @@
+"""Keep secrets out of logs: a logging filter that masks known secret values and token-shaped strings.
+
+Libraries log request URLs (Telegram puts the bot token in every URL) and exception texts (a 401 body
+may echo part of an API key), so masking happens once, at the handlers, for every logger.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import stat
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+SECRET_ENV_VARS = (
+    "OPENAI_API_KEY",
+    "TELEGRAM_BOT_TOKEN",
+    "DISCORD_BOT_TOKEN",
+    "FEISHU_APP_SECRET",
+    "FEISHU_ENCRYPT_KEY",
+    "FEISHU_VERIFICATION_TOKEN",
+    "TELEGRAM_WEBHOOK_SECRET",
+)
+MASK = "***"
+MIN_SECRET_LEN = 6  # shorter values would mask ordinary words
+
+_TOKEN_PATTERNS = (
+    (re.compile(r"\bbot(\d{3,}):[A-Za-z0-9_-]{8,}"), r"bot\1:" + MASK),  # Telegram API URLs
+    (re.compile(r"\b(\d{6,}):[A-Za-z0-9_-]{30,}"), r"\1:" + MASK),  # a bare Telegram bot token
+    (re.compile(r"\b(Bearer|Bot)\s+[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE), r"\1 " + MASK),
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), "sk-" + MASK),
+)
+_SECRET_LOOKING = re.compile(r"(?im)^\s*[\w.-]*(secret|token|api_key|apikey|password|encrypt_key)[\w.-]*\s*:\s*\S")
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """`text` with every known secret value and every token-shaped string masked."""
+    for value in sorted(secrets, key=len, reverse=True):
+        if len(value) >= MIN_SECRET_LEN:
+            text = text.replace(value, MASK)
+    for pattern, replacement in _TOKEN_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def secret_values(env: Mapping[str, str]) -> list[str]:
+    return [env[name] for name in SECRET_ENV_VARS if env.get(name)]
+
+
+class RedactingFilter(logging.Filter):
+    """Rewrites each record's final message (args and traceback included) with secrets masked."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        super().__init__("redact")
+        self.secrets = [s for s in secrets if len(s) >= MIN_SECRET_LEN]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text, self.secrets)
+        record.msg, record.args = redact(message, self.secrets), None
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info, self.secrets)
+        return True
+
+
+def install(env: Mapping[str, str], logger: logging.Logger | None = None) -> RedactingFilter:
+    """Attach one filter to every handler of `logger` (the root by default); idempotent per handler."""
+    logger = logger or logging.getLogger()
+    flt = RedactingFilter(secret_values(env))
+    for handler in logger.handlers:
+        for old in [f for f in handler.filters if isinstance(f, RedactingFilter)]:
+            handler.removeFilter(old)
+        handler.addFilter(flt)
+    return flt
+
+
+def readable_secrets_warning(path: Path | None) -> str | None:
+    """A warning when a config file that looks like it holds secrets is readable by group or others."""
+    if path is None:
+        return None
+    try:
+        mode = path.stat().st_mode
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if not mode & (stat.S_IRGRP | stat.S_IROTH) or not _SECRET_LOOKING.search(text):
+        return None
+    return (f"config file {path} seems to contain secrets and is readable by other users "
+            f"(mode {stat.S_IMODE(mode):o}); run: chmod 600 {path} — or better, keep secrets in the environment")

@@ -1,0 +1,47 @@
+"""`sync_commands` registers the command tree: globally, or copied into one guild."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapters.discord.commands import conversation_choices, sync_commands
+from bot.adapter import ConversationChoice
+from bot.config import ConfigError
+from tests.fakes.discord_api import APP_ID, GUILD_ID, TOKEN, FakeDiscord
+
+ALL_COMMANDS = ["ask", "goto", "help", "list", "new", "retry", "skills", "status", "stop", "switch", "tree"]
+
+
+async def test_global_sync_puts_every_command(fake: FakeDiscord) -> None:
+    names = await sync_commands(TOKEN, fake.api_base)
+    [put] = fake.calls_to("PUT", rf"/applications/{APP_ID}/commands")
+    assert sorted(names) == sorted(c["name"] for c in put.body) == ALL_COMMANDS
+    switch = next(c for c in put.body if c["name"] == "switch")
+    assert switch["options"][0]["autocomplete"] is True and switch["options"][0]["required"] is True
+    new = next(c for c in put.body if c["name"] == "new")
+    assert new["options"][0]["name"] == "role" and new["options"][0]["required"] is False
+    goto = next(c for c in put.body if c["name"] == "goto")
+    assert (goto["options"][0]["type"], goto["options"][0]["min_value"]) == (4, 1)
+
+
+async def test_guild_sync_copies_the_global_commands(fake: FakeDiscord) -> None:
+    names = await sync_commands(TOKEN, fake.api_base, guild_id=int(GUILD_ID))
+    assert not fake.calls_to("PUT", rf"/applications/{APP_ID}/commands")
+    [put] = fake.calls_to("PUT", rf"/applications/{APP_ID}/guilds/{GUILD_ID}/commands")
+    assert sorted(c["name"] for c in put.body) == sorted(names) == ALL_COMMANDS
+
+
+async def test_a_rejected_token_is_a_clear_error(fake: FakeDiscord) -> None:
+    with pytest.raises(ConfigError, match="DISCORD_BOT_TOKEN"):
+        await sync_commands("wrong-token", fake.api_base)
+    assert not fake.calls_to("PUT", r"/applications/.*")
+
+
+def test_autocomplete_choices_filter_and_cap_at_25() -> None:
+    many = [ConversationChoice(f"{i:08x}", f"Topic {i}") for i in range(40)]
+    assert len(conversation_choices(many, "")) == 25
+    [only] = conversation_choices(many, "topic 37")
+    assert (only.name, only.value) == ("Topic 37 · 00000025", "00000025")
+    long_title = ConversationChoice("abcd1234", "x" * 150)
+    [choice] = conversation_choices([long_title], "abcd")
+    assert len(choice.name) <= 100 and choice.name.endswith("… · abcd1234")

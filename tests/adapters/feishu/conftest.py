@@ -1,0 +1,130 @@
+"""Fixtures: the fake Feishu platform, and the real adapter built by `create()` against it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+import aiohttp
+import pytest
+import pytest_asyncio
+from aiohttp import web
+
+from adapters.feishu import adapter as feishu_adapter
+from bot.adapter import AdapterServices, ConversationChoice, WebHandler
+from bot.config import Config, FeishuConfig
+from bot.messages import ChatRef, IncomingMessage
+from tests.fakes.feishu_api import APP_ID, APP_SECRET, FakeFeishu, signed_request
+
+ENCRYPT_KEY, VERIFICATION_TOKEN = "test-encrypt-key", "test-verification-token"
+WEBHOOK_PATH = "/feishu/webhook"
+
+
+@dataclass
+class Harness:
+    """A started adapter, what it handed to the hub, and a way to push webhook events at it."""
+
+    fake: FakeFeishu
+    adapter: feishu_adapter.FeishuAdapter
+    received: list[IncomingMessage] = field(default_factory=list)
+    seen_keys: set[str] = field(default_factory=set)
+    url: str = ""
+    session: aiohttp.ClientSession | None = None
+
+    async def post(self, event: dict, *, headers: dict[str, str] | None = None) -> aiohttp.ClientResponse:
+        body, signed = signed_request(ENCRYPT_KEY, event)
+        assert self.session is not None
+        async with self.session.post(self.url, data=body, headers=headers or signed) as resp:
+            await resp.read()
+            return resp
+
+    async def wait_received(self, count: int) -> list[IncomingMessage]:
+        await eventually(lambda: len(self.received) >= count)
+        return self.received
+
+
+async def eventually(condition: Callable[[], bool]) -> None:
+    """Poll for up to 5 s: handlers hand events to the hub's loop in tasks."""
+    for _ in range(500):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("condition not met within 5 s")
+
+
+@pytest_asyncio.fixture
+async def fake() -> AsyncIterator[FakeFeishu]:
+    server = FakeFeishu()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture(autouse=True)
+def quick_close(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(feishu_adapter, "STREAM_IDLE_CLOSE", 0.3)
+
+
+def env() -> dict[str, str]:
+    return {
+        "FEISHU_APP_ID": APP_ID,
+        "FEISHU_APP_SECRET": APP_SECRET,
+        "FEISHU_ENCRYPT_KEY": ENCRYPT_KEY,
+        "FEISHU_VERIFICATION_TOKEN": VERIFICATION_TOKEN,
+    }
+
+
+async def _no_conversations(chat: ChatRef) -> list[ConversationChoice]:
+    return []
+
+
+StartAdapter = Callable[..., Awaitable[Harness]]
+
+
+@pytest_asyncio.fixture
+async def start_adapter(fake: FakeFeishu) -> AsyncIterator[StartAdapter]:
+    """start_adapter(transport="webhook") → Harness; webhook routes are served on 127.0.0.1:0."""
+    cleanups: list[Callable[[], Awaitable[None]]] = []
+
+    async def start(transport: str = "webhook") -> Harness:
+        routes: list[tuple[str, str, WebHandler]] = []
+        seen_keys: set[str] = set()
+
+        async def seen(key: str) -> bool:
+            if key in seen_keys:
+                return True
+            seen_keys.add(key)
+            return False
+
+        services = AdapterServices(
+            list_conversations=_no_conversations,
+            seen=seen,
+            add_route=lambda method, path, handler: routes.append((method, path, handler)),
+        )
+        config = Config(feishu=FeishuConfig(transport=transport, domain=fake.domain))  # type: ignore[arg-type]
+        adapter = feishu_adapter.create(config, env(), services)
+        harness = Harness(fake, adapter, seen_keys=seen_keys)
+
+        async def on_message(msg: IncomingMessage) -> None:
+            harness.received.append(msg)
+
+        await adapter.start(on_message)
+        cleanups.append(adapter.stop)
+        if routes:
+            app = web.Application()
+            for method, path, handler in routes:
+                app.router.add_route(method, path, handler)
+            runner = web.AppRunner(app)
+            await runner.setup()
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
+            harness.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}{WEBHOOK_PATH}"  # type: ignore[union-attr]
+            harness.session = aiohttp.ClientSession()
+            cleanups.append(harness.session.close)
+            cleanups.append(runner.cleanup)
+        return harness
+
+    yield start
+    for cleanup in reversed(cleanups):
+        await cleanup()

@@ -1,0 +1,148 @@
+"""web_fetch: internal addresses are refused at every hop; allowed hosts return readable text."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import pytest
+import pytest_asyncio
+from aiohttp import web
+
+from bot.agent.tools import web as web_tool
+from bot.agent.tools.registry import ToolContext, ToolRegistry
+
+PAGE = """<!doctype html><html><head><title> Test  Page </title><style>body { color: red }</style>
+<script>var secret = "do not show";</script></head>
+<body><h1>Hello &amp; welcome</h1><p>First   paragraph.</p><ul><li>one</li><li>two</li></ul>
+<noscript>enable js</noscript><p>Last paragraph.</p></body></html>"""
+
+
+@dataclass
+class Site:
+    port: int
+    hits: list[str] = field(default_factory=list)
+
+    def url(self, path: str, host: str = "127.0.0.1") -> str:
+        return f"http://{host}:{self.port}{path}"
+
+
+@pytest_asyncio.fixture
+async def site() -> AsyncIterator[Site]:
+    state = Site(port=0)
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        state.hits.append(request.path)
+        path = request.path
+        if path == "/page":
+            return web.Response(text=PAGE, content_type="text/html")
+        if path == "/to-page":
+            raise web.HTTPFound("/page")
+        if path == "/to-localhost":
+            raise web.HTTPFound(f"http://localhost:{state.port}/page")
+        if path == "/to-ipv6-loopback":
+            raise web.HTTPFound(f"http://[::1]:{state.port}/page")
+        if path == "/to-metadata":
+            raise web.HTTPFound("http://169.254.169.254/latest/meta-data/")
+        if path == "/loop":
+            raise web.HTTPFound("/loop")
+        if path == "/big":
+            return web.Response(text="a" * (3 * 1024 * 1024), content_type="text/plain")
+        if path == "/image":
+            return web.Response(body=b"\x89PNG\r\n", content_type="image/png")
+        return web.Response(status=404, text="missing")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    state.port = runner.addresses[0][1]
+    yield state
+    await runner.cleanup()
+
+
+def tool(allow: list[str]) -> ToolRegistry:
+    registry = ToolRegistry()
+    web_tool.register(registry, allow)
+    return registry
+
+
+async def fetch(ctx: ToolContext, url: str, allow: tuple[str, ...] = ()) -> str:
+    return await tool(list(allow)).execute("web_fetch", json.dumps({"url": url}), ctx)
+
+
+@pytest.mark.parametrize(("url", "reason"), [
+    ("http://127.0.0.1/", "a loopback address"),
+    ("http://10.0.0.1/admin", "a private address"),
+    ("http://192.168.1.1/", "a private address"),
+    ("http://169.254.169.254/latest/meta-data/", "a cloud metadata endpoint"),
+    ("http://[fd00:ec2::254]/", "a cloud metadata endpoint"),
+    ("http://[::1]/", "a loopback address"),
+    ("http://[::ffff:127.0.0.1]/", "a loopback address"),
+    ("http://0.0.0.0/", "an unspecified address"),
+    ("http://224.0.0.1/", "a multicast address"),
+    ("http://100.64.0.1/", "not a public address"),
+    ("http://metadata.google.internal/", "a cloud metadata name"),
+])
+async def test_internal_addresses_are_refused(ctx: ToolContext, url: str, reason: str) -> None:
+    result = await fetch(ctx, url)
+    assert result.startswith("Refused: ") and reason in result
+    assert result.endswith("web_fetch only reaches public internet hosts.")
+
+
+async def test_a_name_resolving_to_loopback_is_refused(ctx: ToolContext, site: Site) -> None:
+    result = await fetch(ctx, site.url("/page", host="localhost"))
+    assert result.startswith("Refused: localhost resolves to") and "loopback" in result
+    assert site.hits == []
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.com/x", "gopher://x", "not a url"])
+async def test_only_http_and_https(ctx: ToolContext, url: str) -> None:
+    result = await fetch(ctx, url)
+    assert result.startswith(("Refused: only http and https", "Error:", "Refused: the URL has no host"))
+
+
+async def test_allowed_test_host_returns_readable_text(ctx: ToolContext, site: Site) -> None:
+    result = await fetch(ctx, site.url("/page"), allow=("127.0.0.1",))
+    assert result == (f"URL: {site.url('/page')}\nStatus: 200\nTitle: Test Page\n\n"
+                      "Hello & welcome\nFirst paragraph.\n- one\n- two\nLast paragraph.")
+
+
+async def test_allowed_name_connects_through_the_pinned_resolver(ctx: ToolContext, site: Site) -> None:
+    result = await fetch(ctx, site.url("/page", host="localhost"), allow=("localhost",))
+    assert "Title: Test Page" in result and site.hits == ["/page"]
+
+
+@pytest.mark.parametrize("path", ["/to-localhost", "/to-ipv6-loopback", "/to-metadata"])
+async def test_redirect_to_an_internal_address_is_refused(ctx: ToolContext, site: Site, path: str) -> None:
+    result = await fetch(ctx, site.url(path), allow=("127.0.0.1",))
+    assert result.startswith("Refused: ")
+    assert site.hits == [path]  # the redirect target was never contacted
+
+
+async def test_redirects_are_followed_and_limited(ctx: ToolContext, site: Site) -> None:
+    ok = await fetch(ctx, site.url("/to-page"), allow=("127.0.0.1",))
+    assert ok.startswith(f"URL: {site.url('/page')}\nStatus: 200") and site.hits == ["/to-page", "/page"]
+    looped = await fetch(ctx, site.url("/loop"), allow=("127.0.0.1",))
+    assert looped.startswith(f"Error: more than {web_tool.MAX_REDIRECTS} redirects")
+    assert site.hits.count("/loop") == web_tool.MAX_REDIRECTS + 1
+
+
+async def test_size_caps_and_binary_content(ctx: ToolContext, site: Site) -> None:
+    big = await fetch(ctx, site.url("/big"), allow=("127.0.0.1",))
+    assert big.endswith("… [page cut]") and len(big) < web_tool.MAX_CHARS + 200
+    image = await fetch(ctx, site.url("/image"), allow=("127.0.0.1",))
+    assert "Content-Type: image/png (6 bytes), not text" in image
+
+
+async def test_unresolvable_host_is_a_polite_error(ctx: ToolContext) -> None:
+    assert await fetch(ctx, "http://no-such-host.invalid/") == (
+        "Refused: could not resolve no-such-host.invalid. web_fetch only reaches public internet hosts.")
+
+
+def test_html_to_text_drops_scripts_and_styles() -> None:
+    title, text = web_tool.html_to_text(PAGE)
+    assert title == "Test Page"
+    assert "secret" not in text and "color" not in text and "enable js" not in text
