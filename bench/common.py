@@ -56,8 +56,10 @@ def ms(seconds: float) -> str:
 
 
 def machine() -> str:
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     return (f"{os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
-            f"Python {platform.python_version()} on {platform.system()} {platform.release()}")
+            f"Python {platform.python_version()} on {platform.system()} {platform.release()}; "
+            f"load average at the end {load}")
 
 
 def _status(met: bool | None) -> str:

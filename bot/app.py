@@ -12,6 +12,8 @@ from bot.adapter import Adapter, AdapterServices, ConversationChoice, WebHandler
 from bot.agent.approvals import Approvals
 from bot.agent.llm import LLMClient
 from bot.agent.loop import AgentLoop
+from bot.agent.memory import Memory
+from bot.agent.memory import register as register_memory_tools
 from bot.agent.prompt import PromptBuilder
 from bot.agent.skill_tools import register_skill_tools
 from bot.agent.skills import SkillSet
@@ -53,10 +55,12 @@ class App:
         skills = SkillSet.load(workspace / "skills")
         self.prompts = PromptBuilder(workspace, skills, language=cfg.language)
         self.approvals = Approvals()
+        self.memory = Memory(self.store)
         self.tools = self._tools(skills)
         self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns)
         self.conversations = Conversations(self.store)
-        self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.tools.names)
+        self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.tools.names,
+                                  memory=self.memory)
         self.hub = Hub(cfg, self.store, self.conversations, self.runner, self.approvals)
         self.adapters: list[Adapter] = []
         self.metrics = Metrics()
@@ -70,6 +74,7 @@ class App:
     def _tools(self, skills: SkillSet) -> ToolRegistry:
         """Built-in tools, the optional risky ones as configured, then tool skills (which may use them)."""
         tools = default_registry()
+        register_memory_tools(tools, self.memory)
         shell.register(tools, self.approvals, self.cfg.tools.shell_timeout, self.cfg.tools.shell_enabled)
         if self.cfg.tools.web_fetch_enabled:
             web_tool.register(tools, self.cfg.tools.web_allow_hosts)

@@ -1,4 +1,4 @@
-"""`bothub run | chat | init | doctor | export | import | discord-sync`."""
+"""`bothub run | chat | init | doctor | export | import | discord-sync | pair`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any, Protocol
 
-from bot.app import App, enabled_platforms
+from bot import redact
+from bot.app import PLATFORMS, App, enabled_platforms
 from bot.config import Config, ConfigError, llm_setup_hint, load_config
 
 log = logging.getLogger("bothub")
@@ -41,6 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     imp.add_argument("--chat", default="console:local")
     sync = sub.add_parser("discord-sync", help="register Discord slash commands")
     sync.add_argument("--guild", help="sync to one guild (instant) instead of globally")
+    pair = sub.add_parser("pair", help="approve a DM pairing code (dm_policy: pairing)")
+    pair.add_argument("action", choices=["approve"])
+    pair.add_argument("code")
+    pair.add_argument("--platform", required=True, choices=PLATFORMS)
     args = parser.parse_args(argv)
 
     try:
@@ -51,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.data_dir:
         cfg.data_dir = args.data_dir
     logging.basicConfig(level=cfg.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    redact.install(os.environ)  # tokens and keys never reach the log, whoever logs them
+    config_path = args.config or Path(os.environ.get("BOTHUB_CONFIG") or "bothub.yaml")
+    if warning := redact.readable_secrets_warning(config_path):
+        log.warning("%s", warning)
     for noisy in ("httpx", "httpx2", "httpcore", "discord", "telegram", "Lark"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
     command = args.command or "run"

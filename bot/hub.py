@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+import re
 import uuid
 
 from bot.access import Access, Verdict
@@ -22,6 +24,7 @@ from bot.sessions import Session, SessionKey, Sessions
 from bot.store import Store
 
 log = logging.getLogger("bothub.hub")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Hub:
@@ -55,6 +58,7 @@ class Hub:
             log.exception("could not handle %s message %s in %s", msg.platform, msg.message_id, msg.chat_id)
 
     async def _handle(self, msg: IncomingMessage) -> None:
+        msg = _valid_unicode(msg)
         if not self._accepting or (msg.is_group and not msg.mentioned):
             return
         delivery = self.deliveries.get(msg.platform)
@@ -163,3 +167,10 @@ class Hub:
             lane.stop()  # a cancelled run keeps its partial answer and tells the user it was interrupted
         for lane in lanes:
             await lane.join()
+
+
+def _valid_unicode(msg: IncomingMessage) -> IncomingMessage:
+    """Platform JSON may carry lone surrogates, which can be neither stored nor sent: make them U+FFFD once."""
+    fixed = {f.name: _LONE_SURROGATE.sub("\ufffd", value) for f in dataclasses.fields(msg)
+             if isinstance(value := getattr(msg, f.name), str) and _LONE_SURROGATE.search(value)}
+    return dataclasses.replace(msg, **fixed) if fixed else msg

@@ -85,6 +85,13 @@ STRINGS: dict[str, tuple[str, str]] = {
         "我是这个聊天里的助手。直接和我说话{mention_hint}。命令：",
     ),
     "mention_hint": (" (in groups: @mention me or reply to me)", "（群聊中请 @我 或回复我）"),
+    "memory_title": ("Memory", "记忆"),
+    "memory_empty": ("Nothing remembered in this chat yet.", "本聊天还没有任何记忆。"),
+    "memory_no_page": ("There is no page {page}; memory has {pages} page(s).",
+                       "没有第 {page} 页；记忆共 {pages} 页。"),
+    "memory_forgot": ("Forgot memory #{n}. The ones after it moved up by one.",
+                      "已删除第 {n} 条记忆。其后的记忆序号依次减一。"),
+    "memory_missing": ("No memory #{n} in this chat — see /memory.", "本聊天中没有第 {n} 条记忆——请查看 /memory。"),
 }
 
 

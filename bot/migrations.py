@@ -51,6 +51,21 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     CREATE INDEX seen_events_expiry ON seen_events (expires_at);
     """,
+    # 2: per-chat long-term memory (seed 003 §4); tags is a JSON list of strings.
+    """
+    CREATE TABLE memories (
+        id INTEGER PRIMARY KEY,
+        chat TEXT NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('fact', 'pref', 'decision', 'context', 'lesson')),
+        tags TEXT NOT NULL DEFAULT '[]',
+        content TEXT NOT NULL,
+        uses INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        last_used_at TEXT
+    );
+    CREATE INDEX memories_top ON memories (chat, uses DESC, id DESC);
+    CREATE INDEX memories_by_chat ON memories (chat, id);
+    """,
 )
 
 

@@ -103,7 +103,7 @@ class Lane:
 class Sessions:
     """In-memory sessions with an LRU bound; idle sessions are dropped and reloaded lazily from the store."""
 
-    def __init__(self, max_idle: int = 10_000) -> None:
+    def __init__(self, max_idle: int = 2_000) -> None:
         self._sessions: OrderedDict[SessionKey, Session] = OrderedDict()
         self._lanes: dict[SessionKey, Lane] = {}
         self._max_idle = max_idle

@@ -21,6 +21,8 @@ from typing import Any, Protocol
 import aiosqlite
 
 from bot.migrations import migrate
+from bot.store_memories import MemoryEntry as MemoryEntry
+from bot.store_memories import MemoryRows, MemoryStore
 from bot.tree import Conversation, Message, new_id, utc_now
 
 TITLE_MAX = 60
@@ -56,7 +58,7 @@ class ConversationInfo:
     updated_at: datetime
 
 
-class Store(Protocol):
+class Store(MemoryStore, Protocol):
     async def open(self) -> None: ...
     async def close(self) -> None: ...
     async def create_conversation(self, chat: str, role: str = "default") -> ConversationInfo: ...
@@ -114,7 +116,7 @@ def _is_conv_id(value: str) -> bool:
     return len(value) == 8 and set(value) <= _HEX
 
 
-class SqliteStore:
+class SqliteStore(MemoryRows):
     """One aiosqlite connection in WAL mode; a lock keeps each multi-statement operation whole."""
 
     def __init__(self, path: str | Path, clock: Callable[[], float] = time.time) -> None:

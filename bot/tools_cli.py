@@ -1,4 +1,4 @@
-"""One-shot maintenance commands: init, doctor, export, import, discord-sync."""
+"""One-shot maintenance commands: init, doctor, export, import, discord-sync, pair."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 
 from bot.config import Config
 from bot.jsonl import export_jsonl, import_jsonl
+from bot.pairing import Pairing
 from bot.store import SqliteStore
 from bot.workspace import init_workspace
 
@@ -49,6 +50,14 @@ async def run(cfg: Config, command: str, args: argparse.Namespace) -> int:
                 return 1
             info = await store.import_conversation(args.chat, conv)
             print(f"imported {len(conv) - 1} messages as conversation {info.id} in chat {args.chat}")
+            return 0
+        if command == "pair":
+            user = await Pairing(store).approve(args.platform, args.code)
+            if user is None:
+                print(f"bothub: no pending {args.platform} pairing with code {args.code} (codes expire after an hour)",
+                      file=sys.stderr)
+                return 1
+            print(f"approved {args.platform} user {user}")
             return 0
     finally:
         await store.close()

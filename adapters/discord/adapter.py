@@ -13,6 +13,7 @@ import contextlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import discord
 from discord import app_commands
@@ -174,13 +175,13 @@ class DiscordAdapter:
     async def _post(self, chat: ChatRef, content: str, view: discord.ui.View | None) -> str:
         pending = self._live(chat.reply_to)
         if pending is None:
-            message = await guarded(self._channel(chat).send(
-                content, view=view, reference=_reference(chat), allowed_mentions=NO_PINGS))
+            extra = _present(view=view, reference=_reference(chat))
+            message = await guarded(self._channel(chat).send(content, allowed_mentions=NO_PINGS, **extra))
             return str(message.id)
         interaction = pending.interaction
         if pending.answered:
-            extra = {"view": view} if view is not None else {}
-            message = await guarded(interaction.followup.send(content, wait=True, allowed_mentions=NO_PINGS, **extra))
+            message = await guarded(interaction.followup.send(
+                content, wait=True, allowed_mentions=NO_PINGS, **_present(view=view)))
         else:
             message = await guarded(interaction.edit_original_response(
                 content=content, view=view, allowed_mentions=NO_PINGS))
@@ -193,7 +194,8 @@ class DiscordAdapter:
         target = self._moved.get(ref.message_id, ref.message_id)
         owner = self._owners.get(target)
         if owner is not None and _expiring(owner.interaction):
-            moved = await guarded(self._channel(ref.chat).send(content, view=view, allowed_mentions=NO_PINGS))
+            channel = self._channel(ref.chat)
+            moved = await guarded(channel.send(content, allowed_mentions=NO_PINGS, **_present(view=view)))
             self._moved[ref.message_id] = str(moved.id)
             while len(self._moved) > MAX_MOVED:
                 del self._moved[next(iter(self._moved))]
@@ -224,13 +226,23 @@ class DiscordAdapter:
         return self._client.get_partial_messageable(_snowflake(chat.thread_id or chat.chat_id))
 
     def _forget_expired(self) -> None:
-        now = discord.utils.utcnow()
-        for store in (self._pending, self._owners):
-            while store:
-                key, first = next(iter(store.items()))
-                if first.interaction.expires_at > now:
-                    break
-                del store[key]
+        _drop_expired(self._pending)
+        _drop_expired(self._owners)
+
+
+def _drop_expired(store: dict[str, Any]) -> None:
+    """Forget interactions whose token has expired; entries are kept oldest first, so stop at a live one."""
+    now = discord.utils.utcnow()
+    while store:
+        key, first = next(iter(store.items()))
+        if first.interaction.expires_at > now:
+            break
+        del store[key]
+
+
+def _present(**kwargs: Any) -> dict[str, Any]:
+    """discord.py wants optional arguments left out rather than passed as None."""
+    return {key: value for key, value in kwargs.items() if value is not None}
 
 
 def _expiring(interaction: discord.Interaction) -> bool:

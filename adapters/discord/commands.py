@@ -8,7 +8,8 @@ Registering with Discord (a bulk overwrite) is an explicit step, never an automa
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import discord
 import yarl
@@ -19,8 +20,8 @@ from bot.config import ConfigError
 
 log = logging.getLogger(__name__)
 
-CommandHandler = Callable[[discord.Interaction, str], Awaitable[None]]
-ChoiceSource = Callable[[discord.Interaction, str], Awaitable[list[app_commands.Choice[str]]]]
+CommandHandler = Callable[[discord.Interaction, str], Coroutine[Any, Any, None]]
+ChoiceSource = Callable[[discord.Interaction, str], Coroutine[Any, Any, list[app_commands.Choice[str]]]]
 MAX_CHOICES = 25  # Discord's limit for autocomplete answers
 BUTTON_EVENT = "command_button"  # client event `on_command_button(interaction, action)`
 
@@ -89,7 +90,7 @@ def build_tree(client: discord.Client, on_command: CommandHandler, choices: Choi
     return tree
 
 
-def _fixed_text(on_command: CommandHandler, text: str) -> Callable[[discord.Interaction], Awaitable[None]]:
+def _fixed_text(on_command: CommandHandler, text: str) -> Callable[[discord.Interaction], Coroutine[Any, Any, None]]:
     async def callback(interaction: discord.Interaction) -> None:
         await on_command(interaction, text)
 

@@ -79,6 +79,7 @@ class FeishuAdapter:
     # ---- lifecycle -----------------------------------------------------------------------------
     async def start(self, on_message: MessageHandler) -> None:
         self._loop = asyncio.get_running_loop()
+        await self._disconnect()  # a restart by the watchdog begins from a clean slate
         try:
             await self._http.start()
             info = await self._http.call("GET", "/open-apis/bot/v3/info")
@@ -108,12 +109,16 @@ class FeishuAdapter:
 
     async def stop(self) -> None:
         self._on_message = None
-        if self._ws is not None:
-            await self._ws.stop()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self._outbound.stop()
+        await self._disconnect()
+
+    async def _disconnect(self) -> None:
+        if self._ws is not None:
+            await self._ws.stop()
+            self._ws = None
         await self._http.close()
 
     def connected(self) -> bool:

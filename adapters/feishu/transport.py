@@ -66,6 +66,8 @@ class FeishuHttp:
                 await self._refresher
         if self._session is not None:
             await self._session.close()
+        self._refresher = self._session = None
+        self._token = ""
 
     async def call(
         self, method: str, path: str, *, params: dict[str, str] | None = None, body: Any = None
@@ -160,6 +162,9 @@ class LongConnection:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def start(self) -> None:
+        stray = ws_client.loop  # made by `import lark_oapi` with get_event_loop(); we replace it below
+        if stray is not asyncio.get_running_loop() and not stray.is_running() and not stray.is_closed():
+            stray.close()
         self._thread = threading.Thread(target=self._run, name="feishu-ws", daemon=True)
         self._thread.start()
 

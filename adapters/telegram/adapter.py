@@ -84,6 +84,13 @@ class TelegramAdapter:
     async def start(self, on_message: MessageHandler) -> None:
         self._on_message = on_message
         try:
+            await self._connect()
+        except BaseException:
+            await self.stop()  # release the HTTP pool of a half-started bot
+            raise
+
+    async def _connect(self) -> None:
+        try:
             await self._app.initialize()  # getMe: the username decides what counts as a mention
         except InvalidToken as e:
             raise ConfigError("Telegram rejected TELEGRAM_BOT_TOKEN; check it with @BotFather") from e
@@ -108,6 +115,7 @@ class TelegramAdapter:
         if app.running:
             await app.stop()
         await app.shutdown()
+        await app.bot.shutdown()  # no-op after app.shutdown; needed when initialize() failed halfway
 
     def connected(self) -> bool:
         if not self._app.running:

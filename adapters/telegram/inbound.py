@@ -64,9 +64,12 @@ def _parse_message(msg: Message, me: BotIdentity) -> Inbound | None:
     attachments = _attachments(msg)
     if not text and not attachments:
         return None  # service messages: joins, pins, topic created…
-    text, addressed, foreign_command = _address(msg, text, me)
+    addressed_text = _address(msg, text, me)
+    if addressed_text is None:
+        return None  # "/cmd@otherbot" is for another bot, whatever the chat
+    text, addressed = addressed_text
     is_group = msg.chat.type != Chat.PRIVATE
-    mentioned = not foreign_command and (not is_group or addressed or _replies_to_bot(msg, me))
+    mentioned = not is_group or addressed or _replies_to_bot(msg, me)
     reply = msg.reply_to_message
     return Inbound(
         IncomingMessage(
@@ -141,11 +144,11 @@ def _replies_to_bot(msg: Message, me: BotIdentity) -> bool:
     )
 
 
-def _address(msg: Message, text: str, me: BotIdentity) -> tuple[str, bool, bool]:
-    """Strip what addresses this bot. Returns (text, addressed to us, command for another bot)."""
+def _address(msg: Message, text: str, me: BotIdentity) -> tuple[str, bool] | None:
+    """Strip what addresses this bot: (text, addressed to us), or None for another bot's command."""
     handle = f"@{me.username}".lower()
     cuts: list[tuple[int, int]] = []  # UTF-16 (offset, length) to remove
-    addressed = foreign = False
+    addressed = False
     entities = msg.entities if msg.text is not None else msg.caption_entities
     for entity in entities or ():
         part = _slice16(text, entity.offset, entity.length)
@@ -155,17 +158,15 @@ def _address(msg: Message, text: str, me: BotIdentity) -> tuple[str, bool, bool]
                 addressed = True
                 cuts.append((len16(command), len16(part) - len16(command)))
             else:
-                foreign = True
+                return None
         elif entity.type == MessageEntity.MENTION and part.lower() == handle:
             addressed = True
             cuts.append((entity.offset, entity.length))
         elif entity.type == MessageEntity.TEXT_MENTION and entity.user and entity.user.id == me.id:
             addressed = True
-    if foreign:
-        return text, False, True
     for offset, length in sorted(cuts, reverse=True):
         text = _cut16(text, offset, length)
-    return text, addressed, False
+    return text, addressed
 
 
 def len16(text: str) -> int:

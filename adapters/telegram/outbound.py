@@ -72,18 +72,29 @@ class Outbound:
     async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
         parts = render_parts(reply.text, monospace=reply.monospace, title=reply.title)
         markup = keyboard(reply.buttons)
-        pressed = self._keyboards.get(chat.reply_to or "")
         sent_id = 0
         for i, part in enumerate(parts):
-            last = i == len(parts) - 1
-            if i == 0 and pressed is not None:
-                await self._edit_part(chat, pressed[1], part, markup if last else None)
-                self._keyboards.pop(chat.reply_to or "", None)  # one in-place edit per press
-                sent_id = pressed[1]
+            part_markup = markup if i == len(parts) - 1 else None
+            if i == 0 and (pressed := await self._replace_pressed(chat, part, part_markup)) is not None:
+                sent_id = pressed
             else:
-                message = await self._send_part(chat, part, markup if last else None, quote=i == 0)
-                sent_id = message.message_id
+                sent_id = (await self._send_part(chat, part, part_markup, quote=i == 0)).message_id
         return SentRef(chat, str(sent_id))
+
+    async def _replace_pressed(
+        self, chat: ChatRef, part: Rendered, markup: InlineKeyboardMarkup | None
+    ) -> int | None:
+        """The first reply to a button press replaces the message holding that keyboard."""
+        pressed = self._keyboards.get(chat.reply_to or "")
+        if pressed is None:
+            return None
+        try:
+            await self._edit_part(chat, pressed[1], part, markup)
+        except SendFailed as e:
+            log.info("keyboard message not updated (%s); answering in a new message", e)
+            pressed = None
+        self._keyboards.pop(chat.reply_to or "", None)
+        return pressed[1] if pressed else None
 
     async def edit(self, ref: SentRef, reply: Reply) -> None:
         parts = render_parts(reply.text, monospace=reply.monospace, title=reply.title)

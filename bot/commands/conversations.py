@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
+from bot.agent.skills import SkillSet
 from bot.commands.registry import CommandContext, UsageError, command
 from bot.conversations import AmbiguousConversation, ConversationNotFound
 from bot.replies import Button, Reply
@@ -15,6 +17,7 @@ PAGE = 8
          navigation=True)
 async def new(ctx: CommandContext) -> Reply:
     role = ctx.args.strip() or "default"
+    await reload_workspace(ctx)  # seed 000: edits to SOUL.md, roles and skills take effect on /new
     roles = ctx.hub.runner.prompts.roles()
     if role not in roles:
         return Reply(ctx.t("unknown_role", role=role, roles=", ".join(roles)))
@@ -59,6 +62,16 @@ async def switch(ctx: CommandContext) -> Reply:
     except AmbiguousConversation as e:
         return Reply(ctx.t("ambiguous", id=wanted, ids=", ".join(e.ids)))
     return Reply(ctx.t("switched", id=info.id, title=info.title or ctx.t("untitled")))
+
+
+async def reload_workspace(ctx: CommandContext) -> None:
+    """Re-read the workspace files off the event loop."""
+    prompts = ctx.hub.runner.prompts
+
+    def load() -> None:
+        prompts.reload(SkillSet.load(prompts.workspace / "skills"))
+
+    await asyncio.to_thread(load)
 
 
 def _page(args: str) -> int:

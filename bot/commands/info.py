@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.commands.conversations import reload_workspace
 from bot.commands.registry import COMMANDS, CommandContext, UsageError, command
 from bot.replies import Reply
 
@@ -30,7 +31,7 @@ async def skills(ctx: CommandContext) -> Reply:
     if ctx.args.strip() == "reload":
         if not ctx.is_admin:
             return Reply(ctx.t("admins_only"))
-        prompts.reload()
+        await reload_workspace(ctx)
     found = prompts.skills.skills
     if not found:
         return Reply(ctx.t("skills_empty"))

@@ -18,8 +18,8 @@ def labels(lang: str) -> TreeLabels:
 
 @command("tree", "Show this conversation's message tree", "显示当前会话的消息树")
 async def tree(ctx: CommandContext) -> Reply:
-    conv = await ctx.hub.conversations.tree(ctx.session, ctx.hub.runner.prompts.system_prompt(
-        ctx.session.role, ctx.hub.runner.tool_names))
+    # the root shows the role's own text, the part of the system prompt a person recognises
+    conv = await ctx.hub.conversations.tree(ctx.session, ctx.hub.runner.prompts.role_text(ctx.session.role))
     view = render_tree(conv, ctx.delivery.caps.tree_budget, labels(ctx.lang))
     buttons = [Button(ctx.t("tree_button", n=n), f"/goto {n}") for n, _ in view.goto_targets]
     rows = tuple(tuple(buttons[i : i + 4]) for i in range(0, len(buttons), 4))

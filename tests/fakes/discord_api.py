@@ -247,7 +247,7 @@ class FakeDiscord:
     # ------------------------------------------------------------------ REST
     async def _rest(self, request: web.Request) -> web.StreamResponse:
         path = "/" + request.match_info["tail"]
-        body = await request.json() if request.can_read_body else None
+        body: Any = await request.json() if request.can_read_body else None
         self.calls.append(Call(request.method, path, body, dict(request.query)))
         for i, (method, pattern, response) in enumerate(self._failures):
             if method == request.method and pattern.fullmatch(path):

@@ -114,6 +114,22 @@ class FakeFeishu:
     def requests(self, method: str | None = None, path_part: str = "") -> list[Call]:
         return [c for c in self.calls if (method is None or c.method == method) and path_part in c.path]
 
+    def incoming(self, event_id: str, **kwargs: Any) -> dict[str, Any]:
+        """A user's message event (see `message_event`) the platform also knows, so replies find its chat."""
+        event = message_event(event_id, **kwargs)
+        message = event["event"]["message"]
+        self.messages[message["message_id"]] = {
+            "msg_type": message["message_type"], "content": message["content"], "chat_id": message["chat_id"],
+            "reply_to": "", "in_thread": bool(message["thread_id"]), "update_multi": False, "updates": 0,
+            "from_user": True,
+        }
+        return event
+
+    def shown(self, chat_id: str) -> list[str]:
+        """What the bot's messages in a chat show now (card Markdown or text), oldest first."""
+        return [_visible_text(m, self.cards) for m in self.messages.values()
+                if m["chat_id"] == chat_id and not m.get("from_user")]
+
     # ---- REST ---------------------------------------------------------------------------------
     @staticmethod
     def _ok(data: Any = None, **top: Any) -> web.Response:
@@ -309,6 +325,15 @@ class FakeFeishu:
             header.key, header.value = key, value
         frame.payload = json.dumps(event).encode()
         await self._ws.send_bytes(frame.SerializeToString())
+
+
+def _visible_text(message: dict[str, Any], cards: dict[str, CardEntity]) -> str:
+    content = json.loads(message["content"])
+    if message["msg_type"] == "text":
+        return str(content["text"])
+    if content.get("type") == "card":
+        content = cards[content["data"]["card_id"]].card
+    return "\n".join(str(e.get("content", "")) for e in content["body"]["elements"] if e.get("tag") == "markdown")
 
 
 def _find_element(card: dict[str, Any], element_id: str) -> dict[str, Any] | None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,7 +25,9 @@ from tests.fakes.telegram_rules import (
     FloodLimits,
     Rejected,
     auto_entities,
+    check_commands,
     check_markup,
+    check_secret,
     decode_form,
     visible_text,
 )
@@ -35,6 +36,7 @@ TOKEN = "123456:TEST-TOKEN"
 BOT_USER = {"id": 1000001, "is_bot": True, "first_name": "Hub", "username": "hub_test_bot",
             "can_join_groups": True, "can_read_all_group_messages": False, "supports_inline_queries": False}
 DEFAULT_USER = {"id": 42, "is_bot": False, "first_name": "Ann", "last_name": "Lee", "username": "ann"}
+
 
 class ApiError(Exception):
     def __init__(self, status: int, description: str, retry_after: int | None = None) -> None:
@@ -109,7 +111,7 @@ class FakeTelegram:
     async def start(self) -> None:
         app = web.Application()
         app.router.add_post("/bot{token}/{method}", self._handle)
-        self._runner = web.AppRunner(app)
+        self._runner = web.AppRunner(app, handler_cancellation=True)  # like a server seeing a hang-up
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
@@ -292,10 +294,7 @@ class FakeTelegram:
         return self._pending[:limit]
 
     async def _m_setWebhook(self, p: dict[str, Any]) -> bool:
-        secret = p.get("secret_token", "")
-        if secret and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", secret):
-            raise ApiError(400, "Bad Request: secret token contains unallowed characters")
-        self.webhook = {"url": p["url"], "secret_token": secret}
+        self.webhook = {"url": p["url"], "secret_token": check_secret(p.get("secret_token", ""))}
         for update in self._pending:
             self._spawn(self._post_webhook(update))
         self._pending = []
@@ -308,12 +307,7 @@ class FakeTelegram:
         return True
 
     async def _m_setMyCommands(self, p: dict[str, Any]) -> bool:
-        for command in p["commands"]:
-            if not re.fullmatch(r"[a-z0-9_]{1,32}", command["command"]):
-                raise ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
-            if not 1 <= len(command["description"]) <= 256:
-                raise ApiError(400, "Bad Request: BOT_COMMAND_DESCRIPTION_INVALID")
-        self.commands[(_scope(p), p.get("language_code", ""))] = p["commands"]
+        self.commands[(_scope(p), p.get("language_code", ""))] = check_commands(p["commands"])
         return True
 
     async def _m_getMyCommands(self, p: dict[str, Any]) -> list[dict[str, str]]:

@@ -1,4 +1,5 @@
-"""Telegram's server-side rules for the fake Bot API: HTML entity parsing and (optional) flood limits.
+"""Telegram's server-side rules for the fake Bot API: wire decoding, parameter checks, HTML entity
+parsing and (optional) flood limits.
 
 Kept apart from the HTTP plumbing so each stays readable. The parser is as strict as the real one
 where it matters to us: only Telegram's tags, balanced, no entities inside code/pre, a bare '<' is an
@@ -174,7 +175,7 @@ def visible_text(raw: Any, parse_mode: str | None) -> tuple[str, list[Entity]]:
     """
     if not isinstance(raw, str):
         raise Rejected("Bad Request: message text is empty")
-    text, entities = raw, []
+    text, entities = raw, list[Entity]()
     if parse_mode == "HTML":
         try:
             text, entities = parse_html(raw)
@@ -186,6 +187,21 @@ def visible_text(raw: Any, parse_mode: str | None) -> tuple[str, list[Entity]]:
     if utf16_len(text) > MAX_TEXT:
         raise Rejected("Bad Request: message is too long")
     return text, entities
+
+
+def check_commands(commands: list[dict[str, str]]) -> list[dict[str, str]]:
+    for command in commands:
+        if not re.fullmatch(r"[a-z0-9_]{1,32}", command["command"]):
+            raise Rejected("Bad Request: BOT_COMMAND_INVALID")
+        if not 1 <= len(command["description"]) <= 256:
+            raise Rejected("Bad Request: BOT_COMMAND_DESCRIPTION_INVALID")
+    return commands
+
+
+def check_secret(secret: str) -> str:
+    if secret and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", secret):
+        raise Rejected("Bad Request: secret token contains unallowed characters")
+    return secret
 
 
 def check_markup(markup: Any) -> dict[str, Any] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from bot.messages import Attachment, IncomingMessage
-from tests.adapters.telegram.conftest import Inbox
+from bot.replies import Button, Reply
 from tests.fakes.telegram_api import BOT_USER, FakeTelegram
 
 GROUP = -100500
@@ -52,16 +52,17 @@ async def test_commands_addressed_to_us_lose_the_bot_name(fake: FakeTelegram, po
 async def test_command_for_another_bot_is_not_ours(fake: FakeTelegram, polling) -> None:
     _, inbox = polling
     fake.inject_message(GROUP, "/new@otherbot")
+    fake.inject_message(42, "/help@otherbot")
+    fake.inject_message(GROUP, "/help@HUB_TEST_BOT")
     msg = await inbox.next()
-    assert (msg.mentioned, msg.text) == (False, "/new@otherbot")
+    assert (msg.mentioned, msg.text, msg.chat_id) == (True, "/help", str(GROUP))
+    assert inbox.received == []
 
 
 async def test_reply_to_the_bot_counts_as_a_mention(fake: FakeTelegram, polling) -> None:
     adapter, inbox = polling
     fake.inject_message(GROUP, "@hub_test_bot start")
     asked = await inbox.next()
-    from bot.replies import Reply
-
     ref = await adapter.send(asked.chat, Reply("answer"))
     fake.inject_message(GROUP, "and then?", from_user=BOB, reply_to=int(ref.message_id))
     followup = await inbox.next()
@@ -129,8 +130,6 @@ async def test_button_press_becomes_a_command_and_is_answered(fake: FakeTelegram
     adapter, inbox = polling
     fake.inject_message(42, "/tree")
     asked = await inbox.next()
-    from bot.replies import Button, Reply
-
     ref = await adapter.send(asked.chat, Reply("tree", buttons=((Button("7", "/goto 7"),),), monospace=True))
     query_id = fake.inject_callback(42, int(ref.message_id), "/goto 7")
     press = await inbox.next()
@@ -173,5 +172,3 @@ async def test_unparsable_handler_errors_do_not_stop_polling(fake: FakeTelegram,
     fake.inject_message(42, "second")
     assert (await inbox.next()).text == "second"
 
-
-def _unused(_: Inbox) -> None: ...

@@ -1,0 +1,117 @@
+"""Per-chat long-term memory (seed 003 §4): what the prompt shows and the `remember` / `recall` tools.
+
+Memories live in the store, keyed by the session's storage key, so one chat never sees another's.
+The workspace MEMORY.md is shared background for every chat and read-only to the agent: no tool
+writes it, which keeps what one chat says out of every other chat's prompt.
+"""
+
+from __future__ import annotations
+
+from bot.agent.tools.registry import ToolContext, ToolRegistry
+from bot.store_memories import MEMORY_TYPES, MemoryEntry, MemoryStore
+
+PROMPT_ENTRIES = 20  # entries offered to the prompt; PromptBuilder still fits them to the P2 budget
+MAX_CONTENT = 2000  # characters of one memory
+MAX_TAGS = 8
+MAX_TAG = 32  # characters of one tag
+RECALL_LIMIT = 10
+PREVIEW = 60  # characters of a query echoed back in "Nothing remembered about …"
+
+
+class InvalidMemory(ValueError):
+    """The model asked to remember something malformed; the message tells it how to fix the call."""
+
+
+def format_entry(entry: MemoryEntry, max_content: int | None = None) -> str:
+    """One line: `[pref] prefers short answers (#style #tone)`; the content may be cut to a preview."""
+    text = " ".join(entry.content.split())
+    if max_content is not None and len(text) > max_content:
+        text = text[: max_content - 1] + "…"
+    tags = " ".join(f"#{tag}" for tag in entry.tags)
+    return f"[{entry.type}] {text}" + (f" ({tags})" if tags else "")
+
+
+def clean_tags(tags: object) -> list[str]:
+    """A list of short tags; a comma- or space-separated string is accepted too (models send both)."""
+    if tags is None:
+        return []
+    if isinstance(tags, str):
+        tags = tags.replace(",", " ").split()
+    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+        raise InvalidMemory("Error: tags must be a list of short strings")
+    cleaned = [" ".join(tag.split()).lstrip("#").lower() for tag in tags]
+    unique = list(dict.fromkeys(tag for tag in cleaned if tag))
+    if len(unique) > MAX_TAGS or any(len(tag) > MAX_TAG for tag in unique):
+        raise InvalidMemory(f"Error: at most {MAX_TAGS} tags of at most {MAX_TAG} characters each")
+    return unique
+
+
+class Memory:
+    """Reads a chat's memories for its prompt (one bounded, indexed query) and writes what the model keeps."""
+
+    def __init__(self, store: MemoryStore, prompt_entries: int = PROMPT_ENTRIES) -> None:
+        self.store = store
+        self.prompt_entries = prompt_entries
+
+    async def for_prompt(self, chat: str) -> list[str]:
+        """The chat's most used (then newest) entries, least important first.
+
+        PromptBuilder keeps entries from the end of the list when the budget is tight, so the most
+        important one goes last.
+        """
+        entries = await self.store.top_memories(chat, self.prompt_entries)
+        return [format_entry(e) for e in reversed(entries)]
+
+    async def remember(self, chat: str, content: object, type: object = "fact", tags: object = None) -> int:
+        """Validate and store one memory; returns its number in this chat (as /memory shows it)."""
+        if not isinstance(content, str) or not content.strip():
+            raise InvalidMemory("Error: content must be a non-empty string")
+        if len(content.strip()) > MAX_CONTENT:
+            raise InvalidMemory(f"Error: content is over {MAX_CONTENT} characters; keep one short fact per memory")
+        kind = type.strip().lower() if isinstance(type, str) else type
+        if kind not in MEMORY_TYPES:
+            raise InvalidMemory(f"Error: type must be one of {', '.join(MEMORY_TYPES)} (got {type!r})")
+        return await self.store.add_memory(chat, str(kind), content.strip(), clean_tags(tags))
+
+    async def recall(self, chat: str, query: str, limit: int = RECALL_LIMIT) -> list[MemoryEntry]:
+        return await self.store.search_memories(chat, query, limit)
+
+
+def register(registry: ToolRegistry, memory: Memory) -> None:
+    """Add `remember` and `recall`; both act on the calling chat only (ToolContext.chat)."""
+
+    async def remember(ctx: ToolContext, content: str, type: str = "fact", tags: list[str] | None = None) -> str:
+        try:
+            number = await memory.remember(ctx.chat, content, type, tags)
+        except InvalidMemory as e:
+            return str(e)
+        return f"Remembered #{number}"
+
+    async def recall(ctx: ToolContext, query: str) -> str:
+        if not isinstance(query, str) or not query.strip():
+            return "Error: query must be a non-empty string (keywords to look for)"
+        found = await memory.recall(ctx.chat, query)
+        if not found:
+            shown = " ".join(query.split())
+            return f"Nothing remembered about {shown[:PREVIEW]!r}"
+        return "\n".join(format_entry(e) for e in found)
+
+    registry.register(
+        "remember",
+        "Save one lasting fact about this chat (a preference, decision, project context or lesson) so it is "
+        "in your memory in later conversations here. Only for things worth keeping; one fact per call.",
+        {"type": "object", "properties": {
+            "content": {"type": "string", "description": f"The fact, in one or two sentences (≤ {MAX_CONTENT} chars)"},
+            "type": {"type": "string", "enum": list(MEMORY_TYPES), "description": "Kind of memory (default fact)"},
+            "tags": {"type": "array", "items": {"type": "string"},
+                     "description": f"Up to {MAX_TAGS} short keywords that help recall it later"},
+        }, "required": ["content"]},
+        remember,
+    )
+    registry.register(
+        "recall",
+        "Search this chat's long-term memory by keywords (matches content and tags); returns the matching entries.",
+        {"type": "object", "properties": {"query": {"type": "string", "description": "Keywords to look for"}},
+         "required": ["query"]},
+        recall,
+    )

@@ -1,0 +1,79 @@
+"""Start-up, shutdown, command menu, webhook mode and configuration errors."""
+
+from __future__ import annotations
+
+import aiohttp
+import pytest
+
+from adapters.telegram.adapter import COMMANDS, TelegramAdapter, create
+from bot.config import Config, ConfigError
+from tests.adapters.telegram.conftest import Inbox, WebhookHub, env, services
+from tests.fakes.telegram_api import FakeTelegram
+
+
+async def test_polling_start_publishes_commands_in_english_and_chinese(fake: FakeTelegram, polling) -> None:
+    adapter, _ = polling
+    assert adapter.connected()
+    english, chinese = fake.commands[("default", "")], fake.commands[("default", "zh")]
+    expected = ["new", "list", "switch", "tree", "goto", "retry", "stop", "skills", "roles", "memory", "model",
+                "lang", "status", "help"]
+    assert [c["command"] for c in english] == [c["command"] for c in chinese] == expected
+    assert english[0]["description"] == COMMANDS["new"][0] and chinese[0]["description"] == "开始新对话"
+    await fake.wait_until(lambda: bool(fake.calls_of("getUpdates")))
+    methods = [c.method for c in fake.calls]
+    assert methods[:4] == ["getMe", "setMyCommands", "setMyCommands", "deleteWebhook"]
+
+
+async def test_stop_disconnects_and_confirms_the_offset(fake: FakeTelegram) -> None:
+    adapter = create(Config(), env(fake), services())
+    inbox = Inbox()
+    await adapter.start(inbox)
+    update = fake.inject_message(42, "hi")
+    await inbox.next()
+    await adapter.stop()
+    assert not adapter.connected()
+    assert fake.calls_of("getUpdates")[-1]["offset"] == update["update_id"] + 1
+
+
+async def test_webhook_checks_the_secret(fake: FakeTelegram, webhook: WebhookHub) -> None:
+    assert webhook.adapter.connected()
+    assert fake.calls_of("setWebhook")[-1]["url"] == webhook.url
+    body = {"update_id": 1, "message": {"message_id": 5, "date": 0, "text": "hello",
+                                        "chat": {"id": 42, "type": "private", "first_name": "Ann"},
+                                        "from": {"id": 42, "is_bot": False, "first_name": "Ann"}}}
+    async with aiohttp.ClientSession() as client:
+        for secret in (None, "wrong"):
+            headers = {"X-Telegram-Bot-Api-Secret-Token": secret} if secret else {}
+            async with client.post(webhook.url, json=body, headers=headers) as response:
+                assert response.status == 403
+        async with client.post(webhook.url, json=body,
+                               headers={"X-Telegram-Bot-Api-Secret-Token": "right-secret_1"}) as response:
+            assert response.status == 200
+    msg = await webhook.inbox.next()
+    assert (msg.text, msg.message_id) == ("hello", "5")
+    assert webhook.inbox.received == []
+
+
+async def test_webhook_receives_updates_telegram_pushes(fake: FakeTelegram, webhook: WebhookHub) -> None:
+    fake.inject_message(42, "pushed by telegram")
+    assert (await webhook.inbox.next()).text == "pushed by telegram"
+    assert fake.webhook_statuses == [200]
+    assert "getUpdates" not in [c.method for c in fake.calls]
+
+
+async def test_missing_token_is_a_clear_config_error() -> None:
+    with pytest.raises(ConfigError, match="TELEGRAM_BOT_TOKEN"):
+        create(Config(), {}, services())
+
+
+async def test_bad_webhook_secret_is_a_config_error(fake: FakeTelegram) -> None:
+    config = Config.model_validate({"telegram": {"webhook_url": "https://example.com/telegram/webhook"}})
+    with pytest.raises(ConfigError, match="TELEGRAM_WEBHOOK_SECRET"):
+        create(config, env(fake, TELEGRAM_WEBHOOK_SECRET="has spaces!"), services({}))
+
+
+async def test_rejected_token_is_a_clear_config_error(fake: FakeTelegram) -> None:
+    adapter = create(Config(), env(fake, TELEGRAM_BOT_TOKEN="999:WRONG-TOKEN"), services())
+    with pytest.raises(ConfigError, match="rejected"):
+        await adapter.start(Inbox())
+    assert isinstance(adapter, TelegramAdapter) and not adapter.connected()

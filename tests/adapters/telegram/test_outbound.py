@@ -1,0 +1,155 @@
+"""Replies through the real PTB bot into the strict fake: HTML, limits, keyboards, typed failures."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapters.telegram.adapter import TelegramAdapter
+from bot.adapter import ChatUnavailable, RateLimited, SendFailed
+from bot.messages import ChatRef, SentRef
+from bot.replies import Button, Reply
+from tests.fakes.telegram_api import FakeTelegram
+from tests.fakes.telegram_rules import parse_html
+
+DM = ChatRef("telegram", "42")
+GROUP = -100500
+
+LONG_MARKDOWN = "\n\n".join(
+    f"## Part {n}\n\nSome **bold** text & <symbols> with `code {n}`.\n\n```python\n"
+    + "\n".join(f"print('line {n}.{k}')  # a < b" for k in range(40))
+    + "\n```"
+    for n in range(8)
+)
+
+
+@pytest.fixture
+def adapter(polling) -> TelegramAdapter:
+    return polling[0]
+
+
+async def test_markdown_goes_out_as_telegram_html(fake: FakeTelegram, adapter: TelegramAdapter) -> None:
+    fake.open_chat(42)
+    ref = await adapter.send(DM, Reply("**Hi** _there_ `x<y` [docs](https://example.com)"))
+    [call] = fake.calls_of("sendMessage")
+    assert call["parse_mode"] == "HTML"
+    assert call["text"] == '<b>Hi</b> <i>there</i> <code>x&lt;y</code> <a href="https://example.com">docs</a>'
+    assert fake.bot_texts(42) == ["Hi there x<y docs"]
+    assert ref == SentRef(DM, str(fake.messages(42)[-1].message_id))
+
+
+async def test_long_markdown_is_split_into_valid_parts(fake: FakeTelegram, adapter: TelegramAdapter) -> None:
+    fake.open_chat(42)
+    assert len(LONG_MARKDOWN) > 2 * 4096
+    ref = await adapter.send(DM, Reply(LONG_MARKDOWN))
+    sent = fake.calls_of("sendMessage")
+    assert len(sent) >= 3
+    for call in sent:
+        visible, _ = parse_html(call["text"])  # balanced, Telegram-valid tags in every part
+        assert len(visible.encode("utf-16-le")) // 2 <= 4096
+        assert call["text"].count("<pre>") == call["text"].count("</pre>")
+    shown = "\n".join(fake.bot_texts(42))
+    for n in range(8):
+        assert all(f"print('line {n}.{k}')  # a < b" in shown for k in range(40))
+    assert ref.message_id == str(fake.messages(42)[-1].message_id)
+
+
+async def test_rejected_entities_fall_back_to_plain_text(fake: FakeTelegram, adapter: TelegramAdapter) -> None:
+    fake.open_chat(42)
+    fake.fail("sendMessage", 400, 'Bad Request: can\'t parse entities: Unsupported start tag "x" at byte offset 3')
+    await adapter.send(DM, Reply("**bold** move"))
+    first, second = fake.calls_of("sendMessage")
+    assert first["parse_mode"] == "HTML" and "parse_mode" not in second
+    assert second["text"] == "bold move"
+    assert fake.bot_texts(42) == ["bold move"]
+
+
+async def test_flood_answer_raises_rate_limited(fake: FakeTelegram, adapter: TelegramAdapter) -> None:
+    fake.open_chat(42)
+    fake.rate_limit("sendMessage", retry_after=7)
+    with pytest.raises(RateLimited) as caught:
+        await adapter.send(DM, Reply("hello"))
+    assert caught.value.retry_after == 7
+    await adapter.send(DM, Reply("hello"))  # the hub's retry goes through
+    assert fake.bot_texts(42) == ["hello"]
+
+
+async def test_blocked_chat_raises_chat_unavailable(fake: FakeTelegram, adapter: TelegramAdapter) -> None:
+    fake.open_chat(42)
+    fake.block(42)
+    with pytest.raises(ChatUnavailable):
+        await adapter.send(DM, Reply("hello"))
+    with pytest.raises(ChatUnavailable):
+        await adapter.typing(DM)
+
+
+async def test_unknown_chat_is_unavailable_and_other_errors_fail(fake: FakeTelegram, adapter: TelegramAdapter) -> None:
+    with pytest.raises(ChatUnavailable):
+        await adapter.send(ChatRef("telegram", "999"), Reply("hello"))
+    fake.open_chat(42)
+    fake.fail("sendMessage", 400, "Bad Request: something odd")
+    with pytest.raises(SendFailed, match=r"(?i)something odd"):
+        await adapter.send(DM, Reply("hello"))
+
+
+async def test_streaming_edits_and_unchanged_edits(fake: FakeTelegram, adapter: TelegramAdapter) -> None:
+    fake.open_chat(42)
+    ref = await adapter.send(DM, Reply("Hel"))
+    await adapter.edit(ref, Reply("Hello **world**"))
+    await adapter.edit(ref, Reply("Hello **world**"))  # Telegram: "message is not modified" → ignored
+    assert fake.bot_texts(42) == ["Hello world"]
+    assert len(fake.calls_of("editMessageText")) == 2
+    fake.fail("editMessageText", 400, "Bad Request: message to edit not found")
+    with pytest.raises(SendFailed):
+        await adapter.edit(ref, Reply("gone"))
+
+
+async def test_monospace_reply_with_keyboard(fake: FakeTelegram, adapter: TelegramAdapter) -> None:
+    fake.open_chat(42)
+    tree = "1 ├─ hi <you>\n2 └─ * there"
+    buttons = ((Button("Go 1", "/goto 1"), Button("Go 2", "/goto 2")), (Button("Too long", "/x " + "y" * 70),))
+    await adapter.send(DM, Reply(tree, title="Tree", buttons=buttons, monospace=True))
+    [call] = fake.calls_of("sendMessage")
+    assert call["text"] == "<b>Tree</b>\n<pre>1 ├─ hi &lt;you&gt;\n2 └─ * there</pre>"
+    assert call["reply_markup"] == {"inline_keyboard": [[{"text": "Go 1", "callback_data": "/goto 1"},
+                                                         {"text": "Go 2", "callback_data": "/goto 2"}]]}
+
+
+async def test_reply_to_a_press_edits_the_keyboard_message(fake: FakeTelegram, polling) -> None:
+    adapter, inbox = polling
+    fake.open_chat(42)
+    keyboard = await adapter.send(DM, Reply("pick", buttons=((Button("B", "/switch b"),),)))
+    fake.inject_callback(42, int(keyboard.message_id), "/switch b")
+    press = await inbox.next()
+    ref = await adapter.send(press.chat, Reply("switched", buttons=((Button("Back", "/switch a"),),)))
+    assert ref.message_id == keyboard.message_id
+    [edit] = fake.calls_of("editMessageText")
+    assert edit["reply_markup"] == {"inline_keyboard": [[{"text": "Back", "callback_data": "/switch a"}]]}
+    assert fake.bot_texts(42) == ["switched"]
+    await adapter.send(press.chat, Reply("second part"))  # only the first reply replaces the keyboard
+    assert fake.bot_texts(42) == ["switched", "second part"]
+
+
+async def test_press_on_a_vanished_message_is_answered_anew(fake: FakeTelegram, polling) -> None:
+    adapter, inbox = polling
+    fake.open_chat(42)
+    keyboard = await adapter.send(DM, Reply("pick", buttons=((Button("B", "/switch b"),),)))
+    fake.inject_callback(42, int(keyboard.message_id), "/switch b")
+    press = await inbox.next()
+    fake.fail("editMessageText", 400, "Bad Request: message to edit not found")
+    ref = await adapter.send(press.chat, Reply("switched"))
+    assert ref.message_id != keyboard.message_id
+    assert fake.bot_texts(42) == ["pick", "switched"]
+
+
+async def test_topic_replies_and_typing_stay_in_the_topic(fake: FakeTelegram, polling) -> None:
+    adapter, inbox = polling
+    fake.inject_message(GROUP, "@hub_test_bot hi", thread_id=7)
+    msg = await inbox.next()
+    await adapter.typing(msg.chat)
+    await adapter.send(msg.chat, Reply("hello topic"))
+    [action] = fake.calls_of("sendChatAction")
+    assert (action["action"], action["message_thread_id"]) == ("typing", 7)
+    [sent] = fake.calls_of("sendMessage")
+    assert sent["message_thread_id"] == 7
+    assert sent["reply_parameters"]["message_id"] == int(msg.message_id)  # groups quote the asker
+    assert fake.bot_texts(GROUP, thread_id=7) == ["hello topic"]

@@ -1,0 +1,138 @@
+"""remember / recall as the model calls them, Memory.for_prompt, and memory end to end through the hub."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.agent.memory import MAX_CONTENT, PROMPT_ENTRIES, Memory, register
+from bot.agent.tools.registry import ToolContext, ToolRegistry
+from bot.store import SqliteStore
+from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
+from tests.harness import RecordingAdapter, running_app, wait_for
+
+
+@pytest.fixture
+async def memory(tmp_path: Path) -> AsyncIterator[Memory]:
+    store = SqliteStore(tmp_path / "bothub.db")
+    await store.open()
+    yield Memory(store)
+    await store.close()
+
+
+@pytest.fixture
+def tools(memory: Memory) -> ToolRegistry:
+    registry = ToolRegistry()
+    register(registry, memory)
+    return registry
+
+
+def in_chat(chat: str, tmp_path: Path) -> ToolContext:
+    return ToolContext(chat=chat, workdir=tmp_path / chat)
+
+
+async def call(tools: ToolRegistry, ctx: ToolContext, name: str, **arguments: object) -> str:
+    return await tools.execute(name, json.dumps(arguments), ctx)
+
+
+async def test_remember_then_recall_round_trip(tools: ToolRegistry, tmp_path: Path) -> None:
+    a = in_chat("test:a", tmp_path)
+    assert await call(tools, a, "remember", content="likes green tea", type="pref", tags=["drinks"]) == "Remembered #1"
+    assert await call(tools, a, "remember", content="  ships on Fridays  ") == "Remembered #2"
+    assert await call(tools, a, "recall", query="tea") == "[pref] likes green tea (#drinks)"
+    assert await call(tools, a, "recall", query="fridays drinks") == (
+        "[pref] likes green tea (#drinks)\n[fact] ships on Fridays"
+    )
+    assert await call(tools, a, "recall", query="coffee") == "Nothing remembered about 'coffee'"
+
+
+async def test_chat_b_cannot_recall_chat_a(tools: ToolRegistry, memory: Memory, tmp_path: Path) -> None:
+    a, b = in_chat("test:a", tmp_path), in_chat("test:b", tmp_path)
+    await call(tools, a, "remember", content="the launch code is 1234", tags=["secret"])
+    assert await call(tools, b, "recall", query="launch secret") == "Nothing remembered about 'launch secret'"
+    assert await memory.for_prompt("test:b") == []
+    assert await memory.for_prompt("test:a") == ["[fact] the launch code is 1234 (#secret)"]
+    assert await call(tools, b, "remember", content="b's own note") == "Remembered #1"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error"),
+    [
+        ({"content": "x", "type": "opinion"}, "type must be one of fact, pref, decision, context, lesson"),
+        ({"content": "   "}, "content must be a non-empty string"),
+        ({"content": 42}, "content must be a non-empty string"),
+        ({"content": "x" * (MAX_CONTENT + 1)}, f"over {MAX_CONTENT} characters"),
+        ({"content": "x", "tags": [1, 2]}, "tags must be a list of short strings"),
+        ({"content": "x", "tags": ["t"] * 3 + [str(i) for i in range(9)]}, "at most 8 tags"),
+        ({}, "bad arguments for remember"),
+    ],
+)
+async def test_bad_remember_is_refused_and_stores_nothing(
+    tools: ToolRegistry, memory: Memory, tmp_path: Path, arguments: dict[str, object], error: str
+) -> None:
+    result = await call(tools, in_chat("test:a", tmp_path), "remember", **arguments)
+    assert result.startswith("Error") and error in result
+    assert await memory.store.count_memories("test:a") == 0
+
+
+async def test_types_and_tags_are_normalised(tools: ToolRegistry, memory: Memory, tmp_path: Path) -> None:
+    a = in_chat("test:a", tmp_path)
+    assert await call(tools, a, "remember", content="x" * MAX_CONTENT, type=" Lesson ") == "Remembered #1"
+    assert await call(tools, a, "remember", content="y", tags="#Work, deploys work") == "Remembered #2"
+    stored = await memory.store.list_memories("test:a")
+    assert [(e.type, e.tags) for e in stored] == [("lesson", ()), ("fact", ("work", "deploys"))]
+    assert (await call(tools, a, "recall", query="  ")).startswith("Error: query must be a non-empty string")
+
+
+async def test_for_prompt_puts_the_most_used_last_and_is_bounded(memory: Memory) -> None:
+    """PromptBuilder keeps entries from the end of the list, so the most used must come last."""
+    await memory.remember("test:a", "likes\n  green   tea", "pref", ["drinks"])
+    for i in range(PROMPT_ENTRIES + 5):
+        await memory.remember("test:a", f"note {i}")
+    await memory.recall("test:a", "tea")
+    lines = await memory.for_prompt("test:a")
+    assert len(lines) == PROMPT_ENTRIES
+    assert lines[-1] == "[pref] likes green tea (#drinks)"  # most used, though oldest
+    assert lines[-2] == "[fact] note 24" and lines[0] == "[fact] note 6"  # then newest first
+    assert "[fact] note 5" not in lines
+
+
+async def test_remembered_fact_reaches_only_its_own_chats_prompt(tmp_path: Path, fake: FakeOpenAI) -> None:
+    rec = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
+        fake.script(ToolCalls([("c1", "remember", '{"content":"likes tea","type":"pref"}')]), Text("ok"))
+        await rec.say("remember that I like tea", chat_id="a")
+        await wait_for(lambda: rec.texts("a") == ["ok"])
+        await app.hub.idle()
+        assert fake.requests[-1]["body"]["messages"][-1] == {
+            "role": "tool", "tool_call_id": "c1", "content": "Remembered #1"}
+
+        await rec.say("what do I drink?", chat_id="a")
+        await app.hub.idle()
+        assert "[pref] likes tea" in system_prompt(fake)
+        await rec.say("what do I drink?", chat_id="b")
+        await app.hub.idle()
+        assert "likes tea" not in system_prompt(fake)
+
+        await rec.say("/memory", chat_id="b")
+        await rec.say("/forget 1", chat_id="b")
+        await rec.say("/memory", chat_id="a")
+        await app.hub.idle()
+        assert rec.texts("b")[-2:] == ["Nothing remembered in this chat yet.",
+                                       "No memory #1 in this chat — see /memory."]
+        assert rec.texts("a")[-1] == "1. [pref] likes tea"
+
+        await rec.say("/forget 1", chat_id="a")
+        await rec.say("and now?", chat_id="a")
+        await app.hub.idle()
+        assert rec.texts("a")[-2].startswith("Forgot memory #1.")
+        assert "likes tea" not in system_prompt(fake)
+
+
+def system_prompt(fake: FakeOpenAI) -> str:
+    content = fake.requests[-1]["body"]["messages"][0]["content"]
+    assert isinstance(content, str)
+    return content

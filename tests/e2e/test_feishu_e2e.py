@@ -1,0 +1,122 @@
+"""The whole app (store, agent, hub) with the real Feishu adapter, the fake open platform and the fake LLM."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from adapters.feishu import adapter as adapter_module
+from bot.app import App
+from tests.fakes.feishu_api import (
+    APP_ID,
+    APP_SECRET,
+    BOT_OPEN_ID,
+    FakeFeishu,
+    card_action_event,
+    signed_request,
+)
+from tests.fakes.openai_api import FakeOpenAI, Text
+from tests.harness import running_app, wait_for
+
+ENCRYPT_KEY, VERIFICATION_TOKEN = "e2e-encrypt-key", "e2e-verification-token"
+GROUP = "oc_e2e_group"
+AT_BOT = (("@_user_1", BOT_OPEN_ID, "Hub"),)
+
+
+@pytest.fixture
+async def feishu_fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeFeishu]:
+    monkeypatch.setattr(adapter_module, "STREAM_IDLE_CLOSE", 0.3)
+    server = FakeFeishu()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def app(tmp_path: Path, fake: FakeOpenAI, feishu_fake: FakeFeishu) -> AsyncIterator[App]:
+    env = {"FEISHU_APP_ID": APP_ID, "FEISHU_APP_SECRET": APP_SECRET, "FEISHU_DOMAIN": feishu_fake.domain,
+           "FEISHU_ENCRYPT_KEY": ENCRYPT_KEY, "FEISHU_VERIFICATION_TOKEN": VERIFICATION_TOKEN}
+    config = {"server": {"port": 0}, "feishu": {"transport": "webhook"}}
+    async with running_app(tmp_path, fake.base_url, ("feishu",), config=config, env=env) as running:
+        yield running
+
+
+async def push(app: App, event: dict[str, Any]) -> dict[str, Any]:
+    """POST an event to the hub's webhook the way Feishu does (encrypted, signed); return the answer."""
+    body, headers = signed_request(ENCRYPT_KEY, event)
+    url = f"http://127.0.0.1:{app.web_port}/feishu/webhook"
+    async with aiohttp.ClientSession() as session, session.post(url, data=body, headers=headers) as resp:
+        assert resp.status == 200
+        return dict(await resp.json())
+
+
+async def mention(app: App, server: FakeFeishu, event_id: str, text: str) -> dict[str, Any]:
+    event = server.incoming(event_id, text=f"@_user_1 {text}", chat_id=GROUP, mentions=AT_BOT,
+                            token=VERIFICATION_TOKEN)
+    await push(app, event)
+    return event
+
+
+async def answered(server: FakeFeishu, needle: str) -> None:
+    await wait_for(lambda: any(needle in text for text in server.shown(GROUP)))
+
+
+def last_prompt(llm: FakeOpenAI) -> str:
+    return "\n".join(str(m.get("content")) for m in llm.requests[-1]["body"]["messages"] if m["role"] != "system")
+
+
+async def test_group_mention_is_answered_in_a_streaming_card(
+        app: App, feishu_fake: FakeFeishu, fake: FakeOpenAI) -> None:
+    words = " ".join(f"word{i}" for i in range(40))
+    fake.script(Text(words, chunks=20, delay=0.05))
+    await mention(app, feishu_fake, "ev-stream", "tell me a story")
+    await answered(feishu_fake, "word39")
+    (entity,) = feishu_fake.cards.values()
+    assert len(entity.history) >= 2 and entity.history[-1].strip() == words  # several updates, full text each
+    sequences = [c.body["sequence"] for c in feishu_fake.requests(path_part="/cardkit/v1/cards/")]
+    assert sequences == sorted(set(sequences))
+    await wait_for(lambda: not entity.streaming)  # closed once the answer went quiet
+    (answer,) = [m for m in feishu_fake.messages.values() if not m.get("from_user")]
+    assert answer["reply_to"] == "om_in_ev-stream"  # the answer quotes the question in the group
+
+
+async def test_card_button_moves_the_cursor_and_the_next_answer_branches(
+        app: App, feishu_fake: FakeFeishu, fake: FakeOpenAI) -> None:
+    # [1] first, [2] its answer, [3] second, [4] its answer; /goto 2, then [5] third, [6] its answer
+    for n, question in enumerate(("first question", "second question")):
+        await mention(app, feishu_fake, f"ev-q{n}", question)
+        await answered(feishu_fake, question)
+    await mention(app, feishu_fake, "ev-goto", "/goto 2")
+    await mention(app, feishu_fake, "ev-q3", "third question")
+    await answered(feishu_fake, "third question")
+    assert "second question" not in last_prompt(fake)
+
+    await mention(app, feishu_fake, "ev-tree", "/tree")
+    await wait_for(lambda: any('"/goto 4"' in m["content"] for m in feishu_fake.messages.values()))
+    tree_id = next(mid for mid, m in feishu_fake.messages.items() if '"/goto 4"' in m["content"])
+    before = feishu_fake.messages[tree_id]["content"]
+    answer = await push(app, card_action_event("ev-press", "/goto 4", card_message_id=tree_id, chat_id=GROUP,
+                                               token=VERIFICATION_TOKEN))
+    assert "/goto 4" in answer["toast"]["content"]
+    await wait_for(lambda: feishu_fake.messages[tree_id]["content"] != before)  # the card, updated in place
+    assert "second question" in feishu_fake.shown(GROUP)[-1]
+
+    await mention(app, feishu_fake, "ev-q4", "fourth question")
+    await answered(feishu_fake, "fourth question")
+    prompt = last_prompt(fake)
+    assert "first question" in prompt and "second question" in prompt
+    assert "third question" not in prompt  # continued on the other branch, chosen with the button
+
+
+async def test_redelivered_event_is_answered_once(app: App, feishu_fake: FakeFeishu, fake: FakeOpenAI) -> None:
+    event = await mention(app, feishu_fake, "ev-once", "only once, please")
+    await push(app, event)  # Feishu redelivers with the same event_id
+    await answered(feishu_fake, "only once, please")
+    await mention(app, feishu_fake, "ev-marker", "marker")  # everything before it is handled once it is answered
+    await answered(feishu_fake, "marker")
+    assert len(fake.requests) == 2
+    assert len(feishu_fake.shown(GROUP)) == 2

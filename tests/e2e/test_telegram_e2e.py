@@ -1,0 +1,140 @@
+"""The whole app (store, agent, hub) with the real PTB adapter, the fake Bot API and the fake LLM."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest_asyncio
+
+from bot.app import App
+from tests.fakes.openai_api import FakeOpenAI, Text
+from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.fakes.telegram_rules import FloodLimits, utf16_len
+from tests.harness import running_app, wait_for
+
+GROUP = -100777
+BOB = {"id": 77, "is_bot": False, "first_name": "Bob"}
+
+
+@pytest_asyncio.fixture
+async def tg() -> AsyncIterator[FakeTelegram]:
+    server = FakeTelegram()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+def _env(tg: FakeTelegram) -> dict[str, str]:
+    return {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base}
+
+
+@pytest_asyncio.fixture
+async def app(tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram) -> AsyncIterator[App]:
+    async with running_app(tmp_path, fake.base_url, ("telegram",), env=_env(tg)) as running:
+        yield running
+
+
+def _prompt(llm: FakeOpenAI, index: int = -1) -> str:
+    messages = llm.requests[index]["body"]["messages"]
+    return "\n".join(str(m.get("content")) for m in messages if m["role"] != "system")
+
+
+async def _answered(tg: FakeTelegram, chat_id: int, needle: str, within: float = 10.0) -> None:
+    await wait_for(lambda: any(needle in text for text in tg.bot_texts(chat_id)), within)
+
+
+async def test_private_chat_streams_the_answer_with_edits(app: App, tg: FakeTelegram, fake: FakeOpenAI) -> None:
+    answer = " ".join(f"word{n}" for n in range(60))
+    fake.script(Text(answer, delay=0.04))
+    tg.inject_message(42, "tell me a long story")
+    await wait_for(lambda: tg.bot_texts(42) == [answer], within=15)
+    assert tg.calls_of("sendChatAction")[0]["action"] == "typing"
+    [message] = tg.messages(42)[1:]
+    assert message.edits >= 1  # shown while it was being written, not only at the end
+    assert "tell me a long story" in _prompt(fake)
+
+
+async def test_group_answers_only_when_addressed(app: App, tg: FakeTelegram, fake: FakeOpenAI) -> None:
+    tg.inject_message(GROUP, "people talking among themselves", from_user=BOB)
+    tg.inject_message(GROUP, "@hub_test_bot what is two plus two?", from_user=BOB)
+    await _answered(tg, GROUP, "two plus two?")
+    assert len(fake.requests) == 1
+    assert "people talking" not in _prompt(fake)
+    assert "Bob" in _prompt(fake)  # the sender's name reaches the model in groups
+    assert all("people talking" not in text for text in tg.bot_texts(GROUP))
+
+
+async def test_tree_button_moves_the_cursor_and_the_next_answer_branches(
+        app: App, tg: FakeTelegram, fake: FakeOpenAI) -> None:
+    # [1] first, [2] its answer, [3] second, [4] its answer; /goto 2, then [5] third, [6] its answer
+    for shown, question in enumerate(("first question", "second question", "/goto 2", "third question"), 1):
+        tg.inject_message(42, question)
+        await wait_for(lambda: len(tg.bot_texts(42)) == shown)  # noqa: B023 (awaited at once)
+    tg.inject_message(42, "/tree")
+    await wait_for(lambda: any(m.reply_markup for m in tg.messages(42)))
+    tree = next(m for m in tg.messages(42) if m.reply_markup)
+    assert tree.raw.count("<pre>") == 1  # the tree is monospace
+    actions = [b["callback_data"] for row in tree.reply_markup["inline_keyboard"] for b in row]  # type: ignore[index]
+    assert "/goto 2" in actions and "/goto 4" in actions  # the branch point and the other leaf
+    before = tree.text
+    query = tg.inject_callback(42, tree.message_id, "/goto 4")
+    await wait_for(lambda: tree.text != before)
+    assert query in tg.answered
+    assert tree.edits == 1 and "second question" in tree.text  # the keyboard message, updated in place
+    tg.inject_message(42, "fourth question")
+    await _answered(tg, 42, "fourth question")
+    prompt = _prompt(fake)
+    assert "first question" in prompt and "second question" in prompt
+    assert "third question" not in prompt  # continued on the branch chosen with the button
+
+
+async def test_ten_thousand_characters_arrive_complete_and_in_order(
+        app: App, tg: FakeTelegram, fake: FakeOpenAI) -> None:
+    words = [f"w{n:05d}" for n in range(1700)]  # 10 200 characters with spaces
+    answer = " ".join(words)
+    fake.script(Text(answer, chunks=40))
+    tg.inject_message(42, "a very long answer please")
+    await wait_for(lambda: " ".join(tg.bot_texts(42)).split()[-1:] == words[-1:], within=20)
+    await asyncio.sleep(0.3)  # let any trailing edit land
+    texts = tg.bot_texts(42)
+    assert len(texts) >= 3
+    assert " ".join(texts).split() == words
+    assert all(utf16_len(text) <= 4096 for text in texts)
+
+
+async def test_flood_429_is_recovered_without_loss(app: App, tg: FakeTelegram, fake: FakeOpenAI) -> None:
+    tg.rate_limit("sendMessage", retry_after=1)
+    tg.inject_message(42, "answer me despite the flood")
+    await _answered(tg, 42, "answer me despite the flood")
+    assert tg.bot_texts(42) == ["answer me despite the flood"]
+    assert [c.method for c in tg.calls].count("sendMessage") == 2  # refused once, then delivered once
+
+
+async def test_fifty_chats_at_once_under_telegram_flood_limits(
+        app: App, tg: FakeTelegram, fake: FakeOpenAI) -> None:
+    tg.flood = FloodLimits()
+    chats = range(1001, 1051)
+    for chat_id in chats:
+        tg.inject_message(chat_id, f"question from chat {chat_id}", from_user={**BOB, "id": chat_id})
+    await wait_for(lambda: all(tg.bot_texts(c) for c in chats), within=30)
+    for chat_id in chats:
+        assert tg.bot_texts(chat_id) == [f"question from chat {chat_id}"]
+    assert len(fake.requests) == 50
+    assert tg.flood.rejected > 0  # Telegram pushed back and the hub still delivered everything
+
+
+async def test_redelivered_update_after_restart_is_not_answered_twice(
+        tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram) -> None:
+    async with running_app(tmp_path, fake.base_url, ("telegram",), env=_env(tg)):
+        update: dict[str, Any] = tg.inject_message(42, "only once please")
+        await _answered(tg, 42, "only once please")
+    async with running_app(tmp_path, fake.base_url, ("telegram",), env=_env(tg)):
+        tg.redeliver(update)
+        tg.inject_message(42, "a new question")
+        await _answered(tg, 42, "a new question")
+        await asyncio.sleep(0.2)
+    assert sum("only once please" in text for text in tg.bot_texts(42)) == 1
+    assert len(fake.requests) == 2
