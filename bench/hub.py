@@ -9,11 +9,14 @@ own process (zero latency, echoes the message), so its CPU does not compete with
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
+
+import aiosqlite
 
 from bench.common import Section, fake_llm, median, ms, percentile, run_standalone
 from bot.adapter import Capabilities
@@ -114,20 +117,39 @@ async def many_chats(base_url: str, tmp: Path) -> tuple[float, list[float], list
     return wall, overheads, [llm[k] for k in latencies]
 
 
-async def console_path(base_url: str, tmp: Path) -> tuple[list[float], list[float], list[float]]:
-    """One chat, one message at a time, console capabilities: (overheads, llm times, latencies)."""
+@contextlib.contextmanager
+def count_db_round_trips() -> Iterator[list[int]]:
+    """Counts calls handed to aiosqlite's worker thread: each is a thread hop, serialized by the store lock."""
+    counter = [0]
+    original = aiosqlite.Connection._execute
+
+    async def counted(self: aiosqlite.Connection, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        counter[0] += 1
+        return await original(self, fn, *args, **kwargs)
+
+    aiosqlite.Connection._execute = counted  # type: ignore[method-assign]
+    try:
+        yield counter
+    finally:
+        aiosqlite.Connection._execute = original  # type: ignore[method-assign]
+
+
+async def console_path(base_url: str, tmp: Path) -> tuple[list[float], list[float], list[float], float]:
+    """One chat, one message at a time, console capabilities: (overheads, llm times, latencies, db hops/msg)."""
     adapter = TimedAdapter(CONSOLE_CAPS)
     adapter.name = "console"
     async with running_app(tmp, base_url, config=QUIET, adapters=(adapter,)) as app:
         llm = time_llm(app)
         overheads, llm_times, latencies = [], [], []
-        for n in range(CONSOLE_MESSAGES):
-            text = question(0, n)
-            start, end = await adapter.ask("local", text)
-            latencies.append(end - start)
-            llm_times.append(llm[text])
-            overheads.append(end - start - llm[text])
-    return overheads, llm_times, latencies
+        await adapter.ask("local", "the first message creates the conversation")
+        with count_db_round_trips() as hops:
+            for n in range(CONSOLE_MESSAGES):
+                text = question(0, n)
+                start, end = await adapter.ask("local", text)
+                latencies.append(end - start)
+                llm_times.append(llm[text])
+                overheads.append(end - start - llm[text])
+    return overheads, llm_times, latencies, hops[0] / CONSOLE_MESSAGES
 
 
 async def run() -> Section:
@@ -142,11 +164,12 @@ async def run() -> Section:
         sec.check("  hub overhead p50 (200 chats in flight)", median(overheads) * 1000, 1, "ms", fmt=".2f")
         sec.check("  hub overhead p99 (200 chats in flight)", percentile(overheads, 99) * 1000, 5, "ms", fmt=".2f")
         with tempfile.TemporaryDirectory() as d:
-            c_over, c_llm, c_lat = await console_path(base_url, Path(d))
+            c_over, c_llm, c_lat, hops = await console_path(base_url, Path(d))
     sec.add(f"console path, {CONSOLE_MESSAGES} sequential messages: latency p50", ms(median(c_lat)))
     sec.add("  LLM round trip p50", ms(median(c_llm)))
     sec.check("  hub overhead p50 (console path)", median(c_over) * 1000, 1, "ms", fmt=".2f")
     sec.check("  hub overhead p99 (console path)", percentile(c_over, 99) * 1000, 5, "ms", fmt=".2f")
+    sec.add("  SQLite thread round trips per message", f"{hops:.1f}")
     tenth = CONSOLE_MESSAGES // 10
     sec.add("  overhead p50, first vs last 10 % (history growth)",
             f"{ms(median(c_over[:tenth]))} / {ms(median(c_over[-tenth:]))}")

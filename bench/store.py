@@ -14,6 +14,7 @@ import tempfile
 import time
 import tracemalloc
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 
 import psutil
@@ -164,6 +165,13 @@ async def chain_in_memory(sec: Section) -> None:
                 f"{ms(await timed(build, 20))} / {ms(await timed(sdk, 5))}")
 
 
+def _render_call(conv: Conversation) -> Callable[[], Awaitable[object]]:
+    async def render() -> None:
+        render_tree(conv, 3500)
+
+    return render
+
+
 async def trees(sec: Section, db: Path) -> None:
     store = SqliteStore(db)
     await store.open()
@@ -173,8 +181,8 @@ async def trees(sec: Section, db: Path) -> None:
             info = await store.import_conversation(f"bench:tree{nodes}", conv)
             loaded = await store.load_conversation(info.chat, info.id, "system prompt")
             assert loaded is not None and len(loaded) == nodes
-            render = await timed(lambda c=loaded: asyncio.sleep(0, render_tree(c, 3500)), 10)
-            load = await timed(lambda i=info: store.load_conversation(i.chat, i.id, "system prompt"), 5)
+            render = await timed(_render_call(loaded), 10)
+            load = await timed(partial(store.load_conversation, info.chat, info.id, "system prompt"), 5)
             if nodes == 10_000:
                 sec.check(f"/tree render, {nodes} nodes", render * 1000, 50, "ms", fmt=".1f")
             else:

@@ -7,6 +7,7 @@ import dataclasses
 import logging
 import re
 import uuid
+from typing import Any
 
 from bot.access import Access, Verdict
 from bot.adapter import Adapter
@@ -148,6 +149,7 @@ class Hub:
     async def _internal_error(self, msg: IncomingMessage, delivery: Delivery, lang: str) -> None:
         error_id = uuid.uuid4().hex[:8]
         log.exception("error %s in %s chat %s", error_id, msg.platform, msg.chat_id)
+        self.runner.metrics.error("internal")
         await delivery.send(msg.chat, Reply(t(lang, "internal_error", error_id=error_id)))
 
     async def idle(self) -> None:
@@ -171,6 +173,6 @@ class Hub:
 
 def _valid_unicode(msg: IncomingMessage) -> IncomingMessage:
     """Platform JSON may carry lone surrogates, which can be neither stored nor sent: make them U+FFFD once."""
-    fixed = {f.name: _LONE_SURROGATE.sub("\ufffd", value) for f in dataclasses.fields(msg)
+    fixed: dict[str, Any] = {f.name: _LONE_SURROGATE.sub("\ufffd", value) for f in dataclasses.fields(msg)
              if isinstance(value := getattr(msg, f.name), str) and _LONE_SURROGATE.search(value)}
     return dataclasses.replace(msg, **fixed) if fixed else msg

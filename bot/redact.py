@@ -27,7 +27,8 @@ MIN_SECRET_LEN = 6  # shorter values would mask ordinary words
 _TOKEN_PATTERNS = (
     (re.compile(r"\bbot(\d{3,}):[A-Za-z0-9_-]{8,}"), r"bot\1:" + MASK),  # Telegram API URLs
     (re.compile(r"\b(\d{6,}):[A-Za-z0-9_-]{30,}"), r"\1:" + MASK),  # a bare Telegram bot token
-    (re.compile(r"\b(Bearer|Bot)\s+[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE), r"\1 " + MASK),
+    (re.compile(r"\b(Bearer)\s+[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE), r"\1 " + MASK),
+    (re.compile(r"\b[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{20,}"), MASK),  # Discord bot tokens
     (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), "sk-" + MASK),
 )
 _SECRET_LOOKING = re.compile(r"(?im)^\s*[\w.-]*(secret|token|api_key|apikey|password|encrypt_key)[\w.-]*\s*:\s*\S")
@@ -86,7 +87,7 @@ def readable_secrets_warning(path: Path | None) -> str | None:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    if not mode & (stat.S_IRGRP | stat.S_IROTH) or not _SECRET_LOOKING.search(text):
+    if not mode & (stat.S_IRGRP | stat.S_IROTH) or not (_SECRET_LOOKING.search(text) or redact(text) != text):
         return None
     return (f"config file {path} seems to contain secrets and is readable by other users "
             f"(mode {stat.S_IMODE(mode):o}); run: chmod 600 {path} — or better, keep secrets in the environment")

@@ -21,7 +21,7 @@ from discord import app_commands
 from adapters.discord.commands import CommandButton, build_tree, configure_endpoints, conversation_choices
 from adapters.discord.inbound import INTERACTION_PREFIX, chat_of, interaction_key, parse_command, parse_message
 from adapters.discord.outbound import NO_PINGS, guarded, render, render_one, view_for
-from bot.adapter import AdapterServices, Capabilities, MessageHandler, SendFailed
+from bot.adapter import AdapterServices, Capabilities, MessageHandler, SendError, SendFailed
 from bot.config import Config, ConfigError, DiscordConfig
 from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
@@ -91,15 +91,25 @@ class DiscordAdapter:
         ready = asyncio.create_task(self._client.wait_until_ready())
         done, _ = await asyncio.wait({self._runner, ready}, timeout=READY_TIMEOUT,
                                      return_when=asyncio.FIRST_COMPLETED)
-        if ready not in done:
+        if ready in done:
+            self._online = True  # on_ready runs as its own task, maybe after we return
+        else:
             ready.cancel()
         if self._runner in done:
             _raise_start_failure(self._runner)
         elif not done:
             log.warning("discord gateway not ready after %.0f s; still trying in the background", READY_TIMEOUT)
         if self._settings.sync_commands_on_start:
+            await self._sync_global()
+
+    async def _sync_global(self) -> None:
+        """Opt-in (discord.sync_commands_on_start): a bulk overwrite is rate-limited, so not by default."""
+        try:
             synced = await guarded(self._tree.sync())
-            log.info("discord: registered %d global slash commands", len(synced))
+        except SendError as e:
+            log.warning("discord: registering slash commands failed (%s); the bot runs without an update", e)
+            return
+        log.info("discord: registered %d global slash commands", len(synced))
 
     async def stop(self) -> None:
         self._online = False

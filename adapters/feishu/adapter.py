@@ -42,7 +42,14 @@ class FeishuAdapter:
     # ~8000 characters keeps a card under Feishu's 30 KB even for CJK (3 bytes each); send() still
     # measures bytes and splits again. Card updates are allowed 5/s (PATCH) and 10/s (CardKit).
     capabilities = Capabilities(
-        max_text=8000, edit_interval=0.3, group_edit_interval=0.5, tree_budget=6000, burst=5, rate=5.0
+        max_text=8000,
+        edit_interval=0.3,
+        group_edit_interval=0.5,
+        tree_budget=6000,
+        burst=5,
+        rate=5.0,
+        group_send_burst=5,
+        group_send_rate=4.0,  # Feishu allows about 5 messages/s into one group, shared by all its bots
     )
 
     def __init__(
@@ -85,7 +92,10 @@ class FeishuAdapter:
             info = await self._http.call("GET", "/open-apis/bot/v3/info")
         except ApiError as e:
             await self._http.close()
-            raise ConfigError(f"Feishu refused FEISHU_APP_ID / FEISHU_APP_SECRET: {e.msg} ({e.code})") from e
+            raise ConfigError(
+                f"Feishu refused to start the bot: {e.msg} ({e.code}). Check FEISHU_APP_ID / FEISHU_APP_SECRET "
+                "and that the app has the Bot capability."
+            ) from e
         except (aiohttp.ClientError, TimeoutError) as e:
             await self._http.close()
             raise ConnectionError(f"cannot reach Feishu at {self._http.base_url}: {e}") from e
@@ -95,7 +105,9 @@ class FeishuAdapter:
             log.warning("feishu: bot/v3/info gave no open_id; @mentions in groups will not be recognised")
         self._on_message = on_message
         if self._transport == "websocket":
-            self._ws = LongConnection(self._app_id, self._app_secret, self._http.base_url, self._dispatcher)
+            self._ws = LongConnection(
+                self._app_id, self._app_secret, self._http.base_url, self._dispatcher, HANDLED_EVENTS
+            )
             self._ws.start()
             try:
                 async with asyncio.timeout(CONNECT_TIMEOUT):
@@ -182,11 +194,12 @@ class FeishuAdapter:
         return P2CardActionTriggerResponse({"toast": {"type": "info", "content": text}})
 
     def _hand_over(self, work: Coroutine[Any, Any, None]) -> None:
-        loop = self._loop
-        if loop is None or loop.is_closed():
+        try:
+            if self._loop is None:
+                raise RuntimeError("not started")
+            self._loop.call_soon_threadsafe(self._spawn, work)
+        except RuntimeError:  # not started yet, or the hub's loop is closed: nothing can handle it
             work.close()
-            return
-        loop.call_soon_threadsafe(self._spawn, work)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)

@@ -222,9 +222,9 @@ class FeishuOutbound:
             if not sent.streaming:
                 await self._set_streaming(sent, True, reply)
                 self._streams.setdefault((sent.chat.chat_id, sent.chat.thread_id), set()).add(message_id)
-            body = {"content": cards.markdown(reply), "sequence": sent.next_sequence()}
+            update = {"content": cards.markdown(reply), "sequence": sent.next_sequence()}
             path = f"/open-apis/cardkit/v1/cards/{sent.card_id}/elements/{cards.ANSWER_ELEMENT}/content"
-            await self._http.call("PUT", path, body=body)
+            await self._http.call("PUT", path, body=update)
 
     async def _replace_card(self, message_id: str, sent: _Sent, reply: Reply) -> None:
         entity = {"type": "card_json", "data": cards.dumps(cards.card(reply, streaming=False))}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import threading
 from typing import Any
@@ -154,12 +155,19 @@ class LongConnection:
     disconnects on the client's loop and stops that loop.
     """
 
-    def __init__(self, app_id: str, app_secret: str, domain: str, handler: lark.EventDispatcherHandler) -> None:
+    def __init__(
+        self, app_id: str, app_secret: str, domain: str, handler: lark.EventDispatcherHandler, handled: frozenset[str]
+    ) -> None:
         self._client = lark.ws.Client(
-            app_id, app_secret, event_handler=handler, domain=domain, log_level=lark.LogLevel.WARNING
+            app_id,
+            app_secret,
+            event_handler=_AckUnhandled(handler, handled),  # duck-typed: ws.Client only calls this
+            domain=domain,
+            log_level=lark.LogLevel.WARNING,
         )
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping = False
 
     def start(self) -> None:
         stray = ws_client.loop  # made by `import lark_oapi` with get_event_loop(); we replace it below
@@ -185,6 +193,8 @@ class LongConnection:
         if thread is None or loop is None or not thread.is_alive():
             return
         client = self._client
+        self._stopping = True
+        logging.getLogger("Lark").setLevel(logging.CRITICAL)  # its "receive loop exit" is our own close
 
         async def disconnect() -> None:
             client._auto_reconnect = False
@@ -203,6 +213,7 @@ class LongConnection:
         asyncio.set_event_loop(loop)
         ws_client.loop = loop
         self._loop = loop
+        loop.set_exception_handler(self._on_loop_error)
         try:
             self._client.start()
         except RuntimeError:
@@ -216,3 +227,24 @@ class LongConnection:
             if pending:
                 loop.run_until_complete(asyncio.wait(pending, timeout=1))
             loop.close()
+
+    def _on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """The SDK's receive task ends with "connection closed" when we stop it; that is no error."""
+        if not self._stopping:
+            loop.default_exception_handler(context)
+
+
+class _AckUnhandled:
+    """What ws.Client calls: events we did not register are acked 200 instead of failing (and redelivered)."""
+
+    def __init__(self, handler: lark.EventDispatcherHandler, handled: frozenset[str]) -> None:
+        self._handler, self._handled = handler, handled
+
+    def _do_without_validation(self, payload: bytes) -> Any:
+        try:
+            header = json.loads(payload).get("header") or {}
+        except (ValueError, AttributeError):
+            return None
+        if header.get("event_type") not in self._handled:
+            return None
+        return self._handler._do_without_validation(payload)

@@ -140,7 +140,7 @@ class TelegramAdapter:
             return web.Response(status=503)  # Telegram retries later
         try:
             update = Update.de_json(await request.json(), self._app.bot)
-        except (ValueError, TypeError, KeyError) as e:
+        except Exception as e:  # any malformed body: PTB raises AttributeError too; never a 500 → redelivery loop
             log.warning("telegram webhook: unreadable update skipped (%s)", type(e).__name__)
             return web.Response()
         await self._app.update_queue.put(update)

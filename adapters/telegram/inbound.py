@@ -156,7 +156,7 @@ def _address(msg: Message, text: str, me: BotIdentity) -> tuple[str, bool] | Non
             command, _, target = part.partition("@")
             if not target or f"@{target}".lower() == handle:
                 addressed = True
-                cuts.append((len16(command), len16(part) - len16(command)))
+                cuts.append((_len16(command), _len16(part) - _len16(command)))
             else:
                 return None
         elif entity.type == MessageEntity.MENTION and part.lower() == handle:
@@ -169,7 +169,7 @@ def _address(msg: Message, text: str, me: BotIdentity) -> tuple[str, bool] | Non
     return text, addressed
 
 
-def len16(text: str) -> int:
+def _len16(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 

@@ -75,6 +75,7 @@ class FakeFeishu:
         self.ws_connected = asyncio.Event()
         self._failures: list[Failure] = []
         self._valid_tokens: set[str] = set()
+        self.issued_tokens: list[str] = []
         self._ids = itertools.count(1)
         self._ws: web.WebSocketResponse | None = None
         self._runner: web.AppRunner | None = None
@@ -147,6 +148,7 @@ class FakeFeishu:
             return self._error(10014, "app secret invalid")
         token = f"t-fake-{next(self._ids)}"
         self._valid_tokens.add(token)
+        self.issued_tokens.append(token)
         return web.json_response({"code": 0, "msg": "ok", "tenant_access_token": token, "expire": self.token_expire})
 
     async def _api(self, request: web.Request) -> web.Response:

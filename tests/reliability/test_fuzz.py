@@ -97,7 +97,8 @@ TELEGRAM_REQUIRED = frozenset({"update_id", "message_id", "date", "chat", "id", 
                                "from", "chat_instance", "file_id", "file_unique_id", "width", "height", "offset",
                                "length"})
 DISCORD_REQUIRED = frozenset({"id", "channel_id", "author", "content", "timestamp", "type", "mentions",
-                              "attachments", "embeds", "username", "discriminator", "filename", "size", "url"})
+                              "attachments", "embeds", "username", "discriminator", "avatar", "global_name", "filename",
+                              "size", "url"})
 
 def mutate(rng: random.Random, value: Any, required: frozenset[str], key: str = "") -> Any:
     """Randomly drop keys, add unknown ones and fill strings and numbers with odd values, recursively.

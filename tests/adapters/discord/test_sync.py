@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
+from adapters.discord.adapter import DiscordAdapter
 from adapters.discord.commands import conversation_choices, sync_commands
 from bot.adapter import ConversationChoice
 from bot.config import ConfigError
+from tests.adapters.discord.conftest import Inbox
 from tests.fakes.discord_api import APP_ID, GUILD_ID, TOKEN, FakeDiscord
 
 ALL_COMMANDS = ["ask", "goto", "help", "list", "new", "retry", "skills", "status", "stop", "switch", "tree"]
@@ -45,3 +49,12 @@ def test_autocomplete_choices_filter_and_cap_at_25() -> None:
     long_title = ConversationChoice("abcd1234", "x" * 150)
     [choice] = conversation_choices([long_title], "abcd")
     assert len(choice.name) <= 100 and choice.name.endswith("… · abcd1234")
+
+
+async def test_sync_on_start_is_opt_in(make_adapter: Callable[..., DiscordAdapter], inbox: Inbox,
+                                       fake: FakeDiscord) -> None:
+    for sync_on_start in (False, True):
+        running = make_adapter(sync_commands_on_start=sync_on_start)
+        await running.start(inbox)
+        await running.stop()
+        assert len(fake.calls_to("PUT", rf"/applications/{APP_ID}/commands")) == int(sync_on_start)

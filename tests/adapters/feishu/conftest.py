@@ -75,7 +75,7 @@ def env() -> dict[str, str]:
     }
 
 
-async def _no_conversations(chat: ChatRef) -> list[ConversationChoice]:
+async def no_conversations(chat: ChatRef) -> list[ConversationChoice]:
     return []
 
 
@@ -98,7 +98,7 @@ async def start_adapter(fake: FakeFeishu) -> AsyncIterator[StartAdapter]:
             return False
 
         services = AdapterServices(
-            list_conversations=_no_conversations,
+            list_conversations=no_conversations,
             seen=seen,
             add_route=lambda method, path, handler: routes.append((method, path, handler)),
         )
