@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from bot.agent.approvals import NOTIFY_KEY
 from bot.agent.events import AgentEvent, RunFailed, RunFinished, StepMessage, TextDelta, ToolFinished, ToolStarted
 from bot.agent.loop import AgentLoop
 from bot.agent.prompt import PromptBuilder, fit_history
@@ -68,7 +69,6 @@ class AgentRunner:
         self.memory = memory
         self.counter = TokenCounter()
         self._last_failure: dict[str, float] = {}
-        self.extras: dict[str, object] = {}  # services tools look up in ToolContext.extras (approvals, memory…)
         self.metrics = Metrics()  # the App replaces this with its own
 
     def workdir(self, session: Session) -> Path:
@@ -102,10 +102,10 @@ class AgentRunner:
             user_id=turn.user_id,
             is_admin=turn.is_admin,
             is_group=turn.chat.is_group,
-            extras={**self.extras, "notify": lambda reply: delivery.send(turn.chat, reply), "lang": turn.lang},
+            extras={NOTIFY_KEY: lambda reply: delivery.send(turn.chat, reply)},  # approvals ask in this chat
         )
         stream = StreamWriter(delivery, turn.chat)
-        typing = asyncio.create_task(self._keep_typing(delivery, turn.chat, stream))
+        typing = TypingIndicator(delivery, turn.chat, stream)
         partial = ""
         started, outcome = time.monotonic(), "interrupted"
         try:
@@ -122,7 +122,7 @@ class AgentRunner:
                                         tool_call_id=event.tool_call_id),
                         )
                     elif isinstance(event, ToolStarted | ToolFinished):
-                        continue
+                        typing.tool_running = isinstance(event, ToolStarted)
                     elif isinstance(event, RunFinished):
                         outcome = "ok"
                         self._last_failure.pop(chat_key, None)
@@ -189,13 +189,23 @@ class AgentRunner:
         reason = t(turn.lang, f"reason_{event.kind}" if f"reason_{event.kind}" in _REASONS else "reason_other")
         await delivery.send(turn.chat, Reply(t(turn.lang, "llm_failed", reason=reason, error_id=event.error_id)))
 
-    @staticmethod
-    async def _keep_typing(delivery: Delivery, chat: ChatRef, stream: StreamWriter) -> None:
+
+class TypingIndicator:
+    """Shows "typing…" while the model thinks (nothing visible yet) or a tool runs."""
+
+    def __init__(self, delivery: Delivery, chat: ChatRef, stream: StreamWriter) -> None:
+        self.tool_running = False
+        self._task = asyncio.create_task(self._loop(delivery, chat, stream))
+
+    async def _loop(self, delivery: Delivery, chat: ChatRef, stream: StreamWriter) -> None:
         with contextlib.suppress(Exception):
             while True:
-                if not stream.visible:
+                if not stream.visible or self.tool_running:
                     await delivery.adapter.typing(chat)
                 await asyncio.sleep(TYPING_EVERY)
+
+    def cancel(self) -> None:
+        self._task.cancel()
 
 
 _REASONS = {f"reason_{k}" for k in ("rate_limit", "timeout", "connection", "server", "context", "auth", "turns")}
