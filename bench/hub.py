@@ -16,11 +16,10 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import aiosqlite
-
 from bench.common import Section, fake_llm, median, ms, percentile, run_standalone
 from bot.adapter import Capabilities
 from bot.app import App
+from bot.database import Database
 from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
 from tests.harness import RecordingAdapter, running_app
@@ -119,19 +118,19 @@ async def many_chats(base_url: str, tmp: Path) -> tuple[float, list[float], list
 
 @contextlib.contextmanager
 def count_db_round_trips() -> Iterator[list[int]]:
-    """Counts calls handed to aiosqlite's worker thread: each is a thread hop, serialized by the store lock."""
+    """Counts operations handed to the database thread: each is one cross-thread round trip."""
     counter = [0]
-    original = aiosqlite.Connection._execute
+    original = Database._call
 
-    async def counted(self: aiosqlite.Connection, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    async def counted(self: Database, fn: Any, *args: Any) -> Any:
         counter[0] += 1
-        return await original(self, fn, *args, **kwargs)
+        return await original(self, fn, *args)
 
-    aiosqlite.Connection._execute = counted  # type: ignore[method-assign]
+    Database._call = counted  # type: ignore[method-assign]
     try:
         yield counter
     finally:
-        aiosqlite.Connection._execute = original  # type: ignore[method-assign]
+        Database._call = original  # type: ignore[method-assign]
 
 
 async def console_path(base_url: str, tmp: Path) -> tuple[list[float], list[float], list[float], float]:

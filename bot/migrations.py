@@ -5,7 +5,7 @@ Never edit a migration that has shipped: add a new one at the end instead.
 
 from __future__ import annotations
 
-import aiosqlite
+import sqlite3
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: chats, conversations, the message tree, persisted dedupe keys.
@@ -69,10 +69,9 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 
-async def migrate(db: aiosqlite.Connection) -> int:
+def migrate(db: sqlite3.Connection) -> int:
     """Run the migrations this database has not seen yet, each atomically; returns the new version."""
-    async with db.execute("PRAGMA user_version") as cur:
-        row = await cur.fetchone()
+    row = db.execute("PRAGMA user_version").fetchone()
     version = int(row[0]) if row else 0
     if version > len(MIGRATIONS):
         raise RuntimeError(
@@ -80,8 +79,8 @@ async def migrate(db: aiosqlite.Connection) -> int:
         )
     for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
         try:
-            await db.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
+            db.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
         except BaseException:
-            await db.rollback()
+            db.rollback()
             raise
     return len(MIGRATIONS)

@@ -11,11 +11,11 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from bot.agent.approvals import NOTIFY_KEY
 from bot.agent.events import AgentEvent, RunFailed, RunFinished, StepMessage, TextDelta, ToolFinished, ToolStarted
 from bot.agent.loop import AgentLoop
+from bot.agent.memory import Memory
 from bot.agent.prompt import PromptBuilder, fit_history
 from bot.agent.tokens import TokenCounter
 from bot.agent.tools.registry import ToolContext
@@ -33,10 +33,6 @@ log = logging.getLogger("bothub.runner")
 
 TYPING_EVERY = 4.5  # seconds; platforms show "typing…" for about 5 s per call
 QUIET_AFTER_FAILURE = 60.0  # seconds during which a chat gets no second "provider failed" message
-
-
-class MemoryReader(Protocol):
-    async def for_prompt(self, chat: str) -> list[str]: ...
 
 
 @dataclass
@@ -59,7 +55,7 @@ class AgentRunner:
         loop: AgentLoop,
         prompts: PromptBuilder,
         tool_names: list[str],
-        memory: MemoryReader | None = None,
+        memory: Memory | None = None,
     ) -> None:
         self.cfg = cfg
         self.conversations = conversations

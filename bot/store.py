@@ -7,24 +7,22 @@ The system prompt is never stored (seed 000): callers pass the current one when 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-import aiosqlite
-
+from bot.database import Database
 from bot.migrations import migrate
 from bot.store_memories import MemoryEntry as MemoryEntry
 from bot.store_memories import MemoryRows, MemoryStore
 from bot.tree import Conversation, Message, new_id, utc_now
 
+T = TypeVar("T")
 TITLE_MAX = 60
 DEDUPE_TTL = 7 * 86400.0
 STORED_ROLES = frozenset({"user", "assistant", "tool"})
@@ -117,102 +115,74 @@ def _is_conv_id(value: str) -> bool:
 
 
 class SqliteStore(MemoryRows):
-    """One aiosqlite connection in WAL mode; a lock keeps each multi-statement operation whole."""
+    """SQLite in WAL mode on its own thread; each public call is one operation (one transaction for writes)."""
 
     def __init__(self, path: str | Path, clock: Callable[[], float] = time.time) -> None:
-        self._path = str(path)
+        self._db = Database(str(path))
         self._clock = clock  # wall clock: dedupe expiry must survive restarts
-        self._db: aiosqlite.Connection | None = None
-        self._lock = asyncio.Lock()
 
     async def open(self) -> None:
-        if self._path != ":memory:":
-            await asyncio.to_thread(Path(self._path).parent.mkdir, parents=True, exist_ok=True)
-        db = await aiosqlite.connect(self._path, isolation_level=None)
-        try:
-            await db.execute("PRAGMA journal_mode = WAL")
-            await db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a commit survives SIGKILL
-            await db.execute("PRAGMA busy_timeout = 5000")
-            await migrate(db)
-        except BaseException:
-            await db.close()
-            raise
-        self._db = db
+        await self._db.open(_setup)
 
     async def close(self) -> None:
-        db, self._db = self._db, None
-        if db is not None:
-            await db.close()
+        await self._db.close()
 
-    @asynccontextmanager
-    async def _read(self) -> AsyncIterator[aiosqlite.Connection]:
-        if self._db is None:
-            raise RuntimeError("store is not open")
-        async with self._lock:
-            yield self._db
+    async def _read(self, op: Callable[[sqlite3.Connection], T]) -> T:
+        return await self._db.read(op)
 
-    @asynccontextmanager
-    async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
-        async with self._read() as db:
-            await db.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-            except BaseException:
-                await db.execute("ROLLBACK")
-                raise
-            await db.execute("COMMIT")
+    async def _write(self, op: Callable[[sqlite3.Connection], T]) -> T:
+        return await self._db.write(op)
 
     @staticmethod
-    async def _one(db: aiosqlite.Connection, sql: str, params: Sequence[Any] | dict[str, Any]) -> Any:
-        async with db.execute(sql, params) as cur:
-            return await cur.fetchone()
+    def _one(db: sqlite3.Connection, sql: str, params: Sequence[Any] | dict[str, Any]) -> Any:
+        return db.execute(sql, params).fetchone()
 
     @staticmethod
-    async def _all(db: aiosqlite.Connection, sql: str, params: Sequence[Any] | dict[str, Any]) -> list[Any]:
-        async with db.execute(sql, params) as cur:
-            return list(await cur.fetchall())
+    def _all(db: sqlite3.Connection, sql: str, params: Sequence[Any] | dict[str, Any]) -> list[Any]:
+        return db.execute(sql, params).fetchall()
 
-    async def _conv(self, db: aiosqlite.Connection, chat: str, conv_id: str) -> ConversationInfo | None:
-        row = await self._one(db, f"SELECT {_CONV_COLUMNS} FROM conversations WHERE chat = ? AND id = ?",
-                              (chat, conv_id))
+    def _conv(self, db: sqlite3.Connection, chat: str, conv_id: str) -> ConversationInfo | None:
+        row = self._one(db, f"SELECT {_CONV_COLUMNS} FROM conversations WHERE chat = ? AND id = ?", (chat, conv_id))
         return _info(row) if row else None
 
-    async def _require_conv(self, db: aiosqlite.Connection, chat: str, conv_id: str) -> ConversationInfo:
-        info = await self._conv(db, chat, conv_id)
+    def _require_conv(self, db: sqlite3.Connection, chat: str, conv_id: str) -> ConversationInfo:
+        info = self._conv(db, chat, conv_id)
         if info is None:
             raise KeyError(f"no conversation {conv_id!r} in this chat")
         return info
 
-    async def _has_message(self, db: aiosqlite.Connection, chat: str, conv_id: str, message_id: str) -> bool:
+    def _has_message(self, db: sqlite3.Connection, chat: str, conv_id: str, message_id: str) -> bool:
         sql = "SELECT 1 FROM messages WHERE chat = ? AND conversation_id = ? AND id = ?"
-        return await self._one(db, sql, (chat, conv_id, message_id)) is not None
+        return self._one(db, sql, (chat, conv_id, message_id)) is not None
 
-    async def _free_conv_id(self, db: aiosqlite.Connection, chat: str, wanted: str | None = None) -> str:
+    def _free_conv_id(self, db: sqlite3.Connection, chat: str, wanted: str | None = None) -> str:
         conv_id = wanted if wanted and _is_conv_id(wanted) else new_id()
-        while await self._conv(db, chat, conv_id) is not None:
+        while self._conv(db, chat, conv_id) is not None:
             conv_id = new_id()
         return conv_id
 
-    async def _activate(self, db: aiosqlite.Connection, chat: str, conv_id: str) -> None:
-        await db.execute(
+    @staticmethod
+    def _activate(db: sqlite3.Connection, chat: str, conv_id: str) -> None:
+        db.execute(
             "INSERT INTO chats (key, active_conversation, created_at) VALUES (?, ?, ?) "
             "ON CONFLICT (key) DO UPDATE SET active_conversation = excluded.active_conversation",
             (chat, conv_id, _iso(utc_now())),
         )
 
     async def create_conversation(self, chat: str, role: str = "default") -> ConversationInfo:
-        async with self._write() as db:
-            conv_id, root_id, now = await self._free_conv_id(db, chat), new_id(), _iso(utc_now())
-            await db.execute(
+        def op(db: sqlite3.Connection) -> ConversationInfo:
+            conv_id, root_id, now = self._free_conv_id(db, chat), new_id(), _iso(utc_now())
+            db.execute(
                 f"INSERT INTO conversations ({_CONV_COLUMNS}) VALUES (?, ?, ?, '', ?, ?, 0, ?, ?)",
                 (conv_id, chat, root_id, role, root_id, now, now),
             )
-            await self._activate(db, chat, conv_id)
-            return await self._require_conv(db, chat, conv_id)
+            self._activate(db, chat, conv_id)
+            return self._require_conv(db, chat, conv_id)
+
+        return await self._write(op)
 
     async def get_conversation(self, chat: str, conv_id: str) -> ConversationInfo | None:
-        async with self._read() as db:
-            return await self._conv(db, chat, conv_id)
+        return await self._read(lambda db: self._conv(db, chat, conv_id))
 
     async def find_conversations(self, chat: str, id_prefix: str) -> list[ConversationInfo]:
         """Conversations whose id starts with a hex prefix (at most 10): `/switch a1b2` needs one."""
@@ -220,29 +190,29 @@ class SqliteStore(MemoryRows):
         if not 1 <= len(prefix) <= 8 or not set(prefix) <= _HEX:
             return []
         sql = f"SELECT {_CONV_COLUMNS} FROM conversations WHERE chat = ? AND id >= ? AND id < ? ORDER BY id LIMIT 10"
-        async with self._read() as db:
-            return [_info(r) for r in await self._all(db, sql, (chat, prefix, prefix + "g"))]
+        rows = await self._read(lambda db: self._all(db, sql, (chat, prefix, prefix + "g")))
+        return [_info(r) for r in rows]
 
     async def list_conversations(self, chat: str, limit: int = 20, offset: int = 0) -> list[ConversationInfo]:
         sql = (f"SELECT {_CONV_COLUMNS} FROM conversations WHERE chat = ? "
                "ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?")
-        async with self._read() as db:
-            return [_info(r) for r in await self._all(db, sql, (chat, max(limit, 0), max(offset, 0)))]
+        rows = await self._read(lambda db: self._all(db, sql, (chat, max(limit, 0), max(offset, 0))))
+        return [_info(r) for r in rows]
 
     async def count_conversations(self, chat: str) -> int:
-        async with self._read() as db:
-            row = await self._one(db, "SELECT COUNT(*) FROM conversations WHERE chat = ?", (chat,))
+        row = await self._read(lambda db: self._one(db, "SELECT COUNT(*) FROM conversations WHERE chat = ?", (chat,)))
         return int(row[0])
 
     async def active_conversation(self, chat: str) -> str | None:
-        async with self._read() as db:
-            row = await self._one(db, "SELECT active_conversation FROM chats WHERE key = ?", (chat,))
+        row = await self._read(lambda db: self._one(db, "SELECT active_conversation FROM chats WHERE key = ?", (chat,)))
         return row[0] if row else None
 
     async def set_active_conversation(self, chat: str, conv_id: str) -> None:
-        async with self._write() as db:
-            await self._require_conv(db, chat, conv_id)
-            await self._activate(db, chat, conv_id)
+        def op(db: sqlite3.Connection) -> None:
+            self._require_conv(db, chat, conv_id)
+            self._activate(db, chat, conv_id)
+
+        await self._write(op)
 
     async def append_message(self, chat: str, conv_id: str, msg: Message) -> None:
         await self.append_messages(chat, conv_id, [msg])
@@ -254,24 +224,24 @@ class SqliteStore(MemoryRows):
         """
         if not msgs:
             return
-        async with self._write() as db:
-            info = await self._require_conv(db, chat, conv_id)
-            await self._insert(db, info, msgs, msgs[-1].id)
 
-    async def _insert(
-        self, db: aiosqlite.Connection, info: ConversationInfo, msgs: Sequence[Message], cursor: str
-    ) -> None:
+        def op(db: sqlite3.Connection) -> None:
+            self._insert(db, self._require_conv(db, chat, conv_id), msgs, msgs[-1].id)
+
+        await self._write(op)
+
+    def _insert(self, db: sqlite3.Connection, info: ConversationInfo, msgs: Sequence[Message], cursor: str) -> None:
         known, parent_default, title = {info.root_id}, info.current_message_id, ""
         for msg in msgs:
             parent = msg.parent_id or parent_default
             if msg.role not in STORED_ROLES:
                 raise ValueError(f"message {msg.id!r}: role {msg.role!r} is not stored")
-            if parent not in known and not await self._has_message(db, info.chat, info.id, parent):
+            if parent not in known and not self._has_message(db, info.chat, info.id, parent):
                 raise KeyError(f"message {msg.id!r}: unknown parent {parent!r}")
             calls = json.dumps(msg.tool_calls, ensure_ascii=False) if msg.tool_calls is not None else None
             for attempt in range(ID_ATTEMPTS):
                 try:
-                    await db.execute(
+                    db.execute(
                         "INSERT INTO messages (id, conversation_id, chat, parent_id, role, content, tool_calls, "
                         "tool_call_id, author, interrupted, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (msg.id, info.id, info.chat, parent, msg.role, msg.content, calls, msg.tool_call_id,
@@ -283,13 +253,12 @@ class SqliteStore(MemoryRows):
                     # message has no children yet and simply takes another id.
                     if len(msgs) > 1 or attempt == ID_ATTEMPTS - 1:
                         raise ValueError(f"duplicate message id {msg.id!r}") from None
-                    msg.id = new_id()
-            cursor = msgs[-1].id
+                    msg.id = cursor = new_id()
             known.add(msg.id)
             parent_default = msg.id
             if not title and msg.role == "user":
                 title = title_of(msg.content)
-        await db.execute(
+        db.execute(
             "UPDATE conversations SET current_message_id = ?, message_count = message_count + ?, "
             "updated_at = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE chat = ? AND id = ?",
             (cursor, len(msgs), _iso(utc_now()), title, info.chat, info.id),
@@ -300,87 +269,101 @@ class SqliteStore(MemoryRows):
 
         The imported conversation does not become the chat's active one.
         """
-        async with self._write() as db:
-            conv_id, now = await self._free_conv_id(db, chat, conv.id), _iso(utc_now())
-            await db.execute(
+
+        def op(db: sqlite3.Connection) -> ConversationInfo:
+            conv_id, now = self._free_conv_id(db, chat, conv.id), _iso(utc_now())
+            db.execute(
                 f"INSERT INTO conversations ({_CONV_COLUMNS}) VALUES (?, ?, ?, '', ?, ?, 0, ?, ?)",
                 (conv_id, chat, conv.root_id, role, conv.root_id, now, now),
             )
-            info = await self._require_conv(db, chat, conv_id)
+            info = self._require_conv(db, chat, conv_id)
             stored = [m for m in conv.messages.values() if m.id != conv.root_id]
             if stored:
-                await self._insert(db, info, stored, conv.current_message_id)
-            return await self._require_conv(db, chat, conv_id)
+                self._insert(db, info, stored, conv.current_message_id)
+            return self._require_conv(db, chat, conv_id)
+
+        return await self._write(op)
 
     async def set_cursor(self, chat: str, conv_id: str, message_id: str) -> None:
-        async with self._write() as db:
-            info = await self._require_conv(db, chat, conv_id)
-            if message_id != info.root_id and not await self._has_message(db, chat, conv_id, message_id):
+        def op(db: sqlite3.Connection) -> None:
+            info = self._require_conv(db, chat, conv_id)
+            if message_id != info.root_id and not self._has_message(db, chat, conv_id, message_id):
                 raise KeyError(f"no message {message_id!r} in conversation {conv_id!r}")
-            await db.execute(
+            db.execute(
                 "UPDATE conversations SET current_message_id = ? WHERE chat = ? AND id = ?",
                 (message_id, chat, conv_id),
             )
 
+        await self._write(op)
+
     async def get_chain(self, chat: str, conv_id: str, message_id: str) -> list[Message]:
         """Root-exclusive path to a message; a recursive CTE over the id index, so cost ∝ depth."""
-        async with self._read() as db:
-            info = await self._require_conv(db, chat, conv_id)
+
+        def op(db: sqlite3.Connection) -> list[Message]:
+            info = self._require_conv(db, chat, conv_id)
             if message_id == info.root_id:
                 return []
-            rows = await self._all(db, _CHAIN_SQL, {"mid": message_id, "chat": chat, "conv": conv_id})
-        if not rows:
-            raise KeyError(f"no message {message_id!r} in conversation {conv_id!r}")
-        return [_message(r) for r in rows]
+            rows = self._all(db, _CHAIN_SQL, {"mid": message_id, "chat": chat, "conv": conv_id})
+            if not rows:
+                raise KeyError(f"no message {message_id!r} in conversation {conv_id!r}")
+            return [_message(r) for r in rows]
+
+        return await self._read(op)
 
     async def load_conversation(self, chat: str, conv_id: str, system_prompt: str) -> Conversation | None:
         """The whole tree of one conversation (for /tree, /goto), with today's system prompt as root."""
         sql = f"SELECT {_MSG_COLUMNS} FROM messages WHERE chat = ? AND conversation_id = ? ORDER BY seq"
-        async with self._read() as db:
-            info = await self._conv(db, chat, conv_id)
+
+        def op(db: sqlite3.Connection) -> Conversation | None:
+            info = self._conv(db, chat, conv_id)
             if info is None:
                 return None
-            rows = await self._all(db, sql, (chat, conv_id))
-        return Conversation.from_messages(
-            info.id, info.root_id, system_prompt, (_message(r) for r in rows), info.current_message_id
-        )
+            rows = self._all(db, sql, (chat, conv_id))
+            return Conversation.from_messages(
+                info.id, info.root_id, system_prompt, (_message(r) for r in rows), info.current_message_id
+            )
+
+        return await self._read(op)
 
     async def get_message(self, chat: str, conv_id: str, message_id: str) -> Message | None:
         sql = f"SELECT {_MSG_COLUMNS} FROM messages WHERE chat = ? AND conversation_id = ? AND id = ?"
-        async with self._read() as db:
-            row = await self._one(db, sql, (chat, conv_id, message_id))
+        row = await self._read(lambda db: self._one(db, sql, (chat, conv_id, message_id)))
         return _message(row) if row else None
 
     async def chat_settings(self, chat: str) -> dict[str, Any]:
-        async with self._read() as db:
-            row = await self._one(db, "SELECT settings FROM chats WHERE key = ?", (chat,))
+        row = await self._read(lambda db: self._one(db, "SELECT settings FROM chats WHERE key = ?", (chat,)))
         return dict(json.loads(row[0])) if row else {}
 
     async def update_chat_settings(self, chat: str, **values: Any) -> None:
         """Merge values into the chat's settings; a value of None removes that setting."""
-        async with self._write() as db:
-            row = await self._one(db, "SELECT settings FROM chats WHERE key = ?", (chat,))
+
+        def op(db: sqlite3.Connection) -> None:
+            row = self._one(db, "SELECT settings FROM chats WHERE key = ?", (chat,))
             settings = json.loads(row[0]) if row else {}
             settings.update(values)
             settings = {k: v for k, v in settings.items() if v is not None}
-            await db.execute(
+            db.execute(
                 "INSERT INTO chats (key, settings, created_at) VALUES (?, ?, ?) "
                 "ON CONFLICT (key) DO UPDATE SET settings = excluded.settings",
                 (chat, json.dumps(settings, ensure_ascii=False), _iso(utc_now())),
             )
 
+        await self._write(op)
+
     async def seen(self, key: str, ttl: float = DEDUPE_TTL) -> bool:
         """Record key; True if it was already recorded and has not expired (one atomic upsert)."""
         now = self._clock()
-        async with self._write() as db:
-            cur = await db.execute(
-                "INSERT INTO seen_events (key, expires_at) VALUES (?, ?) ON CONFLICT (key) "
-                "DO UPDATE SET expires_at = excluded.expires_at WHERE seen_events.expires_at <= ?",
-                (key, now + ttl, now),
-            )
-            return cur.rowcount == 0
+        sql = ("INSERT INTO seen_events (key, expires_at) VALUES (?, ?) ON CONFLICT (key) "
+               "DO UPDATE SET expires_at = excluded.expires_at WHERE seen_events.expires_at <= ?")
+        return await self._write(lambda db: db.execute(sql, (key, now + ttl, now)).rowcount == 0)
 
     async def purge_expired(self) -> int:
-        async with self._write() as db:
-            cur = await db.execute("DELETE FROM seen_events WHERE expires_at <= ?", (self._clock(),))
-            return cur.rowcount
+        sql = "DELETE FROM seen_events WHERE expires_at <= ?"
+        return await self._write(lambda db: db.execute(sql, (self._clock(),)).rowcount)
+
+
+def _setup(db: sqlite3.Connection) -> None:
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a commit survives SIGKILL
+    db.execute("PRAGMA busy_timeout = 5000")
+    migrate(db)

@@ -8,13 +8,11 @@ global row ids (which would reveal how much other chats remember).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager
+import sqlite3
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Protocol
-
-import aiosqlite
+from typing import Any, Protocol, TypeVar
 
 from bot.tree import utc_now
 
@@ -47,11 +45,14 @@ class MemoryStore(Protocol):
     async def delete_memory(self, chat: str, number: int) -> bool: ...
 
 
-class _Connection(Protocol):
-    """What the mixin uses of SqliteStore: its locked connection and its write transaction."""
+T = TypeVar("T")
 
-    def _read(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
-    def _write(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
+
+class _Connection(Protocol):
+    """What the mixin uses of SqliteStore: one operation on the database thread, or one transaction."""
+
+    async def _read(self, op: Callable[[sqlite3.Connection], T]) -> T: ...
+    async def _write(self, op: Callable[[sqlite3.Connection], T]) -> T: ...
 
 
 def _now() -> str:
@@ -73,23 +74,24 @@ def _bounded(value: int) -> int:
     return min(max(value, 0), _SQL_INT_MAX)
 
 
-async def _rows(db: aiosqlite.Connection, sql: str, params: Sequence[Any]) -> list[Any]:
-    async with db.execute(sql, params) as cur:
-        return list(await cur.fetchall())
+def _rows(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Any]:
+    return db.execute(sql, params).fetchall()
 
 
 class MemoryRows:
-    """Mixed into SqliteStore; each method takes the store's lock like every other store call."""
+    """Mixed into SqliteStore; each method is one operation on the store's database thread."""
 
     async def add_memory(self: _Connection, chat: str, type: str, content: str, tags: Sequence[str] = ()) -> int:
         """Store one memory (type and content already validated); returns its number in this chat."""
-        async with self._write() as db:
-            cur = await db.execute(
+        def op(db: sqlite3.Connection) -> int:
+            cur = db.execute(
                 "INSERT INTO memories (chat, type, tags, content, created_at) VALUES (?, ?, ?, ?, ?)",
                 (chat, type, json.dumps(list(tags), ensure_ascii=False), content, _now()),
             )
-            rows = await _rows(db, "SELECT COUNT(*) FROM memories WHERE chat = ? AND id <= ?", (chat, cur.lastrowid))
-        return int(rows[0][0])
+            number = _rows(db, "SELECT COUNT(*) FROM memories WHERE chat = ? AND id <= ?", (chat, cur.lastrowid))
+            return int(number[0][0])
+
+        return await self._write(op)
 
     async def search_memories(self: _Connection, chat: str, query: str, limit: int = 10) -> list[MemoryEntry]:
         """Entries whose content or tags contain any query word, most matching words first; marks them used."""
@@ -100,43 +102,40 @@ class MemoryRows:
         sql = (f"SELECT {_COLUMNS} FROM (SELECT {_COLUMNS}, ({score}) AS score FROM memories WHERE chat = ?) "
                "WHERE score > 0 ORDER BY score DESC, uses DESC, id DESC LIMIT ?")
         params = [p for w in words for p in (_like(w), _like(w))]
-        async with self._write() as db:
-            found = [_entry(r) for r in await _rows(db, sql, [*params, chat, _bounded(limit)])]
-            if not found:
-                return []
-            now = _now()
-            marks = ", ".join("?" for _ in found)
-            await db.execute(
-                f"UPDATE memories SET uses = uses + 1, last_used_at = ? WHERE chat = ? AND id IN ({marks})",
-                (now, chat, *(e.id for e in found)),
-            )
+        now = _now()
+
+        def op(db: sqlite3.Connection) -> list[MemoryEntry]:
+            found = [_entry(r) for r in _rows(db, sql, [*params, chat, _bounded(limit)])]
+            if found:
+                marks = ", ".join("?" for _ in found)
+                db.execute(
+                    f"UPDATE memories SET uses = uses + 1, last_used_at = ? WHERE chat = ? AND id IN ({marks})",
+                    (now, chat, *(e.id for e in found)),
+                )
+            return found
+
         used = datetime.fromisoformat(now)
-        return [replace(e, uses=e.uses + 1, last_used_at=used) for e in found]
+        return [replace(e, uses=e.uses + 1, last_used_at=used) for e in await self._write(op)]
 
     async def top_memories(self: _Connection, chat: str, limit: int = 20) -> list[MemoryEntry]:
         """Most used first, then newest: one walk of the (chat, uses, id) index, so its cost is `limit` rows."""
-        async with self._read() as db:
-            return [_entry(r) for r in await _rows(db, TOP_SQL, (chat, _bounded(limit)))]
+        rows = await self._read(lambda db: _rows(db, TOP_SQL, (chat, _bounded(limit))))
+        return [_entry(r) for r in rows]
 
     async def list_memories(self: _Connection, chat: str, limit: int = 20, offset: int = 0) -> list[MemoryEntry]:
         """Oldest first: entry i of the result has number offset + i + 1."""
         sql = f"SELECT {_COLUMNS} FROM memories WHERE chat = ? ORDER BY id LIMIT ? OFFSET ?"
-        async with self._read() as db:
-            return [_entry(r) for r in await _rows(db, sql, (chat, _bounded(limit), _bounded(offset)))]
+        rows = await self._read(lambda db: _rows(db, sql, (chat, _bounded(limit), _bounded(offset))))
+        return [_entry(r) for r in rows]
 
     async def count_memories(self: _Connection, chat: str) -> int:
-        async with self._read() as db:
-            rows = await _rows(db, "SELECT COUNT(*) FROM memories WHERE chat = ?", (chat,))
+        rows = await self._read(lambda db: _rows(db, "SELECT COUNT(*) FROM memories WHERE chat = ?", (chat,)))
         return int(rows[0][0])
 
     async def delete_memory(self: _Connection, chat: str, number: int) -> bool:
         """Delete this chat's memory number `number` (as /memory shows it); False if there is none."""
         if not 1 <= number <= _SQL_INT_MAX:
             return False
-        async with self._write() as db:
-            cur = await db.execute(
-                "DELETE FROM memories WHERE chat = ? AND id = "
-                "(SELECT id FROM memories WHERE chat = ? ORDER BY id LIMIT 1 OFFSET ?)",
-                (chat, chat, number - 1),
-            )
-            return cur.rowcount > 0
+        sql = ("DELETE FROM memories WHERE chat = ? AND id = "
+               "(SELECT id FROM memories WHERE chat = ? ORDER BY id LIMIT 1 OFFSET ?)")
+        return await self._write(lambda db: db.execute(sql, (chat, chat, number - 1)).rowcount > 0)

@@ -93,10 +93,14 @@ class LLMClient:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, model: str
     ) -> AsyncIterator[TextChunk | Completion]:
         """Yield TextChunk as content arrives, then exactly one Completion; raise LLMError on failure."""
-        kwargs: dict[str, Any] = {"model": model, "messages": messages, "stream": True,
-                                  "stream_options": {"include_usage": True}}
+        # Messages and tools are plain JSON-ready dicts already. Passed as `messages=`, the SDK walks every
+        # field of every message against its TypedDicts before sending — synchronously, on the event loop,
+        # ~0.15 ms per history message. `extra_body` sends them as they are (the wire body is identical).
+        body: dict[str, Any] = {"messages": messages}
         if tools:  # the API rejects an empty tools list
-            kwargs["tools"] = tools
+            body["tools"] = tools
+        kwargs: dict[str, Any] = {"model": model, "messages": [], "stream": True,
+                                  "stream_options": {"include_usage": True}, "extra_body": body}
         if self._cfg.temperature is not None:
             kwargs["temperature"] = self._cfg.temperature
         text: list[str] = []

@@ -7,6 +7,8 @@ writes it, which keeps what one chat says out of every other chat's prompt.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 from bot.store_memories import MEMORY_TYPES, MemoryEntry, MemoryStore
 
@@ -15,6 +17,7 @@ MAX_CONTENT = 2000  # characters of one memory
 MAX_TAGS = 8
 MAX_TAG = 32  # characters of one tag
 RECALL_LIMIT = 10
+PROMPT_CACHE_CHATS = 1024
 PREVIEW = 60  # characters of a query echoed back in "Nothing remembered about …"
 
 
@@ -52,6 +55,9 @@ class Memory:
     def __init__(self, store: MemoryStore, prompt_entries: int = PROMPT_ENTRIES) -> None:
         self.store = store
         self.prompt_entries = prompt_entries
+        # Every turn needs the prompt entries, which change only through this class: keep them for recent
+        # chats so a turn costs no database round trip.
+        self._prompt_cache: OrderedDict[str, list[str]] = OrderedDict()
 
     async def for_prompt(self, chat: str) -> list[str]:
         """The chat's most used (then newest) entries, least important first.
@@ -59,8 +65,20 @@ class Memory:
         PromptBuilder keeps entries from the end of the list when the budget is tight, so the most
         important one goes last.
         """
+        cached = self._prompt_cache.get(chat)
+        if cached is not None:
+            self._prompt_cache.move_to_end(chat)
+            return cached
         entries = await self.store.top_memories(chat, self.prompt_entries)
-        return [format_entry(e) for e in reversed(entries)]
+        lines = self._prompt_cache[chat] = [format_entry(e) for e in reversed(entries)]
+        if len(self._prompt_cache) > PROMPT_CACHE_CHATS:
+            self._prompt_cache.popitem(last=False)
+        return lines
+
+    async def forget(self, chat: str, number: int) -> bool:
+        """Delete this chat's memory `number` (as /memory shows it)."""
+        self._prompt_cache.pop(chat, None)
+        return await self.store.delete_memory(chat, number)
 
     async def remember(self, chat: str, content: object, type: object = "fact", tags: object = None) -> int:
         """Validate and store one memory; returns its number in this chat (as /memory shows it)."""
@@ -71,9 +89,11 @@ class Memory:
         kind = type.strip().lower() if isinstance(type, str) else type
         if kind not in MEMORY_TYPES:
             raise InvalidMemory(f"Error: type must be one of {', '.join(MEMORY_TYPES)} (got {type!r})")
+        self._prompt_cache.pop(chat, None)
         return await self.store.add_memory(chat, str(kind), content.strip(), clean_tags(tags))
 
     async def recall(self, chat: str, query: str, limit: int = RECALL_LIMIT) -> list[MemoryEntry]:
+        self._prompt_cache.pop(chat, None)  # recalled entries count as used, which can reorder the top
         return await self.store.search_memories(chat, query, limit)
 
 

@@ -7,6 +7,7 @@ estimate and let the `usage` numbers the provider returns pull the estimate towa
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # CJK ideographs, kana, Hangul, CJK punctuation and full-width forms: roughly one token each.
 _CJK = re.compile(
@@ -16,7 +17,9 @@ _CJK = re.compile(
 CHARS_PER_TOKEN = 4  # other text: English and code average about four characters per token
 
 
+@lru_cache(maxsize=8192)
 def estimate_tokens(text: str) -> int:
+    """Cached: each turn re-counts the same history strings, whose hashes Python keeps on the object."""
     if not text:
         return 0
     cjk = len(_CJK.findall(text))

@@ -37,6 +37,7 @@ async def forget(ctx: CommandContext) -> Reply:
     if not wanted.isdecimal() or int(wanted) < 1:
         raise UsageError
     number = int(wanted)
-    if await ctx.hub.store.delete_memory(ctx.session.key.storage_key, number):
+    memory = ctx.hub.runner.memory
+    if memory is not None and await memory.forget(ctx.session.key.storage_key, number):
         return Reply(ctx.t("memory_forgot", n=number))
     return Reply(ctx.t("memory_missing", n=number))
