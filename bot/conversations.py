@@ -3,6 +3,8 @@ with the store so sending a message never reloads history."""
 
 from __future__ import annotations
 
+import asyncio
+
 from bot.sessions import Session
 from bot.store import ConversationInfo, Store
 from bot.tree import Conversation, Message
@@ -50,11 +52,13 @@ class Conversations:
         return await self.store.get_chain(session.key.storage_key, session.conversation_id, message_id)
 
     async def new(self, session: Session, role: str = "default") -> ConversationInfo:
+        await self.flush(session)
         info = await self.store.create_conversation(session.key.storage_key, role)
         await self._adopt(session, info)
         return info
 
     async def switch(self, session: Session, id_prefix: str) -> ConversationInfo:
+        await self.flush(session)
         chat = session.key.storage_key
         matches = await self.store.find_conversations(chat, id_prefix.strip().lower())
         exact = [m for m in matches if m.id == id_prefix]
@@ -68,27 +72,53 @@ class Conversations:
         await self._adopt(session, matches[0])
         return matches[0]
 
+    def add(self, session: Session, message: Message) -> asyncio.Task[None]:
+        """Attach a message under the cursor now; the returned task stores it, after the session's earlier
+        writes. The path moves at once, so a turn can build its prompt while the write is in flight, and
+        writes land parent first, so the stored tree is consistent at any moment (even after a kill)."""
+        assert session.conversation_id is not None
+        message.parent_id = session.cursor
+        session.path.append(message)
+        chat, conv_id, previous = session.key.storage_key, session.conversation_id, session.writing
+
+        async def write() -> None:
+            if previous is not None:
+                await previous
+            await self.store.append_message(chat, conv_id, message)
+
+        task = session.writing = asyncio.create_task(write())
+        task.add_done_callback(lambda t: self._written(session, t))
+        return task
+
+    @staticmethod
+    def _written(session: Session, task: asyncio.Task[None]) -> None:
+        if session.writing is task:
+            session.writing = None
+        if not task.cancelled() and task.exception() is not None:
+            session.loaded = False  # the cached path is ahead of the store: reload it on next use
+
     async def append(self, session: Session, message: Message) -> None:
         """Store a message under the cursor and move the cursor to it."""
-        assert session.conversation_id is not None
-        if message.parent_id is None:
-            message.parent_id = session.cursor
-        await self.store.append_message(session.key.storage_key, session.conversation_id, message)
-        if message.parent_id != session.cursor:
-            session.path = await self._chain(session, message.id)
-        else:
-            session.path.append(message)
+        await self.add(session, message)
+
+    async def flush(self, session: Session) -> None:
+        """Wait until every write of this session is stored (raises the first failure)."""
+        if session.writing is not None:
+            await session.writing
 
     async def move_cursor(self, session: Session, message_id: str) -> None:
+        await self.flush(session)
         assert session.conversation_id is not None
         await self.store.set_cursor(session.key.storage_key, session.conversation_id, message_id)
         session.path = await self._chain(session, message_id)
 
     async def info(self, session: Session) -> ConversationInfo | None:
+        await self.flush(session)
         assert session.conversation_id is not None
         return await self.store.get_conversation(session.key.storage_key, session.conversation_id)
 
     async def tree(self, session: Session, system_prompt: str) -> Conversation:
+        await self.flush(session)
         assert session.conversation_id is not None
         conv = await self.store.load_conversation(session.key.storage_key, session.conversation_id, system_prompt)
         if conv is None:

@@ -81,7 +81,7 @@ class AgentRunner:
             message = Message.new("user", f"[{turn.user_name}] {turn.user_text}", author=turn.user_name)
         else:
             message = Message.new("user", turn.user_text)
-        await self.conversations.append(session, message)
+        self.conversations.add(session, message)  # stored while the model is asked; `run` waits for it
         await self.run(session, turn, delivery)
 
     async def run(self, session: Session, turn: TurnContext, delivery: Delivery, model: str | None = None) -> None:
@@ -112,7 +112,7 @@ class AgentRunner:
                         stream.feed(event.text)
                     elif isinstance(event, StepMessage):
                         partial = ""
-                        await self.conversations.append(
+                        self.conversations.add(
                             session,
                             Message.new(event.role, event.content, tool_calls=event.tool_calls,
                                         tool_call_id=event.tool_call_id),
@@ -130,6 +130,7 @@ class AgentRunner:
                         typing.cancel()
                         await stream.finish()
                         await self._report_failure(chat_key, event, turn, delivery)
+            await self.conversations.flush(session)  # the answer is shown first, stored right after
         except TimeoutError:
             outcome = "deadline"
             self.metrics.error("deadline")

@@ -46,6 +46,7 @@ class Session:
     role: str = "default"
     path: list[Message] = field(default_factory=list)  # root-exclusive chain to the cursor
     settings: dict[str, object] = field(default_factory=dict)  # per-chat choices: language, model
+    writing: asyncio.Task[None] | None = None  # the newest message write still in flight
     loaded: bool = False
 
     @property
