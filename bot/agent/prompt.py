@@ -143,6 +143,17 @@ def message_tokens(message: dict[str, Any], counter: TokenCounter) -> int:
     return counter.count(text) + MESSAGE_OVERHEAD
 
 
+def _upper_bound(history: list[dict[str, Any]], counter: TokenCounter) -> float:
+    """A cheap bound on the history's estimate: no text estimates above one token per character."""
+    chars, calls = 0, 0
+    for message in history:
+        content = message.get("content")
+        chars += len(content) if isinstance(content, str) else 0
+        if message.get("tool_calls") or not isinstance(content, str | None):
+            calls += message_tokens(message, counter)
+    return chars * max(counter.ratio, 1.0) + len(history) * (MESSAGE_OVERHEAD + 1) + calls
+
+
 def fit_history(system: str, history: list[dict[str, Any]], context_tokens: int, counter: TokenCounter,
                 reserve: int = 1024) -> list[dict[str, Any]]:
     """[system, …newest history that fits]; a cut happens only before a non-tool message.
@@ -154,6 +165,8 @@ def fit_history(system: str, history: list[dict[str, Any]], context_tokens: int,
     """
     head: dict[str, Any] = {"role": "system", "content": system}
     budget = context_tokens - reserve - counter.count(system) - counter.count(HISTORY_NOTE) - 2 * MESSAGE_OVERHEAD
+    if _upper_bound(history, counter) <= budget:
+        return [head, *history]  # the usual case, found without estimating each message
     start = len(history)
     used = 0
     for i in range(len(history) - 1, -1, -1):
