@@ -25,25 +25,24 @@ class Conversations:
         self.store = store
 
     async def ensure(self, session: Session) -> None:
-        """Load the session's active conversation (creating the first one) on first use."""
+        """Load the session's active conversation (creating the first one) on first use: one store call."""
         if session.loaded:
             return
-        chat = session.key.storage_key
-        session.settings = await self.store.chat_settings(chat)
-        info = None
-        active = await self.store.active_conversation(chat)
-        if active is not None:
-            info = await self.store.get_conversation(chat, active)
-        if info is None:
-            info = await self.store.create_conversation(chat)
-        await self._adopt(session, info)
+        await self.flush(session)
+        opened = await self.store.open_chat(session.key.storage_key)
+        session.settings = opened.settings
+        self._set(session, opened.conversation, opened.path)
 
-    async def _adopt(self, session: Session, info: ConversationInfo) -> None:
+    def _set(self, session: Session, info: ConversationInfo, path: list[Message]) -> None:
         session.conversation_id = info.id
         session.root_id = info.root_id
         session.role = info.role
-        session.path = await self._chain(session, info.current_message_id)
+        session.path = path
         session.loaded = True
+
+    async def _adopt(self, session: Session, info: ConversationInfo) -> None:
+        session.conversation_id, session.root_id = info.id, info.root_id
+        self._set(session, info, await self._chain(session, info.current_message_id))
 
     async def _chain(self, session: Session, message_id: str) -> list[Message]:
         if message_id == session.root_id:

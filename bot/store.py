@@ -56,10 +56,18 @@ class ConversationInfo:
     updated_at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class OpenedChat:
+    settings: dict[str, Any]
+    conversation: ConversationInfo
+    path: list[Message]  # root-exclusive, up to the cursor
+
+
 class Store(MemoryStore, Protocol):
     async def open(self) -> None: ...
     async def close(self) -> None: ...
     async def create_conversation(self, chat: str, role: str = "default") -> ConversationInfo: ...
+    async def open_chat(self, chat: str) -> OpenedChat: ...
     async def get_conversation(self, chat: str, conv_id: str) -> ConversationInfo | None: ...
     async def find_conversations(self, chat: str, id_prefix: str) -> list[ConversationInfo]: ...
     async def list_conversations(
@@ -169,15 +177,33 @@ class SqliteStore(MemoryRows):
             (chat, conv_id, _iso(utc_now())),
         )
 
+    def _create(self, db: sqlite3.Connection, chat: str, role: str) -> ConversationInfo:
+        conv_id, root_id, now = self._free_conv_id(db, chat), new_id(), _iso(utc_now())
+        db.execute(
+            f"INSERT INTO conversations ({_CONV_COLUMNS}) VALUES (?, ?, ?, '', ?, ?, 0, ?, ?)",
+            (conv_id, chat, root_id, role, root_id, now, now),
+        )
+        self._activate(db, chat, conv_id)
+        return self._require_conv(db, chat, conv_id)
+
     async def create_conversation(self, chat: str, role: str = "default") -> ConversationInfo:
-        def op(db: sqlite3.Connection) -> ConversationInfo:
-            conv_id, root_id, now = self._free_conv_id(db, chat), new_id(), _iso(utc_now())
-            db.execute(
-                f"INSERT INTO conversations ({_CONV_COLUMNS}) VALUES (?, ?, ?, '', ?, ?, 0, ?, ?)",
-                (conv_id, chat, root_id, role, root_id, now, now),
-            )
-            self._activate(db, chat, conv_id)
-            return self._require_conv(db, chat, conv_id)
+        return await self._write(lambda db: self._create(db, chat, role))
+
+    async def open_chat(self, chat: str) -> OpenedChat:
+        """Everything a session needs on first use, in one operation: its settings, its active conversation
+        (the chat's first one is created here) and the path to that conversation's cursor."""
+
+        def op(db: sqlite3.Connection) -> OpenedChat:
+            row = self._one(db, "SELECT settings, active_conversation FROM chats WHERE key = ?", (chat,))
+            settings = dict(json.loads(row[0])) if row else {}
+            info = self._conv(db, chat, row[1]) if row and row[1] else None
+            if info is None:
+                info = self._create(db, chat, "default")
+            path: list[Message] = []
+            if info.current_message_id != info.root_id:
+                params = {"mid": info.current_message_id, "chat": chat, "conv": info.id}
+                path = [_message(r) for r in self._all(db, _CHAIN_SQL, params)]
+            return OpenedChat(settings, info, path)
 
         return await self._write(op)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from secrets import token_hex
 from typing import Any
 
+import aiohttp
 import openai
 
 from bot.config import LLMConfig
@@ -83,6 +84,9 @@ class LLMClient:
             base_url=cfg.base_url,
             timeout=openai.Timeout(cfg.timeout, connect=min(CONNECT_TIMEOUT, cfg.timeout)),
             max_retries=cfg.max_retries,
+            # The SDK's aiohttp transport: httpx's pool scans every open connection for each request, which
+            # turns a thousand concurrent answers into a quadratic stall on the event loop.
+            http_client=openai.DefaultAioHttpClient(),
         )
         self.total_usage = Usage()  # across all calls, for metrics
 
@@ -150,8 +154,17 @@ def _finish_call(index: int, partial: _PartialCall) -> ToolCall:
 
 
 def _is_transport_error(e: Exception) -> bool:
-    transport_packages = ("httpx", "httpx2", "httpcore", "h11")
+    transport_packages = ("httpx", "httpx2", "httpcore", "h11", "aiohttp")
     return type(e).__module__.split(".")[0] in transport_packages or isinstance(e, OSError)
+
+
+def _caused_by(e: BaseException, kind: type[BaseException]) -> bool:
+    cause: BaseException | None = e
+    while cause is not None:
+        if isinstance(cause, kind):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def classify(e: openai.OpenAIError) -> str:
@@ -163,7 +176,8 @@ def classify(e: openai.OpenAIError) -> str:
     ):
         return "context"
     if isinstance(e, openai.APITimeoutError):  # before APIConnectionError: it is a subclass
-        return "timeout"
+        # the aiohttp transport reports a refused connection as a connect timeout; look at the real cause
+        return "connection" if _caused_by(e, aiohttp.ClientConnectorError) else "timeout"
     if isinstance(e, openai.APIConnectionError):
         return "connection"
     if isinstance(e, openai.RateLimitError) or code == "rate_limit_exceeded":

@@ -158,7 +158,7 @@ class FakeOpenAI:
         # handler_cancellation: a client that times out cancels our Hang instead of leaving it to sleep
         self._runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", port)
+        site = web.TCPSite(self._runner, "127.0.0.1", port, backlog=2048)  # a burst of 1000 clients connects at once
         await site.start()
         self.port = self._runner.addresses[0][1]
 
