@@ -30,7 +30,7 @@ CONSOLE_MESSAGES = 300
 QUIET = {"log_level": "WARNING"}
 # The console adapter's own capabilities: its streaming edits are throttled to one per 50 ms.
 CONSOLE_CAPS = Capabilities(max_text=100_000, edit_interval=0.05, group_edit_interval=0.05, burst=10_000,
-                            rate=10_000.0, global_rate=1_000_000.0, tree_budget=6000)
+                            rate=10_000.0, global_window=(1_000_000, 1.0), tree_budget=6000)
 
 
 class TimedAdapter(RecordingAdapter):

@@ -37,7 +37,7 @@ class UnreliableAdapter(RecordingAdapter):
 
     def __init__(self, rng: random.Random, rate_limit_p: float) -> None:
         super().__init__(Capabilities(max_text=4000, edit_interval=0.05, group_edit_interval=0.05, burst=1000,
-                                      rate=1000.0, global_rate=100_000.0))
+                                      rate=1000.0, global_window=(100_000, 1.0)))
         self.rng = rng
         self.rate_limit_p = rate_limit_p
         self.rate_limited = 0

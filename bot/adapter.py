@@ -43,9 +43,8 @@ class Capabilities:
     tree_budget: int = 3500  # characters a /tree rendering may use
     burst: int = 5  # per-chat sends+edits allowed at once before pacing applies
     rate: float = 1.0  # per-chat sends+edits per second after the burst
-    group_send_burst: int = 20  # new messages a group may get at once
-    group_send_rate: float = 20 / 60  # new messages per second in one group after that
-    global_rate: float = 30.0  # sends+edits per second over all chats
+    group_send_window: tuple[int, float] = (20, 60.0)  # at most N new messages into one group per T seconds
+    global_window: tuple[int, float] = (30, 1.0)  # at most N sends+edits over all chats per T seconds
     stream_coalesce: float = 0.06  # seconds to wait after the first streamed text before showing it
 
 

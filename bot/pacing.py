@@ -1,91 +1,127 @@
-"""Token buckets that keep the bot inside each platform's flood limits instead of provoking 429s."""
+"""Budgets that keep the bot inside each platform's flood limits instead of provoking 429s.
+
+Per chat: a token bucket (a burst, then a steady rate). Over all chats, and for new messages into one
+group: sliding windows ("at most N in any T seconds"), the shape those limits have. Rates are kept a
+little under the platform's so network jitter never turns a just-in-time call into a 429.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from collections import deque
+from typing import Protocol
 
 from bot.adapter import Capabilities
 from bot.messages import ChatRef
 
+SAFETY = 0.9  # fraction of a platform's rate the bot allows itself
 
-@dataclass
-class Bucket:
+
+class Budget(Protocol):
     capacity: float
-    rate: float  # tokens per second
-    tokens: float = -1.0
-    stamp: float = 0.0
 
-    def _refill(self, now: float) -> None:
-        if self.tokens < 0:
-            self.tokens, self.stamp = self.capacity, now
-            return
-        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
+    def available(self, now: float) -> float: ...
+    def wait_time(self, now: float) -> float: ...
+    def take(self, now: float) -> None: ...
+    def penalize(self, seconds: float, now: float) -> None: ...
+
+
+class Bucket:
+    def __init__(self, capacity: float, rate: float) -> None:
+        self.capacity = capacity
+        self.rate = rate * SAFETY
+        self._tokens = capacity
+        self._stamp = time.monotonic()
+
+    def available(self, now: float) -> float:
+        self._tokens = min(self.capacity, self._tokens + (now - self._stamp) * self.rate)
+        self._stamp = now
+        return self._tokens
 
     def wait_time(self, now: float) -> float:
-        self._refill(now)
-        return 0.0 if self.tokens >= 1 else (1 - self.tokens) / self.rate
+        tokens = self.available(now)
+        return 0.0 if tokens >= 1 else (1 - tokens) / self.rate
 
-    def take(self) -> None:
-        self.tokens -= 1
+    def take(self, now: float) -> None:
+        self.available(now)
+        self._tokens -= 1
 
     def penalize(self, seconds: float, now: float) -> None:
         """The platform said 429: spend what is left and wait `seconds` more."""
-        self._refill(now)
-        self.tokens = min(self.tokens, 0.0) - seconds * self.rate
+        self._tokens = min(self.available(now), 0.0) - seconds * self.rate
+
+
+class Window:
+    def __init__(self, limit: int, seconds: float) -> None:
+        self.capacity = float(limit)
+        self.seconds = seconds / SAFETY
+        self._stamps: deque[float] = deque()
+        self._blocked_until = 0.0
+
+    def available(self, now: float) -> float:
+        while self._stamps and now - self._stamps[0] >= self.seconds:
+            self._stamps.popleft()
+        return 0.0 if now < self._blocked_until else self.capacity - len(self._stamps)
+
+    def wait_time(self, now: float) -> float:
+        if now < self._blocked_until:
+            return self._blocked_until - now
+        return 0.0 if self.available(now) >= 1 else self._stamps[0] + self.seconds - now
+
+    def take(self, now: float) -> None:
+        self._stamps.append(now)
+
+    def penalize(self, seconds: float, now: float) -> None:
+        self._blocked_until = max(self._blocked_until, now + seconds)
 
 
 class Pacer:
-    """Per-chat (and per-platform) budgets. Intermediate edits use `try_take`, final sends `take`."""
+    """Per-chat and platform-wide budgets. Intermediate edits use `try_take`, final sends `take`."""
 
     def __init__(self, caps: Capabilities) -> None:
         self._caps = caps
-        self._chats: dict[tuple[str, str | None], Bucket] = {}
-        self._group_sends: dict[str, Bucket] = {}
-        self._global = Bucket(caps.global_rate, caps.global_rate)
+        self._chats: dict[str, Bucket] = {}  # flood limits are per chat, whatever the topic
+        self._group_sends: dict[str, Window] = {}
+        self._global = Window(*caps.global_window)
 
-    def _buckets(self, chat: ChatRef, new_message: bool) -> list[Bucket]:
-        key = (chat.chat_id, chat.thread_id)
-        buckets = [self._global]
-        bucket = self._chats.get(key)
+    def _budgets(self, chat: ChatRef, new_message: bool) -> list[Budget]:
+        budgets: list[Budget] = [self._global]
+        bucket = self._chats.get(chat.chat_id)
         if bucket is None:
-            bucket = self._chats[key] = Bucket(self._caps.burst, self._caps.rate)
-        buckets.append(bucket)
+            bucket = self._chats[chat.chat_id] = Bucket(self._caps.burst, self._caps.rate)
+        budgets.append(bucket)
         if new_message and chat.is_group:
-            group = self._group_sends.get(chat.chat_id)
-            if group is None:
-                group = self._group_sends[chat.chat_id] = Bucket(
-                    self._caps.group_send_burst, self._caps.group_send_rate
-                )
-            buckets.append(group)
-        return buckets
+            window = self._group_sends.get(chat.chat_id)
+            if window is None:
+                window = self._group_sends[chat.chat_id] = Window(*self._caps.group_send_window)
+            budgets.append(window)
+        return budgets
 
     def try_take(self, chat: ChatRef, new_message: bool = False, reserve: float = 1.0) -> bool:
-        """Take a token only if `reserve` more stay available: intermediate stream updates must never
+        """Take a unit only if `reserve` more stay available: intermediate stream updates must never
         spend the budget a final answer needs."""
         now = time.monotonic()
-        buckets = self._buckets(chat, new_message)
-        if any(b.wait_time(now) > 0 or b.tokens < 1 + min(reserve, b.capacity - 1) for b in buckets):
+        budgets = self._budgets(chat, new_message)
+        if any(b.available(now) < 1 + min(reserve, b.capacity - 1) for b in budgets):
             return False
-        for b in buckets:
-            b.take()
+        for b in budgets:
+            b.take(now)
         return True
 
     async def take(self, chat: ChatRef, new_message: bool = False) -> None:
         while True:
             now = time.monotonic()
-            buckets = self._buckets(chat, new_message)
-            wait = max(b.wait_time(now) for b in buckets)
+            budgets = self._budgets(chat, new_message)
+            wait = max(b.wait_time(now) for b in budgets)
             if wait <= 0:
-                for b in buckets:
-                    b.take()
+                for b in budgets:
+                    b.take(now)
                 return
             await asyncio.sleep(wait)
 
     def penalize(self, chat: ChatRef, seconds: float) -> None:
         now = time.monotonic()
-        for b in self._buckets(chat, False):
+        for b in self._budgets(chat, False):
             if b is not self._global:
                 b.penalize(seconds, now)

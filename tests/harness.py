@@ -61,7 +61,7 @@ class RecordingAdapter:
 
     def __init__(self, capabilities: Capabilities | None = None) -> None:
         self.capabilities = capabilities or Capabilities(max_text=4000, edit_interval=0.05, group_edit_interval=0.05,
-                                                         burst=1000, rate=1000.0, global_rate=10_000.0)
+                                                         burst=1000, rate=1000.0, global_window=(10_000, 1.0))
         self.on_message: MessageHandler | None = None
         self.sent: list[tuple[ChatRef, Reply]] = []
         self.edits: list[tuple[SentRef, Reply]] = []

@@ -48,8 +48,7 @@ class FeishuAdapter:
         tree_budget=6000,
         burst=5,
         rate=5.0,
-        group_send_burst=5,
-        group_send_rate=4.0,  # Feishu allows about 5 messages/s into one group, shared by all its bots
+        group_send_window=(5, 1.0),  # Feishu allows about 5 messages/s into one group, shared by all its bots
     )
 
     def __init__(

@@ -123,7 +123,7 @@ async def test_fifty_chats_at_once_under_telegram_flood_limits(
     for chat_id in chats:
         assert tg.bot_texts(chat_id) == [f"question from chat {chat_id}"]
     assert len(fake.requests) == 50
-    assert tg.flood.rejected > 0  # Telegram pushed back and the hub still delivered everything
+    assert tg.flood.rejected == 0  # the hub paced itself inside the limits instead of provoking 429s
 
 
 async def test_redelivered_update_after_restart_is_not_answered_twice(

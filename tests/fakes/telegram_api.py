@@ -338,7 +338,7 @@ class FakeTelegram:
                 raise ApiError(400, "Bad Request: message to be replied not found")
             reply_to = None
         markup = check_markup(p.get("reply_markup"))
-        self._take_flood(chat["id"])
+        self._take_flood(chat["id"], new_message=True)
         message = ChatMessage(chat["id"], self._next_message_id(chat["id"]), True, text, thread_id,
                               p["text"], entities, markup, reply_to)
         self._messages[chat["id"]][message.message_id] = message
@@ -357,7 +357,7 @@ class FakeTelegram:
             raise ApiError(400, "Bad Request: message is not modified: specified new message content and "
                                 "reply markup are exactly the same as a current content and reply markup "
                                 "of the message")
-        self._take_flood(chat["id"])
+        self._take_flood(chat["id"], new_message=False)
         message.text, message.entities, message.reply_markup, message.raw = text, entities, markup, p["text"]
         message.edits += 1
         return self._message_json(message)
@@ -369,8 +369,8 @@ class FakeTelegram:
             raise ApiError(400, "Bad Request: chat not found")
         return chat
 
-    def _take_flood(self, chat_id: int) -> None:
-        if self.flood is not None and (retry_after := self.flood.check(chat_id)) is not None:
+    def _take_flood(self, chat_id: int, new_message: bool) -> None:
+        if self.flood is not None and (retry_after := self.flood.check(chat_id, new_message)) is not None:
             raise ApiError(429, f"Too Many Requests: retry after {retry_after}", retry_after)
 
     def _next_message_id(self, chat_id: int) -> int:

@@ -131,7 +131,8 @@ class FloodLimits:
     """Telegram's rules of thumb, off unless a test or benchmark sets `FakeTelegram.flood`.
 
     Counts sendMessage and editMessageText: per chat a burst of `per_chat_burst` then `per_chat_rate`
-    per second; groups `group_per_minute`; `global_per_second` overall; beyond that a 429 with retry_after.
+    per second; `global_per_second` overall; new messages (not edits) in a group `group_per_minute`;
+    beyond that a 429 with retry_after.
     """
 
     per_chat_burst: int = 5
@@ -143,13 +144,13 @@ class FloodLimits:
     _groups: dict[int, deque[float]] = field(default_factory=dict)
     _recent: deque[float] = field(default_factory=deque)
 
-    def check(self, chat_id: int) -> int | None:
+    def check(self, chat_id: int, new_message: bool = True) -> int | None:
         """Take one message from the budgets, or return the retry_after (seconds) a 429 would carry."""
         now = time.monotonic()
         tokens, stamp = self._buckets.get(chat_id, (float(self.per_chat_burst), now))
         tokens = min(float(self.per_chat_burst), tokens + (now - stamp) * self.per_chat_rate)
         waits = [(1 - tokens) / self.per_chat_rate] if tokens < 1 else []
-        group = self._groups.setdefault(chat_id, deque()) if chat_id < 0 else None
+        group = self._groups.setdefault(chat_id, deque()) if chat_id < 0 and new_message else None
         windows = [(1.0, self.global_per_second, self._recent)]
         if group is not None:
             windows.append((60.0, self.group_per_minute, group))
