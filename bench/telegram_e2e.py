@@ -51,8 +51,8 @@ class CountingFlood(FloodLimits):
         super().__init__()
         self.causes: dict[str, int] = defaultdict(int)
 
-    def check(self, chat_id: int) -> int | None:
-        retry_after = super().check(chat_id)
+    def check(self, chat_id: int, new_message: bool = True) -> int | None:
+        retry_after = super().check(chat_id, new_message)
         if retry_after is not None:
             now = time.monotonic()
             tokens, stamp = self._buckets.get(chat_id, (float(self.per_chat_burst), now))

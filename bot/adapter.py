@@ -45,7 +45,6 @@ class Capabilities:
     rate: float = 1.0  # per-chat sends+edits per second after the burst
     group_send_window: tuple[int, float] = (20, 60.0)  # at most N new messages into one group per T seconds
     global_window: tuple[int, float] = (30, 1.0)  # at most N sends+edits over all chats per T seconds
-    stream_coalesce: float = 0.06  # seconds to wait after the first streamed text before showing it
 
 
 class SendError(Exception):

@@ -44,42 +44,55 @@ class Delivery:
 
     async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> bool:
         """Edit a sent message. Intermediate edits are dropped when the chat has no budget; finals wait."""
-        if not final:
-            if self.is_gone(ref.chat) or not self.pacer.try_take(ref.chat):
-                return False
-            try:
-                await self.adapter.edit(ref, reply)
-            except RateLimited as e:
-                self.pacer.penalize(ref.chat, e.retry_after)
-                return False
-            except ChatUnavailable:
-                self._mark_gone(ref.chat)
-                return False
-            except SendError as e:
-                log.warning("intermediate edit failed in %s: %s", ref.chat.chat_id, e)
-                return False
-            return True
-        return await self._call(ref.chat, reply, ref) is not None
+        if final:
+            return await self._call(ref.chat, reply, ref) is not None
+        return await self._once(ref.chat, reply, ref) is not None
+
+    async def send_if_budget(self, chat: ChatRef, reply: Reply) -> SentRef | None:
+        """An intermediate stream update as a new message: only if the chat has budget to spare, never retried."""
+        return await self._once(chat, reply, None)
+
+    async def _once(self, chat: ChatRef, reply: Reply, ref: SentRef | None) -> SentRef | None:
+        slot = None if self.is_gone(chat) else self.pacer.try_take(chat, new_message=ref is None)
+        if slot is None:
+            return None
+        try:
+            return await self._platform_call(chat, reply, ref)
+        except RateLimited as e:
+            self.pacer.penalize(chat, e.retry_after)
+        except ChatUnavailable:
+            self._mark_gone(chat)
+        except SendError as e:
+            log.warning("stream update in %s failed: %s", chat.chat_id, e)
+        finally:
+            slot.release()
+        return None
+
+    async def _platform_call(self, chat: ChatRef, reply: Reply, ref: SentRef | None) -> SentRef:
+        if ref is None:
+            return await self.adapter.send(chat, reply)
+        await self.adapter.edit(ref, reply)
+        return ref
 
     async def _call(self, chat: ChatRef, reply: Reply, ref: SentRef | None) -> SentRef | None:
         for _ in range(MAX_ATTEMPTS):
             if self.is_gone(chat):
                 return None
-            await self.pacer.take(chat, new_message=ref is None)
+            slot = await self.pacer.take(chat, new_message=ref is None)
             try:
-                if ref is None:
-                    return await self.adapter.send(chat, reply)
-                await self.adapter.edit(ref, reply)
-                return ref
+                return await self._platform_call(chat, reply, ref)
             except RateLimited as e:
                 self.pacer.penalize(chat, e.retry_after)
-                await asyncio.sleep(e.retry_after)
+                wait = e.retry_after
             except ChatUnavailable:
                 self._mark_gone(chat)
                 return None
             except SendError as e:
                 log.warning("send to %s failed: %s", chat.chat_id, e)
-                await asyncio.sleep(0.5)
+                wait = 0.5
+            finally:
+                slot.release()
+            await asyncio.sleep(wait)
         log.error("giving up delivering to %s after %d attempts", chat.chat_id, MAX_ATTEMPTS)
         return None
 
@@ -121,9 +134,9 @@ class StreamWriter:
             self._flusher = asyncio.create_task(self._flush())
 
     async def _flush(self) -> None:
-        # A short answer that completes within the coalesce window goes out as one message: one API call
-        # instead of a send plus an edit, which halves flood-limit use when a chat is busy.
-        wait = self._last + self._interval - time.monotonic() if self._refs else self._d.caps.stream_coalesce
+        # The first text goes out at once; later updates wait for the platform's edit interval. When a chat
+        # is short of budget, `_show` skips the partial send and the answer goes out whole, in one call.
+        wait = self._last + self._interval - time.monotonic() if self._refs else 0.0
         if wait > 0:
             await asyncio.sleep(wait)
         self._sending = True
@@ -140,15 +153,7 @@ class StreamWriter:
             if self._shown[i] != part and await self._d.edit(self._refs[i], Reply(part), final=final):
                 self._shown[i] = part
             return
-        if final:
-            ref = await self._d.send(self._chat, Reply(part))
-        elif self._d.pacer.try_take(self._chat, new_message=True):
-            try:
-                ref = await self._d.adapter.send(self._chat, Reply(part))
-            except SendError:
-                ref = None
-        else:
-            ref = None
+        ref = await (self._d.send if final else self._d.send_if_budget)(self._chat, Reply(part))
         if ref is not None:
             self._refs.append(ref)
             self._shown.append(part)

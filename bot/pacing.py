@@ -1,8 +1,9 @@
 """Budgets that keep the bot inside each platform's flood limits instead of provoking 429s.
 
 Per chat: a token bucket (a burst, then a steady rate). Over all chats, and for new messages into one
-group: sliding windows ("at most N in any T seconds"), the shape those limits have. Rates are kept a
-little under the platform's so network jitter never turns a just-in-time call into a 429.
+group: sliding windows ("at most N in any T seconds"), the shape those limits have. A window counts a
+call from when it is made until a full window after it *completed*: the platform saw it somewhere in
+between, so requests that bunch up in transit can never push it over. Rates keep a little margin.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class Budget(Protocol):
     def available(self, now: float) -> float: ...
     def wait_time(self, now: float) -> float: ...
     def take(self, now: float) -> None: ...
+    def release(self, now: float) -> None: ...
     def penalize(self, seconds: float, now: float) -> None: ...
 
 
@@ -47,6 +49,9 @@ class Bucket:
         self.available(now)
         self._tokens -= 1
 
+    def release(self, now: float) -> None:
+        return None
+
     def penalize(self, seconds: float, now: float) -> None:
         """The platform said 429: spend what is left and wait `seconds` more."""
         self._tokens = min(self.available(now), 0.0) - seconds * self.rate
@@ -54,23 +59,31 @@ class Bucket:
 
 class Window:
     def __init__(self, limit: int, seconds: float) -> None:
-        self.capacity = float(limit)
-        self.seconds = seconds / SAFETY
-        self._stamps: deque[float] = deque()
+        self.capacity = float(max(1, int(limit * SAFETY)))
+        self.seconds = seconds
+        self._done: deque[float] = deque()  # completion times of recent calls
+        self._in_flight = 0
         self._blocked_until = 0.0
 
     def available(self, now: float) -> float:
-        while self._stamps and now - self._stamps[0] >= self.seconds:
-            self._stamps.popleft()
-        return 0.0 if now < self._blocked_until else self.capacity - len(self._stamps)
+        while self._done and now - self._done[0] >= self.seconds:
+            self._done.popleft()
+        return 0.0 if now < self._blocked_until else self.capacity - len(self._done) - self._in_flight
 
     def wait_time(self, now: float) -> float:
         if now < self._blocked_until:
             return self._blocked_until - now
-        return 0.0 if self.available(now) >= 1 else self._stamps[0] + self.seconds - now
+        if self.available(now) >= 1:
+            return 0.0
+        # with every slot in flight, check back shortly; otherwise when the oldest completion expires
+        return self._done[0] + self.seconds - now if self._done else 0.05
 
     def take(self, now: float) -> None:
-        self._stamps.append(now)
+        self._in_flight += 1
+
+    def release(self, now: float) -> None:
+        self._in_flight -= 1
+        self._done.append(now)
 
     def penalize(self, seconds: float, now: float) -> None:
         self._blocked_until = max(self._blocked_until, now + seconds)
@@ -98,26 +111,23 @@ class Pacer:
             budgets.append(window)
         return budgets
 
-    def try_take(self, chat: ChatRef, new_message: bool = False, reserve: float = 1.0) -> bool:
-        """Take a unit only if `reserve` more stay available: intermediate stream updates must never
-        spend the budget a final answer needs."""
+    def try_take(self, chat: ChatRef, new_message: bool = False, reserve: float = 1.0) -> Slot | None:
+        """A slot only if `reserve` more stay available: intermediate stream updates must never spend
+        the budget a final answer needs."""
         now = time.monotonic()
         budgets = self._budgets(chat, new_message)
         if any(b.available(now) < 1 + min(reserve, b.capacity - 1) for b in budgets):
-            return False
-        for b in budgets:
-            b.take(now)
-        return True
+            return None
+        return Slot(budgets, now)
 
-    async def take(self, chat: ChatRef, new_message: bool = False) -> None:
+    async def take(self, chat: ChatRef, new_message: bool = False) -> Slot:
+        """Wait for a slot; release it when the call has completed."""
         while True:
             now = time.monotonic()
             budgets = self._budgets(chat, new_message)
             wait = max(b.wait_time(now) for b in budgets)
             if wait <= 0:
-                for b in budgets:
-                    b.take(now)
-                return
+                return Slot(budgets, now)
             await asyncio.sleep(wait)
 
     def penalize(self, chat: ChatRef, seconds: float) -> None:
@@ -125,3 +135,18 @@ class Pacer:
         for b in self._budgets(chat, False):
             if b is not self._global:
                 b.penalize(seconds, now)
+
+
+class Slot:
+    """One platform call's share of every budget it counts against; `release()` when the call is done."""
+
+    def __init__(self, budgets: list[Budget], now: float) -> None:
+        self._budgets = budgets
+        for b in budgets:
+            b.take(now)
+
+    def release(self) -> None:
+        now = time.monotonic()
+        for b in self._budgets:
+            b.release(now)
+        self._budgets = []
