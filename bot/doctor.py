@@ -17,10 +17,13 @@ OK, FAIL, INFO = "✔", "✘", "·"
 async def run(cfg: Config, env: Mapping[str, str]) -> int:
     """Prints one line per check; exit code 1 if anything failed."""
     results: list[tuple[str, str]] = []
-    problems = check_workspace(cfg.workspace_dir) if cfg.workspace_dir.exists() else [
-        f"{cfg.workspace_dir} does not exist yet (it is created on first start, or run `bothub init`)"
-    ]
-    results.append((OK, f"workspace {cfg.workspace_dir}") if not problems else (FAIL, "; ".join(problems)))
+    if not cfg.workspace_dir.exists():
+        results.append((INFO, f"workspace {cfg.workspace_dir} does not exist yet (created on first start, "
+                              "or run `bothub init`)"))
+    elif problems := check_workspace(cfg.workspace_dir):
+        results.append((FAIL, "workspace: " + "; ".join(problems)))
+    else:
+        results.append((OK, f"workspace {cfg.workspace_dir}"))
     results.append(await _check_llm(cfg))
     platforms = enabled_platforms(cfg)
     if not platforms:

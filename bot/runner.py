@@ -84,7 +84,7 @@ class AgentRunner:
         self.conversations.add(session, message)  # stored while the model is asked; `run` waits for it
         await self.run(session, turn, delivery)
 
-    async def run(self, session: Session, turn: TurnContext, delivery: Delivery, model: str | None = None) -> None:
+    async def run(self, session: Session, turn: TurnContext, delivery: Delivery) -> None:
         """Answer from the cursor (a user message): persists each step; never raises except on cancel.
 
         A run past its deadline ends like /stop: the partial answer is kept, marked interrupted.
@@ -106,7 +106,8 @@ class AgentRunner:
         started, outcome = time.monotonic(), "interrupted"
         try:
             async with asyncio.timeout(self.cfg.llm.run_deadline):
-                async for event in self._events(session, system, ctx, model):
+                model = session.settings.get("model")  # /model picks it per chat
+                async for event in self._events(session, system, ctx, str(model) if model else None):
                     if isinstance(event, TextDelta):
                         partial += event.text
                         stream.feed(event.text)

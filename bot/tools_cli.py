@@ -29,7 +29,12 @@ async def run(cfg: Config, command: str, args: argparse.Namespace) -> int:
         if not token:
             print("bothub: set DISCORD_BOT_TOKEN first", file=sys.stderr)
             return 2
-        names = await commands.sync_commands(token, cfg.discord.api_base, args.guild)
+        if args.guild is not None and not str(args.guild).isdigit():
+            print("bothub: --guild takes the server's numeric id (Developer Mode → right-click → Copy ID)",
+                  file=sys.stderr)
+            return 2
+        guild = int(args.guild) if args.guild else None
+        names = await commands.sync_commands(token, cfg.discord.api_base or os.environ.get("DISCORD_API_BASE"), guild)
         print(f"synced {len(names)} commands: {', '.join(names)}")
         return 0
     store = SqliteStore(cfg.data_dir / "bothub.sqlite3")

@@ -18,7 +18,13 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from adapters.discord.commands import CommandButton, build_tree, configure_endpoints, conversation_choices
+from adapters.discord.commands import (
+    CommandButton,
+    build_tree,
+    check_token,
+    configure_endpoints,
+    conversation_choices,
+)
 from adapters.discord.inbound import INTERACTION_PREFIX, chat_of, interaction_key, parse_command, parse_message
 from adapters.discord.outbound import NO_PINGS, guarded, render, render_one, view_for
 from bot.adapter import AdapterServices, Capabilities, MessageHandler, SendError, SendFailed
@@ -282,3 +288,11 @@ def _raise_start_failure(runner: asyncio.Task[None]) -> None:
         raise ConfigError("discord.message_content_intent is on, but the Message Content intent is not "
                           "enabled for this bot (developer portal → Bot → Privileged Gateway Intents)") from error
     raise SendFailed(f"discord gateway stopped during start-up: {error!r}") from error
+
+
+async def doctor(config: Config, env: Mapping[str, str]) -> str:
+    """For `bothub doctor`: does Discord accept the token?"""
+    token = env.get("DISCORD_BOT_TOKEN", "").strip()
+    if not token:
+        raise ConfigError("DISCORD_BOT_TOKEN is not set")
+    return "token accepted, bot " + await check_token(token, config.discord.api_base or env.get("DISCORD_API_BASE"))

@@ -146,3 +146,17 @@ async def _sync_only(interaction: discord.Interaction, text: str) -> None:
 
 async def _no_choices(interaction: discord.Interaction, typed: str) -> list[app_commands.Choice[str]]:
     return []
+
+
+async def check_token(token: str, api_base: str | None = None) -> str:
+    """For `bothub doctor`: does Discord accept the token? Returns the bot's name."""
+    configure_endpoints(api_base)
+    client = discord.Client(intents=discord.Intents.none())
+    try:
+        await client.login(token)
+        user = client.user
+        return f"{user.name} ({user.id})" if user is not None else "token accepted"
+    except discord.LoginFailure as e:
+        raise ConfigError("Discord rejected DISCORD_BOT_TOKEN") from e
+    finally:
+        await client.close()

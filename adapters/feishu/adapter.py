@@ -259,3 +259,20 @@ def create(config: Config, env: Mapping[str, str], services: AdapterServices) ->
         services.add_route("POST", config.feishu.webhook_path, adapter.handle_webhook)
         adapter.mark_route_ready()
     return adapter
+
+
+async def doctor(config: Config, env: Mapping[str, str]) -> str:
+    """For `bothub doctor`: do the app credentials get a tenant token and the bot's identity?"""
+    app_id, app_secret = env.get("FEISHU_APP_ID", ""), env.get("FEISHU_APP_SECRET", "")
+    if not app_id or not app_secret:
+        raise ConfigError("FEISHU_APP_ID and FEISHU_APP_SECRET must both be set")
+    http = FeishuHttp(resolve_domain(config.feishu.domain or env.get("FEISHU_DOMAIN")), app_id, app_secret)
+    try:
+        await http.start()
+        info = await http.call("GET", "/open-apis/bot/v3/info")
+    except ApiError as e:
+        raise ConfigError(f"Feishu refused the app: {e.msg} ({e.code})") from e
+    finally:
+        await http.close()
+    bot = info.get("bot") or {}
+    return f"app accepted, bot {bot.get('app_name') or bot.get('open_id') or '?'}"

@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Mapping
 
 from aiohttp import web
-from telegram import BotCommand, Update
+from telegram import Bot, BotCommand, Update
 from telegram.error import InvalidToken, TelegramError
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
@@ -200,3 +200,16 @@ def create(config: Config, env: Mapping[str, str], services: AdapterServices) ->
         services.add_route("POST", settings.webhook_path, adapter.webhook)
     return adapter
 
+
+
+async def doctor(config: Config, env: Mapping[str, str]) -> str:
+    """For `bothub doctor`: does Telegram accept the token (getMe)?"""
+    token = env.get("TELEGRAM_BOT_TOKEN", "").strip()
+    if not token:
+        raise ConfigError("TELEGRAM_BOT_TOKEN is not set")
+    root = (config.telegram.api_base or env.get("TELEGRAM_API_BASE") or DEFAULT_API_BASE).rstrip("/")
+    try:
+        async with Bot(token, base_url=f"{root.removesuffix('/bot')}/bot") as bot:
+            return f"token accepted, bot @{bot.username}"
+    except InvalidToken as e:
+        raise ConfigError("Telegram rejected TELEGRAM_BOT_TOKEN; check it with @BotFather") from e

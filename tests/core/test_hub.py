@@ -139,3 +139,18 @@ async def test_stop_cancels_run_keeps_partial_and_clears_queue(tmp_path: Path, f
     assert any("interrupted" in t for t in rec.texts())
     assert any(t.startswith("Stopped. 1 queued") for t in rec.texts())
     assert len(fake.requests) == 1
+
+
+async def test_model_command_switches_this_chats_model_only(tmp_path: Path, fake: FakeOpenAI) -> None:
+    rec = RecordingAdapter()
+    config = {"llm": {"allowed_models": ["fake-model", "small-model"]}}
+    async with running_app(tmp_path, fake.base_url, config=config, adapters=(rec,)) as app:
+        await rec.say("/model huge-model")
+        await rec.say("/model small-model")
+        await rec.say("hello")
+        await rec.say("hello from b", chat_id="b")
+        await app.hub.idle()
+    refused, switched = rec.texts()[:2]
+    assert "not allowed" in refused and "small-model" in switched
+    models = {r["body"]["messages"][-1]["content"]: r["body"]["model"] for r in fake.requests}
+    assert models == {"hello": "small-model", "hello from b": "fake-model"}

@@ -1,0 +1,50 @@
+"""`bothub doctor` against the fake LLM and fake platforms: a checklist a person can act on."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from bot import doctor
+from bot.workspace import init_workspace
+from tests.fakes.openai_api import FakeOpenAI
+from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.harness import make_config
+
+
+@pytest_asyncio.fixture
+async def tg() -> AsyncIterator[FakeTelegram]:
+    server = FakeTelegram()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+async def test_all_good_is_a_green_checklist(
+    tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base}
+    cfg, full_env = make_config(tmp_path, fake.base_url, env=env)
+    cfg.llm.chat_model = "fake-model"
+    init_workspace(cfg.workspace_dir)
+    assert await doctor.run(cfg, full_env) == 0
+    out = capsys.readouterr().out
+    assert "✔ workspace" in out
+    assert "✔ LLM at" in out and "fake-model" in out
+    assert "✔ telegram: token accepted" in out
+
+
+async def test_problems_are_named(
+    tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = {"TELEGRAM_BOT_TOKEN": "123456:WRONG-TOKEN", "TELEGRAM_API_BASE": tg.api_base}
+    cfg, full_env = make_config(tmp_path, fake.base_url, env=env)
+    cfg.llm.chat_model = "no-such-model"
+    assert await doctor.run(cfg, full_env) == 1
+    out = capsys.readouterr().out
+    assert "· workspace" in out and "does not exist yet" in out  # created on first start: not a failure
+    assert "model 'no-such-model' not offered" in out
+    assert "✘ telegram: Telegram rejected TELEGRAM_BOT_TOKEN" in out
