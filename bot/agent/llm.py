@@ -8,6 +8,7 @@ when they are not valid JSON.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from secrets import token_hex
 from typing import Any
 
 import aiohttp
+import httpx2
 import openai
 
 from bot.config import LLMConfig
@@ -112,28 +114,40 @@ class LLMClient:
         finish: str | None = None
         usage: Usage | None = None
         try:
-            response = await self._client.chat.completions.create(**kwargs)
-            async with response:
-                async for chunk in response:
-                    if chunk.usage is not None:
-                        usage = Usage(chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
-                    if not chunk.choices:
+            # The raw SSE lines rather than the SDK's typed chunks: building a pydantic model per chunk was
+            # the largest CPU cost of a streamed answer. Errors before the stream keep the SDK's types and
+            # retries; an in-stream error event becomes the SDK's APIError, as the SDK itself would raise.
+            streaming = self._client.chat.completions.with_streaming_response.create(**kwargs)
+            async with streaming as response:
+                async for chunk in _sse_chunks(response):
+                    if chunk.get("error"):
+                        error = chunk["error"]
+                        message = error.get("message") if isinstance(error, dict) else None
+                        raise openai.APIError(str(message or "error during streaming"), response.http_request,
+                                              body=error)
+                    if isinstance(chunk.get("usage"), dict):
+                        used = chunk["usage"]
+                        usage = Usage(used.get("prompt_tokens") or 0, used.get("completion_tokens") or 0)
+                    choices = chunk.get("choices") or ()
+                    if not choices:
                         continue
-                    choice = chunk.choices[0]
-                    delta = choice.delta
-                    if delta.content:
-                        text.append(delta.content)
-                        yield TextChunk(delta.content)
-                    for tc in delta.tool_calls or ():
-                        partial = calls.setdefault(tc.index, _PartialCall())
-                        partial.id = tc.id or partial.id
-                        if tc.function is not None:
-                            partial.name += tc.function.name or ""
-                            partial.arguments.append(tc.function.arguments or "")
-                    finish = choice.finish_reason or finish
+                    choice = choices[0]
+                    delta = choice.get("delta") or {}
+                    if content := delta.get("content"):
+                        text.append(content)
+                        yield TextChunk(content)
+                    for tc in delta.get("tool_calls") or ():
+                        partial = calls.setdefault(tc.get("index", 0), _PartialCall())
+                        partial.id = tc.get("id") or partial.id
+                        function = tc.get("function") or {}
+                        partial.name += function.get("name") or ""
+                        partial.arguments.append(function.get("arguments") or "")
+                    finish = choice.get("finish_reason") or finish
         except openai.OpenAIError as e:
             raise LLMError(classify(e), self._describe(e)) from e
-        except Exception as e:  # transport errors the SDK did not wrap (e.g. a connection cut mid-stream)
+        except httpx2.TimeoutException as e:  # a stall once the stream had started
+            raise LLMError("timeout", self._describe(e)) from e
+        except Exception as e:  # transport errors mid-stream (e.g. a connection cut), or a malformed chunk
             raise LLMError("connection" if _is_transport_error(e) else "other", self._describe(e)) from e
         if usage is not None:
             self.total_usage += usage
@@ -151,6 +165,19 @@ def _finish_call(index: int, partial: _PartialCall) -> ToolCall:
     # Some OpenAI-compatible servers omit ids or send no arguments; the next request needs both.
     call_id = partial.id or f"call_{index}_{token_hex(4)}"
     return ToolCall(call_id, partial.name, "".join(partial.arguments) or "{}")
+
+
+async def _sse_chunks(response: Any) -> AsyncIterator[dict[str, Any]]:
+    """The JSON objects of an OpenAI-style SSE stream (`data: {...}` lines), up to `data: [DONE]`."""
+    async for line in response.iter_lines():
+        if not line.startswith("data:"):
+            continue  # blank separators, comments, `event:` lines
+        data = line[5:].strip()
+        if data == "[DONE]":
+            return
+        chunk = json.loads(data)
+        if isinstance(chunk, dict):
+            yield chunk
 
 
 def _is_transport_error(e: Exception) -> bool:
