@@ -4,11 +4,15 @@ aiosqlite hops to its thread once per statement and per fetch; a message's write
 cross-thread round trip on the hot path. Running a whole operation (a transaction) as one function on
 the database thread costs one hop, needs no asyncio lock (the thread serializes), and keeps the loop free
 of blocking I/O all the same.
+
+WAL checkpoints run on a second connection in a thread of their own, every few seconds: left to SQLite,
+every ~1000 pages one unlucky commit on the hot path copies the whole log back into the database.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +21,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 Setup = Callable[[sqlite3.Connection], object]
+CHECKPOINT_EVERY = 5.0  # seconds
 
 
 class Database:
@@ -24,6 +29,7 @@ class Database:
         self._path = path
         self._executor: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
+        self._checkpoints: asyncio.Task[None] | None = None
 
     async def open(self, setup: Setup) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bothub-db")
@@ -33,6 +39,23 @@ class Database:
             self._executor.shutdown(wait=False)
             self._executor = None
             raise
+        if self._path != ":memory:":
+            self._checkpoints = asyncio.create_task(self._checkpoint_forever(), name="sqlite-checkpoints")
+
+    async def _checkpoint_forever(self) -> None:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bothub-db-checkpoint") as executor:
+            conn = await asyncio.get_running_loop().run_in_executor(executor, self._checkpoint_connection)
+            try:
+                while True:
+                    await asyncio.sleep(CHECKPOINT_EVERY)
+                    await asyncio.get_running_loop().run_in_executor(executor, _checkpoint, conn)
+            finally:
+                await asyncio.get_running_loop().run_in_executor(executor, conn.close)
+
+    def _checkpoint_connection(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout = 5000")
+        return conn
 
     def _connect(self, setup: Setup) -> None:
         if self._path != ":memory:":
@@ -40,12 +63,18 @@ class Database:
         conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
         try:
             setup(conn)
+            conn.execute("PRAGMA wal_autocheckpoint = 0")  # see _checkpoint_forever
         except BaseException:
             conn.close()
             raise
         self._conn = conn
 
     async def close(self) -> None:
+        if self._checkpoints is not None:
+            self._checkpoints.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._checkpoints
+            self._checkpoints = None
         executor, self._executor = self._executor, None
         if executor is None:
             return
@@ -55,6 +84,7 @@ class Database:
     def _disconnect(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
+            _checkpoint(conn)  # leave a small log behind; the next start reads less
             conn.close()
 
     async def read(self, op: Callable[[sqlite3.Connection], T]) -> T:
@@ -87,3 +117,8 @@ class Database:
         if self._executor is None:
             raise RuntimeError("store is not open")
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+
+def _checkpoint(conn: sqlite3.Connection) -> None:
+    """Copy committed pages into the database without waiting for (or blocking) readers and writers."""
+    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
