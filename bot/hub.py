@@ -42,7 +42,6 @@ class Hub:
         self.pairing = Pairing(store)
         self.deliveries: dict[str, Delivery] = {}
         self._accepting = True
-        self._tasks: set[asyncio.Task[None]] = set()
 
     def attach(self, adapter: Adapter) -> Delivery:
         delivery = self.deliveries[adapter.name] = Delivery(adapter)
@@ -102,8 +101,8 @@ class Hub:
         lane.submit(lambda: self._answer(msg, session, delivery))
 
     async def _answer(self, msg: IncomingMessage, session: Session, delivery: Delivery) -> None:
-        await self.conversations.ensure(session)
         try:
+            await self.conversations.ensure(session)
             await self.runner.answer(session, self.turn(msg, session), delivery)
         except Exception:
             await self._internal_error(msg, delivery, self.language(session))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import OrderedDict, deque
 from collections.abc import Callable, Coroutine
@@ -81,8 +80,14 @@ class Lane:
             while self._pending:
                 job = self._pending.popleft()
                 self._current = asyncio.create_task(job())
-                with contextlib.suppress(asyncio.CancelledError):
+                try:
                     await self._current
+                except asyncio.CancelledError:
+                    if self._current.cancelled():
+                        continue  # /stop or shutdown cancelled the job, not this lane
+                    raise
+                except Exception:  # jobs report their own errors; a bug must not strand the queue
+                    log.exception("job in lane %s failed", self.name)
         finally:
             self._current = None
             self._worker = None
