@@ -55,14 +55,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.data_dir:
         cfg.data_dir = args.data_dir
-    logging.basicConfig(level=cfg.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    command = args.command or "run"
+    console_only = command == "chat" or (command == "run" and not enabled_platforms(cfg))
+    level = cfg.log_level
+    if console_only and "BOTHUB_LOG_LEVEL" not in os.environ and level == "INFO":
+        level = "WARNING"  # the terminal is the chat: only problems go to stderr
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     redact.install(os.environ)  # tokens and keys never reach the log, whoever logs them
     config_path = args.config or Path(os.environ.get("BOTHUB_CONFIG") or "bothub.yaml")
     if warning := redact.readable_secrets_warning(config_path):
         log.warning("%s", warning)
     for noisy in ("httpx", "httpx2", "httpcore", "discord", "telegram", "Lark"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
-    command = args.command or "run"
     if command in ("run", "chat"):
         if not (cfg.llm.api_key or cfg.llm.base_url):
             print(llm_setup_hint(), file=sys.stderr)

@@ -15,6 +15,7 @@ from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
 
 EXIT_WORDS = {"/exit", "/quit"}
+LINE_DONE_AFTER = 0.3  # seconds without new text before a streamed answer's line is closed (interactive)
 
 
 class ConsoleAdapter:
@@ -32,6 +33,8 @@ class ConsoleAdapter:
         self._closed = asyncio.Event()
         self._shown: dict[str, str] = {}  # sent message id → text printed so far
         self._open: str | None = None  # the message whose line is still being streamed
+        self._closer: asyncio.TimerHandle | None = None
+        self._prompting = False  # "you> " is the last thing on screen
 
     def connected(self) -> bool:
         return not self._closed.is_set()
@@ -47,7 +50,10 @@ class ConsoleAdapter:
 
         threading.Thread(target=read, name="console-stdin", daemon=True).start()
         self._pump = asyncio.create_task(self._dispatch(lines, on_message))
+        if self._interactive:
+            self._out.write(f"bothub console — chat {self.chat!r}. /help lists the commands, /exit quits.\n")
         self._prompt()
+        self._out.flush()
 
     async def _dispatch(self, lines: asyncio.Queue[str | None], on_message: MessageHandler) -> None:
         while (line := await lines.get()) is not None:
@@ -65,46 +71,58 @@ class ConsoleAdapter:
         await self._closed.wait()
 
     async def stop(self) -> None:
-        self._end_line()
+        if self._closer is not None:
+            self._closer.cancel()
+        self._out.write("\n" if self._open is not None or self._prompting else "")
+        self._open, self._prompting = None, False
         self._out.flush()
 
     async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
         self._end_line()
         ref = SentRef(chat, uuid.uuid4().hex)
-        head = f"== {reply.title} ==\n" if reply.title else ""
-        self._write(f"{head}{reply.text}")
-        for row in reply.buttons:
-            self._write("\n  " + "   ".join(f"[{b.label}: {b.action}]" for b in row))
+        head = "bot> " if self._interactive else ""
+        head += f"== {reply.title} ==\n" if reply.title else ""
+        buttons = "".join("\n  " + "   ".join(f"[{b.label}: {b.action}]" for b in row) for row in reply.buttons)
+        self._write(f"{head}{reply.text}{buttons}", ref.message_id)
         self._shown = {ref.message_id: reply.text}  # only the newest message is ever streamed into
-        self._open = ref.message_id
         return ref
 
     async def edit(self, ref: SentRef, reply: Reply) -> None:
-        before = self._shown.get(ref.message_id, "")
-        if self._open == ref.message_id and reply.text.startswith(before):
-            self._write(reply.text[len(before):])  # streaming: print only what is new
+        before = self._shown.get(ref.message_id)
+        if before is not None and reply.text.startswith(before):
+            self._write(reply.text[len(before):], ref.message_id)  # streaming: print only what is new
         else:
             self._end_line()
-            self._write(reply.text)
-            self._open = ref.message_id
-        self._shown[ref.message_id] = reply.text
+            self._write(reply.text, ref.message_id)
+        self._shown = {ref.message_id: reply.text}
 
     async def typing(self, chat: ChatRef) -> None:
         return None
 
-    def _write(self, text: str) -> None:
+    def _write(self, text: str, message_id: str) -> None:
+        """Print part of a bot message; a prompt left on screen is cleared first."""
+        if self._prompting:
+            self._out.write("\r\033[K")
+            self._prompting = False
         self._out.write(text)
         self._out.flush()
+        self._open = message_id
+        if self._interactive:  # the user types after an answer: close its line once the text stops coming
+            if self._closer is not None:
+                self._closer.cancel()
+            self._closer = asyncio.get_running_loop().call_later(LINE_DONE_AFTER, self._end_line)
 
     def _end_line(self) -> None:
         if self._open is not None:
-            self._write("\n")
+            self._out.write("\n")
             self._open = None
             self._prompt()
+        self._out.flush()
 
     def _prompt(self) -> None:
-        if self._interactive:
-            self._write("you> ")
+        if self._interactive and not self._prompting:
+            self._out.write("you> ")
+            self._prompting = True
 
 
 def create(config: Config, env: Mapping[str, str], services: AdapterServices) -> ConsoleAdapter:

@@ -1,10 +1,11 @@
 """Chat commands. Importing this package registers every command module."""
 
-from bot.commands import control as control
-from bot.commands import conversations as conversations
-from bot.commands import info as info
-from bot.commands import memory as memory
-from bot.commands import navigation as navigation
+# registration order is the order /help lists them in
+from bot.commands import conversations as conversations  # isort: skip
+from bot.commands import navigation as navigation  # isort: skip
+from bot.commands import control as control  # isort: skip
+from bot.commands import info as info  # isort: skip
+from bot.commands import memory as memory  # isort: skip
 from bot.commands.registry import COMMANDS, Command, CommandContext, UsageError, parse_command
 
 __all__ = ["COMMANDS", "Command", "CommandContext", "UsageError", "parse_command"]
