@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import sys
@@ -60,3 +61,34 @@ async def test_missing_llm_settings_explain_what_to_set(tmp_path: Path) -> None:
     _, err = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode == 2
     assert b"OPENAI_API_KEY" in err and b"OPENAI_BASE_URL" in err
+
+
+async def bothub(data_dir: Path, *args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "--data-dir", str(data_dir), *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=data_dir.parent,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+async def test_export_and_import_round_trip_through_the_cli(tmp_path: Path, fake: FakeOpenAI) -> None:
+    data = tmp_path / "data"
+    out = await chat(data, fake.base_url, "first question\n/goto 1\nsecond branch\n/tree\n")
+    conv_id = re.search(r"== Conversation (\w{8})", out).group(1)  # type: ignore[union-attr]
+
+    code, jsonl, _ = await bothub(data, "export", conv_id, "--chat", "console:local")
+    assert code == 0
+    lines = [json.loads(line) for line in jsonl.splitlines()]
+    assert lines[0]["type"] == "header" and {m["role"] for m in lines[1:]} == {"user", "assistant"}
+    assert len(lines) == 5  # header + two users + two answers
+
+    code, _, err = await bothub(data, "export", conv_id, "--chat", "console:someone-else")
+    assert code == 1 and "no conversation" in err  # scoped by chat, like every query
+
+    (tmp_path / "conv.jsonl").write_text(jsonl, encoding="utf-8")
+    code, said, _ = await bothub(data, "import", str(tmp_path / "conv.jsonl"), "--chat", "console:other")
+    assert code == 0 and "imported 4 messages" in said
+    new_id = said.split("conversation ")[1].split()[0]
+    again = await chat(data, fake.base_url, f"/switch {new_id}\n/tree\n", "--chat", "other")
+    assert last_tree(again) == last_tree(out)
