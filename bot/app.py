@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 from collections.abc import Mapping
@@ -35,6 +36,7 @@ from bot.workspace import init_workspace
 log = logging.getLogger("bothub.app")
 
 PLATFORMS = ("telegram", "discord", "feishu")
+PURGE_EVERY = 3600.0  # seconds
 
 
 def enabled_platforms(cfg: Config) -> list[str]:
@@ -69,6 +71,7 @@ class App:
         self.watchdog = Watchdog([], self._start_adapter, self.metrics)
         self.web = web.Application()
         self._web_runner: web.AppRunner | None = None
+        self._housekeeping: asyncio.Task[None] | None = None
         self.web_port: int | None = None  # the bound port (config may say 0)
 
     def _tools(self, skills: SkillSet) -> ToolRegistry:
@@ -120,12 +123,25 @@ class App:
             await self._start_adapter(adapter)
         self.watchdog.adapters = [a for a in self.adapters if a.name != "console"]  # console EOF is no outage
         self.watchdog.start()
+        self._housekeeping = asyncio.create_task(self._purge_dedupe_keys(), name="housekeeping")
 
     async def _start_adapter(self, adapter: Adapter) -> None:
         await adapter.start(self.health.track(adapter.name, self.hub.handle))
         log.info("%s adapter started", adapter.name)
 
+    async def _purge_dedupe_keys(self) -> None:
+        """Expired dedupe keys go hourly, so the table holds about a week of events, not all of them."""
+        while True:
+            try:
+                removed = await self.store.purge_expired()
+                log.debug("purged %d expired dedupe keys", removed)
+            except Exception:
+                log.exception("purging expired dedupe keys failed")
+            await asyncio.sleep(PURGE_EVERY)
+
     async def stop(self) -> None:
+        if self._housekeeping is not None:
+            self._housekeeping.cancel()
         await self.watchdog.stop()
         await self.hub.shutdown(self.cfg.shutdown_grace)
         for adapter in self.adapters:

@@ -94,8 +94,8 @@ async def _serve(cfg: Config, platforms: list[str], chat_name: str) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
-    await app.start()
     try:
+        await app.start()
         waiters: list[asyncio.Future[Any]] = [asyncio.ensure_future(stop.wait())]
         if console is not None:
             waiters.append(asyncio.ensure_future(console.wait_closed()))
@@ -104,6 +104,9 @@ async def _serve(cfg: Config, platforms: list[str], chat_name: str) -> int:
             w.cancel()
         if console is not None and not stop.is_set():
             await app.hub.idle()  # end of piped input: answer everything first
+    except (ConfigError, ConnectionError) as e:  # e.g. a platform refused the credentials at start
+        print(f"bothub: {e}", file=sys.stderr)
+        return 2
     finally:
         await app.stop()
     return 0

@@ -28,7 +28,7 @@ class LLMConfig(_Section):
     max_turns: int = 30
     timeout: float = 60.0  # seconds per HTTP phase
     max_retries: int = 2
-    run_deadline: float = 300.0  # seconds for one whole agent run
+    run_deadline: float = 900.0  # seconds for one whole agent run; above the 10 minutes a shell approval may wait
     temperature: float | None = None
 
 

@@ -30,6 +30,8 @@ class Conversations:
             return
         await self.flush(session)
         opened = await self.store.open_chat(session.key.storage_key)
+        if session.loaded:
+            return  # a concurrent caller (an immediate command) loaded it first and may have moved on
         session.settings = opened.settings
         self._set(session, opened.conversation, opened.path)
 

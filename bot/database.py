@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
+log = logging.getLogger("bothub.database")
 T = TypeVar("T")
 Setup = Callable[[sqlite3.Connection], object]
 CHECKPOINT_EVERY = 5.0  # seconds
@@ -48,7 +50,10 @@ class Database:
             try:
                 while True:
                     await asyncio.sleep(CHECKPOINT_EVERY)
-                    await asyncio.get_running_loop().run_in_executor(executor, _checkpoint, conn)
+                    try:
+                        await asyncio.get_running_loop().run_in_executor(executor, _checkpoint, conn)
+                    except sqlite3.Error:  # busy or I/O trouble: the next pass tries again
+                        log.exception("WAL checkpoint failed")
             finally:
                 await asyncio.get_running_loop().run_in_executor(executor, conn.close)
 

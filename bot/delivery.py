@@ -26,6 +26,9 @@ class Delivery:
         self.pacer = Pacer(self.caps)
         self._gone: set[tuple[str, str | None]] = set()
 
+    def revive(self, chat: ChatRef) -> None:
+        self._gone.discard((chat.chat_id, chat.thread_id))
+
     def is_gone(self, chat: ChatRef) -> bool:
         return (chat.chat_id, chat.thread_id) in self._gone
 
@@ -171,7 +174,3 @@ class StreamWriter:
         parts = split_text(self._text, self._d.caps.max_text) if self._text.strip() else []
         for i, part in enumerate(parts):
             await self._show(i, part, final=True)
-
-    async def cancel(self) -> None:
-        if self._flusher is not None and not self._flusher.done():
-            self._flusher.cancel()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import re
@@ -43,15 +44,14 @@ class Hub:
         self.deliveries: dict[str, Delivery] = {}
         self._accepting = True
 
-    def attach(self, adapter: Adapter) -> Delivery:
-        delivery = self.deliveries[adapter.name] = Delivery(adapter)
-        return delivery
+    def attach(self, adapter: Adapter) -> None:
+        self.deliveries[adapter.name] = Delivery(adapter)
 
     def language(self, session: Session) -> str:
         return str(session.settings.get("language") or self.cfg.language)
 
     async def handle(self, msg: IncomingMessage) -> None:
-        """Entry point for adapters: returns quickly, never raises."""
+        """Entry point for adapters: never raises; the answer itself runs later, in the session's lane."""
         try:
             await self._handle(msg)
         except Exception:
@@ -65,16 +65,17 @@ class Hub:
         if delivery is None:
             log.error("message from platform %s, which has no adapter attached", msg.platform)
             return
-        thread = f"#{msg.thread_id}" if msg.thread_id else ""
-        if await self.store.seen(f"{msg.platform}:{msg.chat_id}{thread}:{msg.message_id}"):
-            return  # a redelivery we already answered
         key = SessionKey.of(msg)
+        if await self.store.seen(f"{key.storage_key}:{msg.message_id}"):
+            return  # a redelivery we already answered
+        delivery.revive(msg.chat)  # the chat talks to us again: whatever blocked sending is over
         session = self.sessions.get(key)
+        session.last_chat = msg.chat
         lang = self.language(session)
         verdict = self.access.check(msg)
         if verdict is Verdict.PAIR and await self.pairing.is_paired(msg.platform, msg.user_id):
             verdict = Verdict.ALLOW
-        if verdict is not Verdict.ALLOW and not self._pair_command(msg):
+        if verdict is not Verdict.ALLOW:  # admins are always allowed, so they can /pair approve anywhere
             await self._refuse(msg, verdict, delivery, lang)
             return
         text = msg.text.strip()
@@ -84,21 +85,18 @@ class Hub:
             return
         lane = self.sessions.lane(key)
         parsed = parse_command(text)
-        if parsed is not None:
-            name, args = parsed
-            cmd = COMMANDS.get(name)
-            if cmd is None:
-                await delivery.send(msg.chat, Reply(t(lang, "unknown_command", name=name)))
-                return
-            if cmd.immediate:
-                await self._run_command(cmd, msg, session, args, delivery)
-            else:
-                lane.submit(lambda: self._run_command(cmd, msg, session, args, delivery))
-            return
-        if lane.queued >= self.cfg.max_queue:
+        cmd = COMMANDS.get(parsed[0]) if parsed else None
+        if parsed is not None and cmd is None:
+            await delivery.send(msg.chat, Reply(t(lang, "unknown_command", name=parsed[0])))
+        elif cmd is not None and cmd.immediate:
+            await self._run_command(cmd, msg, session, parsed[1] if parsed else "", delivery)
+        elif lane.queued >= self.cfg.max_queue:
             await delivery.send(msg.chat, Reply(t(lang, "busy")))
-            return
-        lane.submit(lambda: self._answer(msg, session, delivery))
+        elif cmd is not None and parsed is not None:
+            args = parsed[1]
+            lane.submit(lambda: self._run_command(cmd, msg, session, args, delivery))
+        else:
+            lane.submit(lambda: self._answer(msg, session, delivery))
 
     async def _answer(self, msg: IncomingMessage, session: Session, delivery: Delivery) -> None:
         try:
@@ -134,10 +132,6 @@ class Hub:
         except Exception:
             await self._internal_error(msg, delivery, lang)
 
-    def _pair_command(self, msg: IncomingMessage) -> bool:
-        """An admin may approve pairings from any chat, even one not otherwise allowed."""
-        return self.access.is_admin(msg) and msg.text.strip().startswith("/pair ")
-
     async def _refuse(self, msg: IncomingMessage, verdict: Verdict, delivery: Delivery, lang: str) -> None:
         if verdict is Verdict.PAIR:
             code = await self.pairing.code_for(msg.platform, msg.user_id)
@@ -160,13 +154,19 @@ class Hub:
     async def shutdown(self, grace: float) -> None:
         """Stop intake, let runs finish for `grace` seconds, then cancel what is left."""
         self._accepting = False
-        lanes = [lane for lane in self.sessions.lanes() if lane.busy]
-        if not lanes:
+        busy = self.sessions.busy()
+        if not busy:
             return
-        await asyncio.wait([asyncio.ensure_future(lane.join()) for lane in lanes], timeout=grace)
-        for lane in lanes:
-            lane.stop()  # a cancelled run keeps its partial answer and tells the user it was interrupted
-        for lane in lanes:
+        await asyncio.wait([asyncio.ensure_future(lane.join()) for _, lane in busy], timeout=grace)
+        for session, lane in busy:
+            _, dropped = lane.stop()  # a cancelled run keeps its partial answer, marked interrupted
+            chat = session.last_chat
+            if dropped and chat is not None and (delivery := self.deliveries.get(chat.platform)):
+                # queued messages were marked seen already: say so instead of dropping them silently
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(
+                        delivery.send(chat, Reply(t(self.language(session), "restarting", n=dropped))), 2)
+        for _, lane in busy:
             await lane.join()
 
 

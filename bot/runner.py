@@ -16,13 +16,13 @@ from bot.agent.approvals import NOTIFY_KEY
 from bot.agent.events import AgentEvent, RunFailed, RunFinished, StepMessage, TextDelta, ToolFinished, ToolStarted
 from bot.agent.loop import AgentLoop
 from bot.agent.memory import Memory
-from bot.agent.prompt import PromptBuilder, fit_history
+from bot.agent.prompt import PromptBuilder, answer_dangling_tool_calls, estimate_messages, fit_history
 from bot.agent.tokens import TokenCounter
 from bot.agent.tools.registry import ToolContext
 from bot.config import Config
 from bot.conversations import Conversations
 from bot.delivery import Delivery, StreamWriter
-from bot.i18n import t
+from bot.i18n import STRINGS, t
 from bot.messages import ChatRef
 from bot.metrics import Metrics
 from bot.replies import Reply
@@ -75,8 +75,7 @@ class AgentRunner:
         return self.cfg.data_dir / "chats" / f"{safe}-{digest}"
 
     async def answer(self, session: Session, turn: TurnContext, delivery: Delivery) -> None:
-        """Store the user's message, then answer it."""
-        await self.conversations.ensure(session)
+        """Store the user's message (the session is loaded), then answer it."""
         if turn.chat.is_group:  # the model must know who is speaking in a shared chat
             message = Message.new("user", f"[{turn.user_name}] {turn.user_text}", author=turn.user_name)
         else:
@@ -85,9 +84,11 @@ class AgentRunner:
         await self.run(session, turn, delivery)
 
     async def run(self, session: Session, turn: TurnContext, delivery: Delivery) -> None:
-        """Answer from the cursor (a user message): persists each step; never raises except on cancel.
+        """Answer from the cursor (a user message) and persist each step.
 
-        A run past its deadline ends like /stop: the partial answer is kept, marked interrupted.
+        Model failures become a polite reply. A run past its deadline ends like /stop: the partial answer
+        is kept, marked interrupted. The final answer is delivered outside the deadline, so pacing in a busy
+        group can never turn a finished answer into an "interrupted" one.
         """
         chat_key = session.key.storage_key
         memory = await self.memory.for_prompt(chat_key) if self.memory else []
@@ -103,7 +104,8 @@ class AgentRunner:
         stream = StreamWriter(delivery, turn.chat)
         typing = TypingIndicator(delivery, turn.chat, stream)
         partial = ""
-        started, outcome = time.monotonic(), "interrupted"
+        started = time.monotonic()
+        end: RunFinished | RunFailed | None = None
         try:
             async with asyncio.timeout(self.cfg.llm.run_deadline):
                 model = session.settings.get("model")  # /model picks it per chat
@@ -120,42 +122,46 @@ class AgentRunner:
                         )
                     elif isinstance(event, ToolStarted | ToolFinished):
                         typing.tool_running = isinstance(event, ToolStarted)
-                    elif isinstance(event, RunFinished):
-                        outcome = "ok"
-                        self._last_failure.pop(chat_key, None)
-                        typing.cancel()
-                        await stream.finish(event.text or t(turn.lang, "empty_answer"))
-                    elif isinstance(event, RunFailed):
-                        outcome = "failed"
-                        self.metrics.error(event.kind)
-                        typing.cancel()
-                        await stream.finish()
-                        await self._report_failure(chat_key, event, turn, delivery)
-            await self.conversations.flush(session)  # the answer is shown first, stored right after
+                    else:
+                        end = event
         except TimeoutError:
-            outcome = "deadline"
             self.metrics.error("deadline")
+            self.metrics.run_finished("deadline", time.monotonic() - started)
             log.warning("run in %s passed its %ss deadline; stopped", chat_key, self.cfg.llm.run_deadline)
             typing.cancel()
             await asyncio.shield(self._keep_partial(session, partial, stream, turn))
+            return
         except asyncio.CancelledError:
+            self.metrics.run_finished("interrupted", time.monotonic() - started)
             typing.cancel()
             await asyncio.shield(self._keep_partial(session, partial, stream, turn))
             raise
         finally:
             typing.cancel()
-            self.metrics.run_finished(outcome, time.monotonic() - started)
+        if isinstance(end, RunFinished):
+            self._last_failure.pop(chat_key, None)
+            await stream.finish(end.text or t(turn.lang, "empty_answer"))
+        elif isinstance(end, RunFailed):
+            self.metrics.error(end.kind)
+            await stream.finish()
+            await self._report_failure(chat_key, end, turn, delivery)
+        self.metrics.run_finished("ok" if isinstance(end, RunFinished) else "failed", time.monotonic() - started)
+        await self.conversations.flush(session)  # the answer is shown first, stored right after
 
     async def _events(
         self, session: Session, system: str, ctx: ToolContext, model: str | None
     ) -> AsyncIterator[AgentEvent]:
-        """The loop's events; "context too long" before any text was shown is retried once with half the budget."""
+        """The loop's events; "context too long" before any text was shown is retried once with half the budget.
+
+        A single-request answer also teaches the token counter how the provider counts (its `usage`).
+        """
         started = time.monotonic()
         budget = self.cfg.llm.context_tokens
         texted = retried = False
         while True:
-            messages = fit_history(system, [m.to_openai() for m in session.path], budget, self.counter)
-            retry = False
+            history = answer_dangling_tool_calls([m.to_openai() for m in session.path])
+            messages = fit_history(system, history, budget, self.counter)
+            retry = used_tools = False
             async for event in self.loop.run(messages, ctx, model=model):
                 if isinstance(event, TextDelta) and not texted:
                     texted = True
@@ -164,6 +170,9 @@ class AgentRunner:
                     log.info("context too long in %s; retrying once with half the history budget", ctx.chat)
                     retry = True
                     continue  # the loop ends right after a RunFailed
+                used_tools = used_tools or isinstance(event, ToolStarted)
+                if isinstance(event, RunFinished) and event.prompt_tokens and not used_tools:
+                    self.counter.observe(estimate_messages(messages), event.prompt_tokens)
                 yield event
             if not retry:
                 return
@@ -184,7 +193,7 @@ class AgentRunner:
         self._last_failure[chat_key] = now
         if last is not None and now - last < QUIET_AFTER_FAILURE:
             return
-        reason = t(turn.lang, f"reason_{event.kind}" if f"reason_{event.kind}" in _REASONS else "reason_other")
+        reason = t(turn.lang, f"reason_{event.kind}" if f"reason_{event.kind}" in STRINGS else "reason_other")
         await delivery.send(turn.chat, Reply(t(turn.lang, "llm_failed", reason=reason, error_id=event.error_id)))
 
 
@@ -205,5 +214,3 @@ class TypingIndicator:
     def cancel(self) -> None:
         self._task.cancel()
 
-
-_REASONS = {f"reason_{k}" for k in ("rate_limit", "timeout", "connection", "server", "context", "auth", "turns")}

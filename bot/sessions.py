@@ -9,7 +9,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.messages import IncomingMessage
+from bot.messages import ChatRef, IncomingMessage
 from bot.tree import Message
 
 log = logging.getLogger("bothub.sessions")
@@ -46,6 +46,7 @@ class Session:
     path: list[Message] = field(default_factory=list)  # root-exclusive chain to the cursor
     settings: dict[str, object] = field(default_factory=dict)  # per-chat choices: language, model
     writing: asyncio.Task[None] | None = None  # the newest message write still in flight
+    last_chat: ChatRef | None = None  # where this session's latest message came from (for shutdown notes)
     loaded: bool = False
 
     @property
@@ -131,6 +132,10 @@ class Sessions:
 
     def lanes(self) -> list[Lane]:
         return list(self._lanes.values())
+
+    def busy(self) -> list[tuple[Session, Lane]]:
+        return [(self._sessions[key], lane) for key, lane in self._lanes.items()
+                if lane.busy and key in self._sessions]
 
     def _evict(self) -> None:
         while len(self._sessions) > self._max_idle:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -36,6 +36,7 @@ class StepMessage:
 @dataclass(frozen=True, slots=True)
 class RunFinished:
     text: str  # the final assistant text shown to the user
+    prompt_tokens: int | None = field(default=None, compare=False)  # the provider's count for the last request
 
 
 @dataclass(frozen=True, slots=True)

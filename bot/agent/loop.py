@@ -54,7 +54,8 @@ class AgentLoop:
                 assert completion is not None  # LLMClient.stream always ends with one
                 if not completion.tool_calls:
                     yield StepMessage(role="assistant", content=completion.text)
-                    yield RunFinished(text=completion.text)
+                    usage = completion.usage
+                    yield RunFinished(text=completion.text, prompt_tokens=usage.prompt_tokens if usage else None)
                     return
                 calls = [call.to_openai() for call in completion.tool_calls]
                 yield StepMessage(role="assistant", content=completion.text, tool_calls=calls)

@@ -22,6 +22,7 @@ WORKSPACE_FILES = (*P0_FILES, *P1_FILES, MEMORY_FILE)
 DEFAULT_ROLE = "default"
 TRIM_MARKER = "[… trimmed]"
 HISTORY_NOTE = "Older turns of this conversation were left out to fit the context window."
+TOOL_NOT_RUN = "[not run: the answer was interrupted]"
 MESSAGE_OVERHEAD = 4  # role and separators the provider adds to every message
 _FALLBACK_LANGUAGE = {"en": "English", "zh": "Chinese (中文)"}
 
@@ -44,18 +45,16 @@ class PromptBuilder:
 
     def reload(self, skills: SkillSet | None = None) -> None:
         """Re-read the workspace (e.g. on /new after an edit); optionally swap in freshly loaded skills."""
-        if skills is not None:
-            self.skills = skills
-        self._files = {}
-        for name in WORKSPACE_FILES:
-            text = _read(self.workspace / name)
-            if text:
-                self._files[name] = text
-        self._files.update(self._trim_p1())
+        # Built aside and swapped in at the end: other chats keep building prompts while this runs.
+        files = {name: text for name in WORKSPACE_FILES if (text := _read(self.workspace / name))}
+        files.update(self._trim_p1(files))
         roles_dir = self.workspace / "roles"
         role_files = sorted(roles_dir.glob("*.md")) if roles_dir.is_dir() else []
-        self._roles = {p.stem: text for p in role_files if (text := _read(p))}
-        self._memory_md_tokens = estimate_tokens(self._files.get(MEMORY_FILE, ""))
+        roles = {p.stem: text for p in role_files if (text := _read(p))}
+        self._files, self._roles = files, roles
+        self._memory_md_tokens = estimate_tokens(files.get(MEMORY_FILE, ""))
+        if skills is not None:
+            self.skills = skills
 
     def roles(self) -> list[str]:
         return list(self._roles)
@@ -82,12 +81,12 @@ class PromptBuilder:
         parts.append(f"Reply in the language of the user's latest message; if unclear, use {fallback}.")
         return "\n\n".join(parts)
 
-    def _trim_p1(self) -> dict[str, str]:
+    def _trim_p1(self, files: dict[str, str]) -> dict[str, str]:
         """P1 files in order share one budget; the file that overflows is cut and marked, later ones emptied."""
         left = self.p1_budget_tokens
         trimmed: dict[str, str] = {}
         for name in P1_FILES:
-            text = self._files.get(name)
+            text = files.get(name)
             if text is None:
                 continue
             cost = estimate_tokens(text)
@@ -141,6 +140,33 @@ def message_tokens(message: dict[str, Any], counter: TokenCounter) -> int:
     if message.get("tool_calls"):
         text += json.dumps(message["tool_calls"], ensure_ascii=False)
     return counter.count(text) + MESSAGE_OVERHEAD
+
+
+def answer_dangling_tool_calls(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tool calls with no stored result (a run stopped mid-tool) answered as "not run".
+
+    Providers refuse a history in which an assistant's tool call is not followed by its result, so without
+    this one /stop at the wrong moment would break the conversation for good.
+    """
+    out: list[dict[str, Any]] = []
+    waiting: list[str] = []
+    for message in history:
+        if waiting and not (message.get("role") == "tool" and message.get("tool_call_id") in waiting):
+            out.extend({"role": "tool", "tool_call_id": cid, "content": TOOL_NOT_RUN} for cid in waiting)
+            waiting = []
+        if message.get("role") == "tool" and message.get("tool_call_id") in waiting:
+            waiting.remove(message["tool_call_id"])
+        out.append(message)
+        if message.get("tool_calls"):
+            waiting = [call.get("id", "") for call in message["tool_calls"]]
+    out.extend({"role": "tool", "tool_call_id": cid, "content": TOOL_NOT_RUN} for cid in waiting)
+    return out
+
+
+def estimate_messages(messages: list[dict[str, Any]]) -> int:
+    """The raw estimate of a request's messages, to compare with the provider's `usage`."""
+    raw = TokenCounter()  # ratio 1.0
+    return sum(message_tokens(m, raw) for m in messages)
 
 
 def _upper_bound(history: list[dict[str, Any]], counter: TokenCounter) -> float:

@@ -240,3 +240,9 @@ async def test_empty_answer_finishes_with_empty_text(fake: FakeOpenAI, make_llm:
     fake.script(Text(""))
     events = await run(await make_llm(), ctx, tools=ToolRegistry())
     assert events == [StepMessage("assistant", ""), RunFinished("")]
+
+
+async def test_provider_usage_is_reported_with_the_answer(make_llm: MakeLLM, ctx: ToolContext) -> None:
+    events = await run(await make_llm(), ctx)
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.prompt_tokens and finished.prompt_tokens > 0

@@ -102,10 +102,12 @@ async def run_command(command: str, ctx: ToolContext, limit_seconds: float) -> s
             output = await _read_capped(proc)
             code = await proc.wait()
     except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        await proc.wait()
         return f"Error: the command ran longer than {limit_seconds:g} s and was stopped."
+    finally:
+        if proc.returncode is None:  # timed out, or the run was stopped (/stop, deadline, shutdown)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            await asyncio.shield(proc.wait())
     text = output.decode("utf-8", errors="replace")
     if len(text) > MAX_OUTPUT_CHARS:
         text = text[:MAX_OUTPUT_CHARS] + f"\n… [output cut at {MAX_OUTPUT_CHARS} characters]"

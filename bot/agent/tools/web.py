@@ -113,7 +113,9 @@ async def fetch_text(raw_url: str, allow_hosts: set[str]) -> str:
                         url = url.join(URL(location))
                         continue
                     body, cut = await _read_capped(resp)
-                    return _render(url, resp.status, resp.content_type, resp.charset, body, cut)
+                    # HTML parsing of a 2 MB page takes most of a second: not on the event loop
+                    return await asyncio.to_thread(_render, url, resp.status, resp.content_type, resp.charset,
+                                                   body, cut)
             return f"Error: more than {MAX_REDIRECTS} redirects; stopped at {url}."
     except Refused as e:
         return f"Refused: {e}. web_fetch only reaches public internet hosts."

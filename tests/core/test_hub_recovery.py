@@ -1,0 +1,71 @@
+"""Regressions: a chat recovers from a stop mid-tool, a blocked chat that returns, and a restart with a queue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.adapter import ChatUnavailable
+from bot.messages import ChatRef, SentRef
+from bot.replies import Reply
+from bot.sessions import SessionKey
+from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
+from tests.harness import RecordingAdapter, running_app, wait_for
+
+
+async def test_stop_while_a_tool_waits_does_not_break_the_conversation(tmp_path: Path, fake: FakeOpenAI) -> None:
+    rec = RecordingAdapter()
+    config = {"tools": {"shell_enabled": True}}
+    async with running_app(tmp_path, fake.base_url, config=config, adapters=(rec,)) as app:
+        fake.script(ToolCalls([("call_1", "shell", '{"command": "ls"}')]))
+        await rec.say("list my files")
+        await wait_for(lambda: any("/approve" in str(r.buttons) for _, r in rec.sent))  # waiting for approval
+        await rec.say("/stop")
+        await app.hub.idle()
+        session = app.hub.sessions.get(SessionKey("recording", "c1"))
+        assert session.path[-1].tool_calls  # the call was stored, its result never came
+        await rec.say("never mind, just say hi")
+        await wait_for(lambda: rec.texts()[-1] == "never mind, just say hi")
+    sent = fake.requests[-1]["body"]["messages"]
+    tool_results = [m for m in sent if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_results] == ["call_1"]  # answered as "not run", so the API accepts it
+
+
+class BlockingOnce(RecordingAdapter):
+    """A platform that refuses the first message (the user had blocked the bot), then works again."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refusals = 1
+
+    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
+        if self.refusals:
+            self.refusals -= 1
+            raise ChatUnavailable("Forbidden: bot was blocked by the user")
+        return await super().send(chat, reply)
+
+
+async def test_a_chat_that_blocked_the_bot_is_answered_again_when_it_returns(tmp_path: Path, fake: FakeOpenAI) -> None:
+    rec = BlockingOnce()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
+        fake.script(Text("nobody sees this"))
+        await rec.say("first")
+        await app.hub.idle()
+        assert rec.texts() == []
+        await rec.say("I unblocked you")
+        await wait_for(lambda: rec.texts() == ["I unblocked you"])
+
+
+async def test_queued_messages_cut_by_a_restart_get_a_note(tmp_path: Path) -> None:
+    slow = FakeOpenAI(first_token_delay=5.0)
+    await slow.start()
+    rec = RecordingAdapter()
+    try:
+        async with running_app(tmp_path, slow.base_url, config={"shutdown_grace": 0.2}, adapters=(rec,)):
+            for text in ("one", "two", "three"):
+                await rec.say(text)
+            await wait_for(lambda: len(slow.requests) == 1)
+    finally:
+        await slow.stop()
+    texts = rec.texts()
+    assert any("restarting" in t and "2 message" in t for t in texts)
+    assert any("interrupted" in t for t in texts)  # the running answer says it was cut
