@@ -76,13 +76,8 @@ class DiscordAdapter:
         self._token = token
         self._settings = settings
         self._services = services
-        self._client = discord.Client(intents=intents, max_ratelimit_timeout=RATE_LIMIT_WAIT,
-                                      allowed_mentions=NO_PINGS, guild_ready_timeout=GUILD_READY_TIMEOUT)
-        self._tree = build_tree(self._client, self._command, self._choices)
-        self._client.add_dynamic_items(CommandButton)
-        for event, handler in {"on_message": self._message, "on_command_button": self._button,
-                               "on_ready": self._up, "on_resumed": self._up, "on_disconnect": self._down}.items():
-            setattr(self._client, event, handler)
+        self._intents = intents
+        self._client, self._tree = self._new_client()
         self._on_message: MessageHandler | None = None
         self._runner: asyncio.Task[None] | None = None
         self._online = False
@@ -90,9 +85,22 @@ class DiscordAdapter:
         self._owners: dict[str, _Owner] = {}  # message id -> interaction that posted it, oldest first
         self._moved: dict[str, str] = {}  # interaction message id -> channel message continuing it
 
+    def _new_client(self) -> tuple[discord.Client, app_commands.CommandTree]:
+        """A closed discord.Client cannot log in again, so every start (a watchdog restart too) gets a new one."""
+        client = discord.Client(intents=self._intents, max_ratelimit_timeout=RATE_LIMIT_WAIT,
+                                allowed_mentions=NO_PINGS, guild_ready_timeout=GUILD_READY_TIMEOUT)
+        tree = build_tree(client, self._command, self._choices)
+        client.add_dynamic_items(CommandButton)
+        for event, handler in {"on_message": self._message, "on_command_button": self._button,
+                               "on_ready": self._up, "on_resumed": self._up, "on_disconnect": self._down}.items():
+            setattr(client, event, handler)
+        return client, tree
+
     # ------------------------------------------------------------- lifecycle
     async def start(self, on_message: MessageHandler) -> None:
         self._on_message = on_message
+        if self._client.is_closed():
+            self._client, self._tree = self._new_client()
         self._runner = asyncio.create_task(self._client.start(self._token), name="discord-gateway")
         ready = asyncio.create_task(self._client.wait_until_ready())
         done, _ = await asyncio.wait({self._runner, ready}, timeout=READY_TIMEOUT,

@@ -138,3 +138,14 @@ def test_missing_token_is_a_clear_config_error() -> None:
     with pytest.raises(ConfigError, match="DISCORD_BOT_TOKEN"):
         create(Config(), {}, SERVICES)
 
+
+
+async def test_the_adapter_restarts_as_the_watchdog_does_it(adapter: DiscordAdapter, fake: FakeDiscord,
+                                                            inbox: Inbox) -> None:
+    await adapter.stop()
+    assert not adapter.connected()
+    await adapter.start(inbox)  # a closed discord.Client cannot log in again: start builds a new one
+    assert adapter.connected()
+    await fake.dispatch("MESSAGE_CREATE", fake.user_message(f"<@{APP_ID}> back again", mentions=(BOT_USER,)))
+    [message] = await inbox.wait()
+    assert message.text == "back again"
