@@ -111,7 +111,10 @@ class TelegramAdapter:
     async def stop(self) -> None:
         app = self._app
         if app.updater is not None and app.updater.running:
-            await app.updater.stop()
+            try:
+                await app.updater.stop()
+            except TelegramError as e:  # the polling loop had died with this error (e.g. a revoked token)
+                log.warning("telegram polling had stopped: %s", e.message)
         if app.running:
             await app.stop()
         await app.shutdown()
@@ -120,7 +123,13 @@ class TelegramAdapter:
     def connected(self) -> bool:
         if not self._app.running:
             return False
-        return bool(self._webhook_url) or (self._app.updater is not None and self._app.updater.running)
+        if self._webhook_url:
+            return True
+        updater = self._app.updater
+        # PTB keeps `updater.running` True after its polling loop died (e.g. a revoked token ends it with
+        # InvalidToken); only the loop's task tells, and PTB exposes it under a private name.
+        polling = getattr(updater, "_Updater__polling_task", None)
+        return updater is not None and updater.running and not (polling is not None and polling.done())
 
     async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
         return await self._outbound.send(chat, reply)

@@ -77,3 +77,11 @@ async def test_rejected_token_is_a_clear_config_error(fake: FakeTelegram) -> Non
     with pytest.raises(ConfigError, match="rejected"):
         await adapter.start(Inbox())
     assert isinstance(adapter, TelegramAdapter) and not adapter.connected()
+
+
+async def test_a_revoked_token_ends_polling_and_shows_as_disconnected(fake: FakeTelegram) -> None:
+    adapter = create(Config(), env(fake), services())
+    await adapter.start(Inbox())
+    fake.fail("getUpdates", 401, "Unauthorized", times=1000)  # the token was revoked while running
+    await fake.wait_until(lambda: not adapter.connected())  # so the watchdog can restart it and report it
+    await adapter.stop()
