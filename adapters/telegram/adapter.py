@@ -176,17 +176,17 @@ class TelegramAdapter:
         if inbound is None:
             return
         press = inbound.press
+        if press is not None and press.message_id is not None:
+            self._outbound.remember_press(inbound.message.message_id, press.chat_id, press.message_id)
+        try:  # to the hub first: a tap followed by a typed message must reach the session in that order
+            await self._on_message(inbound.message)
+        except Exception:
+            log.exception("handling telegram message %s failed", inbound.message.message_id)
         if press is not None:
-            if press.message_id is not None:
-                self._outbound.remember_press(inbound.message.message_id, press.chat_id, press.message_id)
             try:
                 await self._app.bot.answer_callback_query(press.query_id)
             except TelegramError as e:
                 log.info("callback query %s not acknowledged: %s", press.query_id, e.message)
-        try:
-            await self._on_message(inbound.message)
-        except Exception:
-            log.exception("handling telegram message %s failed", inbound.message.message_id)
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.error("telegram handler error: %r", context.error)

@@ -59,7 +59,7 @@ async def test_two_chats_run_concurrently_one_chat_in_order(tmp_path: Path) -> N
             await rec.say("second in a", chat_id="a")
             await rec.say("third in a", chat_id="a")
             await app.hub.idle()
-        assert both < 1.8, f"two chats took {both:.2f}s: lanes are not concurrent"
+        assert both < 1.95, f"two chats took {both:.2f}s: lanes are not concurrent (in turn: ≥ 2 s)"
         assert rec.texts("a") == ["first in a", "second in a", "third in a"]
     finally:
         await slow.stop()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -205,24 +204,19 @@ async def _fill(store: SqliteStore, total: int) -> None:
 
 
 @pytest.mark.parametrize("stored", [100, 10_000])
-async def test_append_cost_does_not_grow_with_store_size(tmp_path: Path, stored: int) -> None:
+async def test_appends_and_chains_stay_right_in_a_big_store(tmp_path: Path, stored: int) -> None:
+    """Correctness among many other conversations; how the cost scales is measured in bench/store.py."""
     store = SqliteStore(tmp_path / "bothub.db")
     await store.open()
     try:
         await _fill(store, stored)
         info = await store.create_conversation("tg:me")
         parent, rounds = info.root_id, 200
-        started = time.perf_counter()
         for i in range(rounds):
             msg = Message.new("user", f"q{i}", parent)
             await store.append_message("tg:me", info.id, msg)
             parent = msg.id
-        append_ms = (time.perf_counter() - started) / rounds * 1000
-        started = time.perf_counter()
-        for _ in range(20):
-            chain = await store.get_chain("tg:me", info.id, parent)
-        chain_ms = (time.perf_counter() - started) / 20 * 1000
-        print(f"\n{stored} stored: append {append_ms:.2f} ms, get_chain(depth {rounds}) {chain_ms:.2f} ms")
+        chain = await store.get_chain("tg:me", info.id, parent)
         assert [m.content for m in chain] == [f"q{i}" for i in range(rounds)]
     finally:
         await store.close()

@@ -138,3 +138,13 @@ async def test_redelivered_update_after_restart_is_not_answered_twice(
         await asyncio.sleep(0.2)
     assert sum("only once please" in text for text in tg.bot_texts(42)) == 1
     assert len(fake.requests) == 2
+
+
+async def test_a_photo_without_caption_gets_a_polite_note_and_no_model_call(
+        app: App, tg: FakeTelegram, fake: FakeOpenAI) -> None:
+    tg.inject_message(42, media="sticker")
+    tg.inject_message(42, "what is in this picture?", media="photo")  # a caption is read as the text
+    await _answered(tg, 42, "what is in this picture?")
+    first, second = tg.bot_texts(42)
+    assert "text" in first.lower()  # "I can only read text for now …"
+    assert len(fake.requests) == 1 and "what is in this picture?" in _prompt(fake)

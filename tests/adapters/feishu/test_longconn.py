@@ -47,5 +47,10 @@ async def test_card_press_over_the_long_connection_answers_a_toast(start_adapter
 async def test_stop_ends_the_long_connection_thread(start_adapter: StartAdapter) -> None:
     h = await start_adapter("websocket")
     assert h.adapter.connected()
+    connection = h.adapter._ws
+    assert connection is not None and connection._thread is not None
+    thread = connection._thread
+    assert thread.is_alive()
     await h.adapter.stop()
     assert not h.adapter.connected()
+    assert not thread.is_alive()  # the SDK's own loop really ended, not just our reference to it
