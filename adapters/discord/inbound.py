@@ -30,11 +30,12 @@ def parse_message(message: discord.Message, bot_id: int) -> IncomingMessage | No
     is_dm = isinstance(message.channel, discord.DMChannel)
     reply_to = message.reference.message_id if message.reference else None
     replied = message.reference.resolved if message.reference else None
-    to_bot = (any(user.id == bot_id for user in message.mentions)
+    own_roles = _own_role_ids(message, bot_id)
+    to_bot = (any(user.id == bot_id for user in message.mentions) or bool(own_roles)
               or (isinstance(replied, discord.Message) and replied.author.id == bot_id))
     if not (is_dm or to_bot):
         return None
-    text = _clean_text(message, bot_id)
+    text = _clean_text(message, bot_id, own_roles)
     attachments = _attachments(message)
     if not text and not attachments:  # e.g. a reply without a ping while the content intent is off
         return None
@@ -69,8 +70,13 @@ def _place(channel: object, channel_id: int) -> tuple[str, str | None]:
     return str(channel_id), None
 
 
-def _clean_text(message: discord.Message, bot_id: int) -> str:
-    """Drop the bot's own mention; show other user mentions as @name rather than raw ids."""
+def _own_role_ids(message: discord.Message, bot_id: int) -> set[int]:
+    """Discord's autocomplete often turns "@Bot" into a mention of the bot's managed role, not its user."""
+    return {role.id for role in message.role_mentions if role.tags is not None and role.tags.bot_id == bot_id}
+
+
+def _clean_text(message: discord.Message, bot_id: int, own_roles: set[int]) -> str:
+    """Drop the bot's own mention (user or managed role); show other user mentions as @name, not raw ids."""
     names = {user.id: user.display_name for user in message.mentions}
 
     def replace(match: re.Match[str]) -> str:
@@ -79,7 +85,10 @@ def _clean_text(message: discord.Message, bot_id: int) -> str:
             return ""
         return f"@{names[user_id]}" if user_id in names else match.group(0)
 
-    return re.sub(r"[ \t]{2,}", " ", _USER_MENTION.sub(replace, message.content)).strip()
+    text = _USER_MENTION.sub(replace, message.content)
+    for role_id in own_roles:
+        text = text.replace(f"<@&{role_id}>", "")
+    return re.sub(r"[ \t]{2,}", " ", text).strip()
 
 
 def _attachments(message: discord.Message) -> tuple[Attachment, ...]:

@@ -145,6 +145,6 @@ async def test_a_photo_without_caption_gets_a_polite_note_and_no_model_call(
     tg.inject_message(42, media="sticker")
     tg.inject_message(42, "what is in this picture?", media="photo")  # a caption is read as the text
     await _answered(tg, 42, "what is in this picture?")
-    first, second = tg.bot_texts(42)
-    assert "text" in first.lower()  # "I can only read text for now …"
+    note, answer = tg.bot_texts(42)
+    assert "text" in note.lower() and answer == "what is in this picture?"  # "I can only read text for now …"
     assert len(fake.requests) == 1 and "what is in this picture?" in _prompt(fake)

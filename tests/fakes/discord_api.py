@@ -26,6 +26,7 @@ from aiohttp import WSMsgType, web
 TOKEN = "TEST-TOKEN"
 APP_ID = "900000000000000001"  # a bot's user id equals its application id
 GUILD_ID = "800000000000000001"
+BOT_ROLE_ID = "800000000000000009"  # the managed role Discord gives the bot in the guild
 CHANNEL_ID = "800000000000000002"
 THREAD_ID = "800000000000000003"
 THREAD2_ID = "800000000000000005"
@@ -66,8 +67,11 @@ def guild_payload() -> dict:
     member = {"user": BOT_USER, "roles": [], "joined_at": _now_iso(), "deaf": False, "mute": False, "flags": 0}
     everyone = {"id": GUILD_ID, "name": "@everyone", "permissions": "2248473465835073", "position": 0,
                 "color": 0, "hoist": False, "managed": False, "mentionable": False, "flags": 0}
+    bot_role = {**everyone, "id": BOT_ROLE_ID, "name": BOT_USER["username"], "position": 1, "managed": True,
+                "tags": {"bot_id": APP_ID}}  # the role Discord gives every bot it adds to a guild
     return {
-        "id": GUILD_ID, "name": "test-guild", "owner_id": USER_ID, "member_count": 2, "roles": [everyone],
+        "id": GUILD_ID, "name": "test-guild", "owner_id": USER_ID, "member_count": 2,
+        "roles": [everyone, bot_role],
         "channels": [{"id": CHANNEL_ID, "type": 0, "name": "general", "position": 0,
                       "permission_overwrites": [], "nsfw": False, "parent_id": None}],
         "threads": [_thread(THREAD_ID, "first-thread"), _thread(THREAD2_ID, "second-thread")],

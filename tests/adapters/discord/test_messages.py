@@ -11,6 +11,7 @@ from bot.config import Config, ConfigError
 from tests.adapters.discord.conftest import SERVICES, Inbox
 from tests.fakes.discord_api import (
     APP_ID,
+    BOT_ROLE_ID,
     BOT_USER,
     CHANNEL_ID,
     DM_CHANNEL_ID,
@@ -149,3 +150,11 @@ async def test_the_adapter_restarts_as_the_watchdog_does_it(adapter: DiscordAdap
     await fake.dispatch("MESSAGE_CREATE", fake.user_message(f"<@{APP_ID}> back again", mentions=(BOT_USER,)))
     [message] = await inbox.wait()
     assert message.text == "back again"
+
+
+async def test_a_mention_of_the_bots_managed_role_counts_as_a_mention(adapter: DiscordAdapter, fake: FakeDiscord,
+                                                                      inbox: Inbox) -> None:
+    payload = fake.user_message(f"<@&{BOT_ROLE_ID}> summarize this", mention_roles=[BOT_ROLE_ID])
+    await fake.dispatch("MESSAGE_CREATE", payload)
+    [message] = await inbox.wait()
+    assert message.text == "summarize this"
