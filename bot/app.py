@@ -66,6 +66,7 @@ class App:
         self.hub = Hub(cfg, self.store, self.conversations, self.runner, self.approvals)
         self.adapters: list[Adapter] = []
         self.metrics = Metrics()
+        self.metrics.watch_usage(lambda: (self.llm.total_usage.prompt_tokens, self.llm.total_usage.completion_tokens))
         self.runner.metrics = self.metrics
         self.health = Health(self.adapters, self.metrics)
         self.watchdog = Watchdog([], self._start_adapter, self.metrics)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from collections.abc import Callable
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from bot.adapter import Adapter, Capabilities, ChatUnavailable, MessageHandler, RateLimited, SendError
 from bot.messages import ChatRef, SentRef
@@ -29,6 +31,13 @@ class Metrics:
         self.errors = Counter("bothub_errors", "Errors by kind", ["kind"], registry=reg)
         self.adapter_restarts = Counter("bothub_adapter_restarts", "Watchdog restarts", ["platform"],
                                         registry=reg)
+        self.llm_tokens = Gauge("bothub_llm_tokens", "Tokens the provider reported since start", ["kind"],
+                                registry=reg)
+
+    def watch_usage(self, usage: Callable[[], tuple[int, int]]) -> None:
+        """Read the LLM client's running (prompt, completion) totals whenever /metrics is scraped."""
+        self.llm_tokens.labels("prompt").set_function(lambda: usage()[0])
+        self.llm_tokens.labels("completion").set_function(lambda: usage()[1])
 
     def render(self) -> bytes:
         """The Prometheus text exposition of everything above."""

@@ -90,7 +90,7 @@ class LLMClient:
             # turns a thousand concurrent answers into a quadratic stall on the event loop.
             http_client=openai.DefaultAioHttpClient(),
         )
-        self.total_usage = Usage()  # across all calls, for metrics
+        self.total_usage = Usage()  # across all calls: /metrics shows it (bothub_llm_tokens)
 
     async def close(self) -> None:
         await self._client.close()

@@ -78,6 +78,8 @@ async def test_health_readiness_and_metrics(tmp_path: Path, fake: FakeOpenAI) ->
                  "bothub_run_duration_seconds_count 2.0",
                  "bothub_llm_first_token_seconds_count 1.0"):
         assert line in text, line
+    prompt_tokens = next(line for line in text.splitlines() if line.startswith('bothub_llm_tokens{kind="prompt"}'))
+    assert float(prompt_tokens.split()[-1]) > 0  # the fake reports usage with each answer
 
 
 async def test_two_apps_keep_separate_metrics(tmp_path: Path, fake: FakeOpenAI) -> None:
