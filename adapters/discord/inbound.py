@@ -72,7 +72,8 @@ def _place(channel: object, channel_id: int) -> tuple[str, str | None]:
 
 def _own_role_ids(message: discord.Message, bot_id: int) -> set[int]:
     """Discord's autocomplete often turns "@Bot" into a mention of the bot's managed role, not its user."""
-    return {role.id for role in message.role_mentions if role.tags is not None and role.tags.bot_id == bot_id}
+    roles = getattr(message, "role_mentions", ())  # discord.py leaves it unset when the payload omits it
+    return {role.id for role in roles if role.tags is not None and role.tags.bot_id == bot_id}
 
 
 def _clean_text(message: discord.Message, bot_id: int, own_roles: set[int]) -> str:
