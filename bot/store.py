@@ -87,6 +87,7 @@ class Store(MemoryStore, Protocol):
     ) -> ConversationInfo: ...
     async def chat_settings(self, chat: str) -> dict[str, Any]: ...
     async def update_chat_settings(self, chat: str, **values: Any) -> None: ...
+    async def change_chat_settings(self, chat: str, change: Callable[[dict[str, Any]], T]) -> T: ...
     async def seen(self, key: str, ttl: float = DEDUPE_TTL) -> bool: ...
     async def purge_expired(self) -> int: ...
 
@@ -362,19 +363,25 @@ class SqliteStore(MemoryRows):
 
     async def update_chat_settings(self, chat: str, **values: Any) -> None:
         """Merge values into the chat's settings; a value of None removes that setting."""
+        await self.change_chat_settings(chat, lambda settings: settings.update(values))
 
-        def op(db: sqlite3.Connection) -> None:
+    async def change_chat_settings(self, chat: str, change: Callable[[dict[str, Any]], T]) -> T:
+        """Read, change and write a chat's settings in one transaction, so concurrent changes never lose
+        one another. `change` edits the dict in place (None removes a key) and runs on the database thread."""
+
+        def op(db: sqlite3.Connection) -> T:
             row = self._one(db, "SELECT settings FROM chats WHERE key = ?", (chat,))
             settings = json.loads(row[0]) if row else {}
-            settings.update(values)
+            result = change(settings)
             settings = {k: v for k, v in settings.items() if v is not None}
             db.execute(
                 "INSERT INTO chats (key, settings, created_at) VALUES (?, ?, ?) "
                 "ON CONFLICT (key) DO UPDATE SET settings = excluded.settings",
                 (chat, json.dumps(settings, ensure_ascii=False), _iso(utc_now())),
             )
+            return result
 
-        await self._write(op)
+        return await self._write(op)
 
     async def seen(self, key: str, ttl: float = DEDUPE_TTL) -> bool:
         """Record key; True if it was already recorded and has not expired (one atomic upsert)."""

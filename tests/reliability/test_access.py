@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import sys
@@ -122,3 +123,17 @@ async def test_group_navigation_can_be_reserved_for_admins(tmp_path: Path, fake:
     assert rec.texts("g")[:4] == ["Only admins can do that here."] * 4
     assert rec.texts("g")[4].startswith("New conversation")
     assert rec.texts("dm")[0].startswith("New conversation")
+
+
+async def test_pairing_codes_asked_for_at_the_same_moment_all_survive(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "bothub.sqlite3")
+    await store.open()
+    try:
+        pairing = Pairing(store)
+        codes = await asyncio.gather(*(pairing.code_for("telegram", f"stranger{i}") for i in range(10)))
+        assert len(set(codes)) == 10
+        for i, code in enumerate(codes):
+            assert await pairing.approve("telegram", code) == f"stranger{i}"
+        assert all([await pairing.is_paired("telegram", f"stranger{i}") for i in range(10)])
+    finally:
+        await store.close()
