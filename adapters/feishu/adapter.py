@@ -29,6 +29,7 @@ from bot.config import Config, ConfigError
 from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
 
+STOP_GRACE = 2.0  # seconds in-flight events get to reach the hub at stop
 log = logging.getLogger(__name__)
 
 HANDLED_EVENTS = frozenset({"im.message.receive_v1", "card.action.trigger"})
@@ -119,10 +120,14 @@ class FeishuAdapter:
                     raise ConnectionError("Feishu long connection failed; see the log above")
 
     async def stop(self) -> None:
+        # Events already taken in may be marked seen: let them reach the hub (a hand-over is quick)
+        # rather than cancel them and lose them; only what hangs is cancelled.
+        if self._tasks:
+            _, hanging = await asyncio.wait(set(self._tasks), timeout=STOP_GRACE)
+            for task in hanging:
+                task.cancel()
+            await asyncio.gather(*hanging, return_exceptions=True)
         self._on_message = None
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
         await self._outbound.stop()
         await self._disconnect()
 
