@@ -136,7 +136,9 @@ class Hub:
         if verdict is Verdict.PAIR:
             code = await self.pairing.code_for(msg.platform, msg.user_id)
             await delivery.send(msg.chat, Reply(t(lang, "pairing", code=code)))
-        elif not msg.is_group:
+        elif not msg.is_group or msg.is_button or msg.text.lstrip().startswith("/"):
+            # a plain mention in a group that is not allowed gets silence; an explicit command or a
+            # button press gets its one line (and a Discord interaction its answer)
             await delivery.send(msg.chat, Reply(t(lang, "not_allowed")))
 
     async def _internal_error(self, msg: IncomingMessage, delivery: Delivery, lang: str) -> None:

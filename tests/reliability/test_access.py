@@ -99,13 +99,15 @@ async def test_allowlists_refuse_politely_and_never_run(tmp_path: Path, fake: Fa
         await rec.say("/new", chat_id="dm-x", user="x")
         await rec.say("hi from a strange group", chat_id="g-no", user="friend", group=True)
         await rec.say("/pair approve ABCDEFGH", chat_id="dm-x", user="x")  # only admins may use /pair
+        await rec.say("/tree", chat_id="g-no2", user="friend", group=True)
         await rec.say("friend here", chat_id="dm-f", user="friend")
         await rec.say("boss anywhere", chat_id="g-no", user="boss", group=True)
         await rec.say("ok group", chat_id="g-ok", user="y", group=True)
         await app.hub.idle()
     refusal = "Sorry, this bot is not open to you here."
     assert rec.texts("dm-x") == [refusal] * 3
-    assert rec.texts("g-no") == ["[User boss] boss anywhere"]  # a refused group stays silent
+    assert rec.texts("g-no") == ["[User boss] boss anywhere"]  # a refused group stays silent to mentions
+    assert rec.texts("g-no2") == [refusal]  # but an explicit command gets its one line
     assert rec.texts("dm-f") == ["friend here"]
     assert rec.texts("g-ok") == ["[User y] ok group"]
     assert len(fake.requests) == 3
