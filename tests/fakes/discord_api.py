@@ -23,6 +23,8 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes.serve import serve_local
+
 TOKEN = "TEST-TOKEN"
 APP_ID = "900000000000000001"  # a bot's user id equals its application id
 GUILD_ID = "800000000000000001"
@@ -116,11 +118,7 @@ class FakeDiscord:
         app = web.Application()
         app.router.add_get("/gateway", self._gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self.port = await serve_local(app)
 
     async def stop(self) -> None:
         if self._ws is not None and not self._ws.closed:

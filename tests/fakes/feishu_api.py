@@ -23,6 +23,8 @@ from aiohttp import WSMsgType, web
 from Crypto.Cipher import AES  # pycryptodome, a lark-oapi dependency
 from lark_oapi.ws.pb.pbbp2_pb2 import Frame
 
+from tests.fakes.serve import serve_local
+
 APP_ID, APP_SECRET = "cli_test", "test-secret"
 BOT_OPEN_ID = "ou_bot"
 CARD_LIMIT = 30 * 1024  # bytes of a card message / card entity
@@ -91,11 +93,7 @@ class FakeFeishu:
         app.router.add_post("/callback/ws/endpoint", self._ws_endpoint)
         app.router.add_get("/ws", self._ws_handler)
         app.router.add_route("*", "/open-apis/{tail:.*}", self._api)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self.port = await serve_local(app)
 
     async def stop(self) -> None:
         if self._ws is not None:

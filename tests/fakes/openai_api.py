@@ -21,6 +21,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.serve import serve_local
+
 MODEL = "fake-model"
 
 
@@ -156,11 +158,9 @@ class FakeOpenAI:
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         # handler_cancellation: a client that times out cancels our Hang instead of leaving it to sleep
-        self._runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=1.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", port, backlog=2048)  # a burst of 1000 clients connects at once
-        await site.start()
-        self.port = self._runner.addresses[0][1]
+        # backlog: a burst of 1000 clients connects at once
+        self._runner, self.port = await serve_local(app, port, backlog=2048, handler_cancellation=True,
+                                                    shutdown_timeout=1.0)
 
     async def stop(self) -> None:
         if self._runner is not None:

@@ -19,6 +19,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from tests.fakes.serve import serve_local
 from tests.fakes.telegram_rules import (
     CHAT_ACTIONS,
     MEDIA,
@@ -111,11 +112,7 @@ class FakeTelegram:
     async def start(self) -> None:
         app = web.Application()
         app.router.add_post("/bot{token}/{method}", self._handle)
-        self._runner = web.AppRunner(app, handler_cancellation=True)  # like a server seeing a hang-up
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
+        self._runner, self.port = await serve_local(app, handler_cancellation=True)  # like a server seeing a hang-up
         self._client = aiohttp.ClientSession()
 
     async def stop(self) -> None:
