@@ -19,9 +19,9 @@ from typing import Any
 from bench.common import Section, fake_llm, median, ms, percentile, run_standalone
 from bot.adapter import Capabilities
 from bot.app import App
-from bot.database import Database
 from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
+from bot.store.sqlite.database import Database
 from tests.harness import RecordingAdapter, running_app
 
 CHATS = 200

@@ -29,8 +29,8 @@ from bot.agent.tokens import TokenCounter
 from bot.agent.tools import default_registry
 from bot.app import App
 from bot.store import SqliteStore
-from bot.tree import Conversation, Message
-from bot.treeview import render_tree
+from bot.tree.model import Conversation, Message
+from bot.tree.view import render_tree
 from tests.harness import make_config, running_app
 
 SIZES = (100, 10_000, 100_000)

@@ -21,17 +21,17 @@ from bot.agent.skills import SkillSet
 from bot.agent.tools import default_registry, shell
 from bot.agent.tools import web as web_tool
 from bot.agent.tools.registry import ToolRegistry
+from bot.agent.workspace import init_workspace
 from bot.config import Config
-from bot.conversations import Conversations
-from bot.health import Health
-from bot.hub import Hub
+from bot.hub.conversations import Conversations
+from bot.hub.hub import Hub
+from bot.hub.runner import AgentRunner
+from bot.hub.sessions import SessionKey
 from bot.messages import ChatRef
-from bot.metrics import Metrics
-from bot.runner import AgentRunner
-from bot.sessions import SessionKey
+from bot.ops.health import Health
+from bot.ops.metrics import Metrics
+from bot.ops.watchdog import Watchdog
 from bot.store import SqliteStore
-from bot.watchdog import Watchdog
-from bot.workspace import init_workspace
 
 log = logging.getLogger("bothub.app")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from bot.agent.tools.registry import ToolContext, ToolRegistry
-from bot.store_memories import MEMORY_TYPES, MemoryEntry, MemoryStore
+from bot.store.sqlite.memories import MEMORY_TYPES, MemoryEntry, MemoryStore
 
 PROMPT_ENTRIES = 20  # entries offered to the prompt; PromptBuilder still fits them to the P2 budget
 MAX_CONTENT = 2000  # characters of one memory

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from bot.agent.skills import SkillSet
 from bot.commands.registry import CommandContext, UsageError, command
-from bot.conversations import AmbiguousConversation, ConversationNotFound
+from bot.hub.conversations import AmbiguousConversation, ConversationNotFound
 from bot.replies import Button, Reply
 
 PAGE = 8

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.commands.registry import CommandContext, UsageError, command
 from bot.replies import Button, Reply
-from bot.treeview import TreeLabels, number_nodes, render_tree
+from bot.tree.view import TreeLabels, number_nodes, render_tree
 
 PREVIEW = 60
 

@@ -7,14 +7,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from bot.hub.sessions import Session
 from bot.i18n import t
 from bot.messages import IncomingMessage
 from bot.replies import Reply
-from bot.sessions import Session
 
 if TYPE_CHECKING:
-    from bot.delivery import Delivery
-    from bot.hub import Hub
+    from bot.hub.delivery import Delivery
+    from bot.hub.hub import Hub
 
 
 class UsageError(Exception):

@@ -12,7 +12,7 @@ from bot.agent.skill_tools import LANGUAGE_LEAD_IN, MakeLoop, register_skill_too
 from bot.agent.skills import SkillSet
 from bot.agent.tools import default_registry
 from bot.agent.tools.registry import ToolContext, ToolRegistry
-from bot.workspace import BUNDLED_WORKSPACE
+from bot.agent.workspace import BUNDLED_WORKSPACE
 from tests.agent.conftest import MakeLLM
 from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
 

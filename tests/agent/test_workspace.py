@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.workspace import BUNDLED_WORKSPACE, check_workspace, init_workspace
+from bot.agent.workspace import BUNDLED_WORKSPACE, check_workspace, init_workspace
 
 
 def test_init_creates_the_defaults_once(tmp_path: Path) -> None:

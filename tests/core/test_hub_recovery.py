@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.adapter import ChatUnavailable
+from bot.hub.sessions import SessionKey
 from bot.messages import ChatRef, SentRef
 from bot.replies import Reply
-from bot.sessions import SessionKey
 from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
 from tests.harness import RecordingAdapter, running_app, wait_for
 

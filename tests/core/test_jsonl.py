@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.jsonl import export_jsonl, import_jsonl
 from bot.store import SqliteStore
-from bot.tree import Conversation, Message
+from bot.tree.jsonl import export_jsonl, import_jsonl
+from bot.tree.model import Conversation, Message
 from tests.core.test_treeview import seed_conversation
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.migrations import MIGRATIONS
-from bot.sessions import SessionKey
+from bot.hub.sessions import SessionKey
 from bot.store import SqliteStore
-from bot.store_memories import TOP_SQL
+from bot.store.sqlite.memories import TOP_SQL
+from bot.store.sqlite.migrations import MIGRATIONS
 from tests.fakes.openai_api import FakeOpenAI
 from tests.harness import RecordingAdapter, running_app
 

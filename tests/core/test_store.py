@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.store import SqliteStore
-from bot.tree import Message
+from bot.tree.model import Message
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -76,7 +76,7 @@ async def test_append_after_sigkill_is_not_lost(tmp_path: Path) -> None:
     script = (
         "import asyncio, os, signal, sys\n"
         "from bot.store import SqliteStore\n"
-        "from bot.tree import Message\n"
+        "from bot.tree.model import Message\n"
         "async def main():\n"
         "    s = SqliteStore(sys.argv[1]); await s.open()\n"
         "    info = await s.create_conversation('dc:1')\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.tree import Conversation, Message, new_id
+from bot.tree.model import Conversation, Message, new_id
 
 
 def _chat() -> tuple[Conversation, dict[str, Message]]:

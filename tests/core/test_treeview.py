@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from bot.tree import Conversation, Message
-from bot.treeview import TreeLabels, number_nodes, render_tree
+from bot.tree.model import Conversation, Message
+from bot.tree.view import TreeLabels, number_nodes, render_tree
 
 NUMBER = re.compile(r"^[│├└─ ]*\[(\d+)\]", re.MULTILINE)  # a message line, not a "↳ [n]" line
 HIDDEN = re.compile(r"… (\d+) messages hidden")

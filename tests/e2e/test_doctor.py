@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from bot import doctor
-from bot.workspace import init_workspace
+from bot.agent.workspace import init_workspace
+from bot.ops import doctor
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
 from tests.harness import make_config

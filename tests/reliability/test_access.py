@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bot.pairing import CODE_TTL, Pairing
+from bot.hub.pairing import CODE_TTL, Pairing
 from bot.store import SqliteStore
 from tests.fakes.openai_api import FakeOpenAI
 from tests.harness import RecordingAdapter, running_app
@@ -56,10 +56,10 @@ async def test_pairing_code_expires_after_an_hour(tmp_path: Path, monkeypatch: p
     try:
         pairing = Pairing(store)
         code = await pairing.code_for("telegram", "u1")
-        import bot.pairing
+        import bot.hub.pairing
 
-        real_time = bot.pairing.time.time
-        monkeypatch.setattr(bot.pairing.time, "time", lambda: real_time() + CODE_TTL + 1)
+        real_time = bot.hub.pairing.time.time
+        monkeypatch.setattr(bot.hub.pairing.time, "time", lambda: real_time() + CODE_TTL + 1)
         assert await pairing.approve("telegram", code) is None
         assert not await pairing.is_paired("telegram", "u1")
     finally:

@@ -10,8 +10,8 @@ import aiohttp
 
 from bot.adapter import MessageHandler
 from bot.app import App
-from bot.metrics import Metrics
-from bot.watchdog import Watchdog
+from bot.ops.metrics import Metrics
+from bot.ops.watchdog import Watchdog
 from tests.fakes.openai_api import Error, FakeOpenAI
 from tests.harness import RecordingAdapter, make_config, running_app, wait_for
 

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from bot.store import SqliteStore
-from bot.tree import Conversation
+from bot.tree.model import Conversation
 from tests.fakes.openai_api import FakeOpenAI
 
 REPO = Path(__file__).resolve().parents[2]
@@ -190,7 +190,7 @@ def test_cli_installs_the_redaction_filter(tmp_path: Path) -> None:
     """Whatever logs a token after `main` set up logging, the token never reaches the output."""
     token = "123456789:" + "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
     config = write_config(tmp_path)
-    code = ("import logging, sys; from bot import cli; cli.main(sys.argv[1:]); "
+    code = ("import logging, sys; from bot.cli import main; main.main(sys.argv[1:]); "
             "logging.getLogger('telegram.ext').error('GET https://api.telegram.org/bot%s/getMe failed', "
             "__import__('os').environ['TELEGRAM_BOT_TOKEN'])")
     rc, output = run_cli("--config", str(config), "init", str(tmp_path / "ws"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import logging
 
-from bot.redact import MASK, install, redact
+from bot.ops.redact import MASK, install, redact
 
 TELEGRAM = "123456789:" + "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
 DISCORD = "MTA0NjQ2NzA0MjEyMzQ1Njc4OQ" + ".GhXyZw." + "not-a-real-secret-just-a-test-value"

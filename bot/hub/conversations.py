@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.sessions import Session
+from bot.hub.sessions import Session
 from bot.store import ConversationInfo, Store
-from bot.tree import Conversation, Message
+from bot.tree.model import Conversation, Message
 
 
 class ConversationNotFound(Exception):

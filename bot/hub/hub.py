@@ -10,19 +10,19 @@ import re
 import uuid
 from typing import Any
 
-from bot.access import Access, Verdict
 from bot.adapter import Adapter
 from bot.agent.approvals import Approvals
 from bot.commands import COMMANDS, Command, CommandContext, UsageError, parse_command
 from bot.config import Config
-from bot.conversations import Conversations
-from bot.delivery import Delivery
+from bot.hub.access import Access, Verdict
+from bot.hub.conversations import Conversations
+from bot.hub.delivery import Delivery
+from bot.hub.pairing import Pairing
+from bot.hub.runner import AgentRunner, TurnContext
+from bot.hub.sessions import Session, SessionKey, Sessions
 from bot.i18n import t
 from bot.messages import IncomingMessage
-from bot.pairing import Pairing
 from bot.replies import Reply
-from bot.runner import AgentRunner, TurnContext
-from bot.sessions import Session, SessionKey, Sessions
 from bot.store import Store
 
 log = logging.getLogger("bothub.hub")

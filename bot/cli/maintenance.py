@@ -7,11 +7,11 @@ import importlib
 import os
 import sys
 
+from bot.agent.workspace import init_workspace
 from bot.config import Config
-from bot.jsonl import export_jsonl, import_jsonl
-from bot.pairing import Pairing
+from bot.hub.pairing import Pairing
 from bot.store import SqliteStore
-from bot.workspace import init_workspace
+from bot.tree.jsonl import export_jsonl, import_jsonl
 
 
 async def run(cfg: Config, command: str, args: argparse.Namespace) -> int:
@@ -21,7 +21,7 @@ async def run(cfg: Config, command: str, args: argparse.Namespace) -> int:
         print(f"workspace {path}: created {', '.join(created) if created else 'nothing (all files exist)'}")
         return 0
     if command == "doctor":
-        doctor = importlib.import_module("bot.doctor")
+        doctor = importlib.import_module("bot.ops.doctor")
         return int(await doctor.run(cfg, dict(os.environ)))
     if command == "discord-sync":
         commands = importlib.import_module("adapters.discord.commands")

@@ -8,8 +8,8 @@ import logging
 import time
 
 from bot.adapter import Adapter, ChatUnavailable, RateLimited, SendError
+from bot.hub.pacing import Pacer
 from bot.messages import ChatRef, SentRef
-from bot.pacing import Pacer
 from bot.replies import Reply, split_text
 
 log = logging.getLogger("bothub.delivery")

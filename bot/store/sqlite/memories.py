@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from bot.tree import utc_now
+from bot.tree.model import utc_now
 
 MEMORY_TYPES = ("fact", "pref", "decision", "context", "lesson")
 MAX_QUERY_WORDS = 8

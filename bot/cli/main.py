@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any, Protocol
 
-from bot import redact
 from bot.app import PLATFORMS, App, enabled_platforms
 from bot.config import Config, ConfigError, llm_setup_hint, load_config
+from bot.ops import redact
 
 log = logging.getLogger("bothub")
 
@@ -113,6 +113,6 @@ async def _serve(cfg: Config, platforms: list[str], chat_name: str) -> int:
 
 
 async def _tool(cfg: Config, command: str, args: argparse.Namespace) -> int:
-    from bot import tools_cli  # the one-shot maintenance commands live apart from serving
+    from bot.cli import maintenance  # the one-shot maintenance commands live apart from serving
 
-    return await tools_cli.run(cfg, command, args)
+    return await maintenance.run(cfg, command, args)

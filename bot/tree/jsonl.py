@@ -10,7 +10,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.tree import ROLES, Conversation, Message, new_id, utc_now
+from bot.tree.model import ROLES, Conversation, Message, new_id, utc_now
 
 
 def _timestamp(dt: datetime) -> str:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.messages import ChatRef, IncomingMessage
-from bot.tree import Message
+from bot.tree.model import Message
 
 log = logging.getLogger("bothub.sessions")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.tree import Conversation, Message
+from bot.tree.model import Conversation, Message
 
 MAX_PREVIEW = 60
 MAX_TARGETS = 10

@@ -10,7 +10,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from bot.adapter import Adapter, MessageHandler
 from bot.messages import IncomingMessage
-from bot.metrics import Metrics
+from bot.ops.metrics import Metrics
 
 
 class Health:

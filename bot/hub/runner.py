@@ -20,14 +20,14 @@ from bot.agent.prompt import PromptBuilder, answer_dangling_tool_calls, estimate
 from bot.agent.tokens import TokenCounter
 from bot.agent.tools.registry import ToolContext
 from bot.config import Config
-from bot.conversations import Conversations
-from bot.delivery import Delivery, StreamWriter
+from bot.hub.conversations import Conversations
+from bot.hub.delivery import Delivery, StreamWriter
+from bot.hub.sessions import Session
 from bot.i18n import STRINGS, t
 from bot.messages import ChatRef
-from bot.metrics import Metrics
+from bot.ops.metrics import Metrics
 from bot.replies import Reply
-from bot.sessions import Session
-from bot.tree import Message
+from bot.tree.model import Message
 
 log = logging.getLogger("bothub.runner")
 

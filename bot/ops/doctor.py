@@ -7,9 +7,9 @@ from collections.abc import Mapping
 
 import openai
 
+from bot.agent.workspace import check_workspace
 from bot.app import enabled_platforms
 from bot.config import Config
-from bot.workspace import check_workspace
 
 OK, FAIL, INFO = "✔", "✘", "·"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from bot.agent.prompt import P0_FILES, WORKSPACE_FILES
 from bot.agent.skills import SkillSet
 
-BUNDLED_WORKSPACE = Path(__file__).resolve().parent.parent / "workspace"
+BUNDLED_WORKSPACE = Path(__file__).resolve().parents[2] / "workspace"
 
 
 def init_workspace(path: Path, source: Path = BUNDLED_WORKSPACE) -> list[str]:

@@ -16,11 +16,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from bot.database import Database
-from bot.migrations import migrate
-from bot.store_memories import MemoryEntry as MemoryEntry
-from bot.store_memories import MemoryRows, MemoryStore
-from bot.tree import Conversation, Message, new_id, utc_now
+from bot.store.sqlite.database import Database
+from bot.store.sqlite.memories import MemoryEntry as MemoryEntry
+from bot.store.sqlite.memories import MemoryRows, MemoryStore
+from bot.store.sqlite.migrations import migrate
+from bot.tree.model import Conversation, Message, new_id, utc_now
 
 T = TypeVar("T")
 TITLE_MAX = 60

@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from bot.adapter import Adapter
-from bot.health import is_connected
-from bot.metrics import Metrics
+from bot.ops.health import is_connected
+from bot.ops.metrics import Metrics
 
 log = logging.getLogger("bothub.watchdog")
 
