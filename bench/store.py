@@ -28,7 +28,7 @@ from bot.agent.prompt import fit_history
 from bot.agent.tokens import TokenCounter
 from bot.agent.tools import default_registry
 from bot.app import App
-from bot.store import SqliteStore
+from bot.store.sqlite import SqliteStore
 from bot.tree.model import Conversation, Message
 from bot.tree.view import render_tree
 from tests.harness import make_config, running_app
@@ -89,21 +89,21 @@ class Scaling:
 
     async def add_chain(self, depth: int) -> None:
         conv = linear(depth, seed=depth)
-        info = await self.store.import_conversation(f"bench:chain{depth}", conv)
+        info = await self.store.conversations.import_tree(f"bench:chain{depth}", conv)
         self.chains[depth] = (info.chat, info.id, conv.current_message_id)
         self.stored += depth
 
     async def fill_to(self, total: int) -> None:
         while self.stored + FILLER_LENGTH <= total:
             self._fillers += 1
-            await self.store.import_conversation(f"bench:filler{self._fillers}", linear(FILLER_LENGTH, seed=0))
+            await self.store.conversations.import_tree(f"bench:filler{self._fillers}", linear(FILLER_LENGTH, seed=0))
             self.stored += FILLER_LENGTH
 
     async def append_time(self, depth: int) -> float:
         chat, conv_id, leaf = self.chains[depth]
 
         async def append() -> None:  # siblings under the leaf: the chain depth stays the same
-            await self.store.append_message(chat, conv_id, Message.new("user", "one more", parent_id=leaf))
+            await self.store.conversations.append(chat, conv_id, [Message.new("user", "one more", parent_id=leaf)])
 
         result = await timed(append)
         self.stored += REPEATS * 3
@@ -111,7 +111,7 @@ class Scaling:
 
     async def chain_time(self, depth: int) -> float:
         chat, conv_id, leaf = self.chains[depth]
-        return await timed(lambda: self.store.get_chain(chat, conv_id, leaf), 20)
+        return await timed(lambda: self.store.conversations.chain(chat, conv_id, leaf), 20)
 
 
 async def scaling(sec: Section, db: Path) -> int:
@@ -182,11 +182,11 @@ async def trees(sec: Section, db: Path) -> None:
     try:
         for nodes in TREE_SIZES:
             conv = branchy(nodes)
-            info = await store.import_conversation(f"bench:tree{nodes}", conv)
-            loaded = await store.load_conversation(info.chat, info.id, "system prompt")
+            info = await store.conversations.import_tree(f"bench:tree{nodes}", conv)
+            loaded = await store.conversations.load(info.chat, info.id, "system prompt")
             assert loaded is not None and len(loaded) == nodes
             render = await timed(_render_call(loaded), 10)
-            load = await timed(partial(store.load_conversation, info.chat, info.id, "system prompt"), 5)
+            load = await timed(partial(store.conversations.load, info.chat, info.id, "system prompt"), 5)
             if nodes == 10_000:
                 sec.check(f"/tree render, {nodes} nodes", render * 1000, 50, "ms", fmt=".1f")
             else:

@@ -31,7 +31,7 @@ from bot.messages import ChatRef
 from bot.ops.health import Health
 from bot.ops.metrics import Metrics
 from bot.ops.watchdog import Watchdog
-from bot.store import SqliteStore
+from bot.store.sqlite import SqliteStore
 
 log = logging.getLogger("bothub.app")
 
@@ -57,10 +57,10 @@ class App:
         skills = SkillSet.load(workspace / "skills")
         self.prompts = PromptBuilder(workspace, skills, language=cfg.language)
         self.approvals = Approvals()
-        self.memory = Memory(self.store)
+        self.memory = Memory(self.store.memories)
         self.tools = self._tools(skills)
         self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns)
-        self.conversations = Conversations(self.store)
+        self.conversations = Conversations(self.store.conversations)
         self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.tools.names,
                                   memory=self.memory)
         self.hub = Hub(cfg, self.store, self.conversations, self.runner, self.approvals)
@@ -92,13 +92,13 @@ class App:
     def services(self) -> AdapterServices:
         async def list_conversations(chat: ChatRef) -> list[ConversationChoice]:
             key = SessionKey(chat.platform, chat.chat_id, chat.thread_id).storage_key
-            infos = await self.store.list_conversations(key, limit=25)
+            infos = await self.store.conversations.recent(key, limit=25)
             return [ConversationChoice(i.id, i.title) for i in infos]
 
         def add_route(method: str, path: str, handler: WebHandler) -> None:
             self.web.router.add_route(method, path, handler)
 
-        return AdapterServices(list_conversations, self.store.seen, add_route, self.cfg.language)
+        return AdapterServices(list_conversations, self.store.inbox.seen, add_route, self.cfg.language)
 
     def add_adapter(self, adapter: Adapter) -> None:
         self.adapters.append(adapter)
@@ -134,7 +134,7 @@ class App:
         """Expired dedupe keys go hourly, so the table holds about a week of events, not all of them."""
         while True:
             try:
-                removed = await self.store.purge_expired()
+                removed = await self.store.inbox.purge_expired()
                 log.debug("purged %d expired dedupe keys", removed)
             except Exception:
                 log.exception("purging expired dedupe keys failed")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from bot.agent.tools.registry import ToolContext, ToolRegistry
-from bot.store.sqlite.memories import MEMORY_TYPES, MemoryEntry, MemoryStore
+from bot.store.memories import MEMORY_TYPES, MemoryEntry, MemoryStore
 
 PROMPT_ENTRIES = 20  # entries offered to the prompt; PromptBuilder still fits them to the P2 budget
 MAX_CONTENT = 2000  # characters of one memory
@@ -69,7 +69,7 @@ class Memory:
         if cached is not None:
             self._prompt_cache.move_to_end(chat)
             return cached
-        entries = await self.store.top_memories(chat, self.prompt_entries)
+        entries = await self.store.top(chat, self.prompt_entries)
         lines = self._prompt_cache[chat] = [format_entry(e) for e in reversed(entries)]
         if len(self._prompt_cache) > PROMPT_CACHE_CHATS:
             self._prompt_cache.popitem(last=False)
@@ -78,7 +78,7 @@ class Memory:
     async def forget(self, chat: str, number: int) -> bool:
         """Delete this chat's memory `number` (as /memory shows it)."""
         self._prompt_cache.pop(chat, None)
-        return await self.store.delete_memory(chat, number)
+        return await self.store.delete(chat, number)
 
     async def remember(self, chat: str, content: object, type: object = "fact", tags: object = None) -> int:
         """Validate and store one memory; returns its number in this chat (as /memory shows it)."""
@@ -90,11 +90,11 @@ class Memory:
         if kind not in MEMORY_TYPES:
             raise InvalidMemory(f"Error: type must be one of {', '.join(MEMORY_TYPES)} (got {type!r})")
         self._prompt_cache.pop(chat, None)
-        return await self.store.add_memory(chat, str(kind), content.strip(), clean_tags(tags))
+        return await self.store.add(chat, str(kind), content.strip(), clean_tags(tags))
 
     async def recall(self, chat: str, query: str, limit: int = RECALL_LIMIT) -> list[MemoryEntry]:
         self._prompt_cache.pop(chat, None)  # recalled entries count as used, which can reorder the top
-        return await self.store.search_memories(chat, query, limit)
+        return await self.store.search(chat, query, limit)
 
 
 def register(registry: ToolRegistry, memory: Memory) -> None:

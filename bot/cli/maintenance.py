@@ -10,7 +10,7 @@ import sys
 from bot.agent.workspace import init_workspace
 from bot.config import Config
 from bot.hub.pairing import Pairing
-from bot.store import SqliteStore
+from bot.store.sqlite import SqliteStore
 from bot.tree.jsonl import export_jsonl, import_jsonl
 
 
@@ -41,7 +41,7 @@ async def run(cfg: Config, command: str, args: argparse.Namespace) -> int:
     await store.open()
     try:
         if command == "export":
-            conv = await store.load_conversation(args.chat, args.conversation_id, "")
+            conv = await store.conversations.load(args.chat, args.conversation_id, "")
             if conv is None:
                 print(f"bothub: no conversation {args.conversation_id!r} in chat {args.chat!r}", file=sys.stderr)
                 return 1
@@ -53,11 +53,11 @@ async def run(cfg: Config, command: str, args: argparse.Namespace) -> int:
             except (OSError, ValueError) as e:
                 print(f"bothub: cannot import {args.file}: {e}", file=sys.stderr)
                 return 1
-            info = await store.import_conversation(args.chat, conv)
+            info = await store.conversations.import_tree(args.chat, conv)
             print(f"imported {len(conv) - 1} messages as conversation {info.id} in chat {args.chat}")
             return 0
         if command == "pair":
-            user = await Pairing(store).approve(args.platform, args.code)
+            user = await Pairing(store.pairing).approve(args.platform, args.code)
             if user is None:
                 print(f"bothub: no pending {args.platform} pairing with code {args.code} (codes expire after an hour)",
                       file=sys.stderr)

@@ -29,8 +29,8 @@ async def new(ctx: CommandContext) -> Reply:
 async def list_(ctx: CommandContext) -> Reply:
     page = _page(ctx.args)
     chat = ctx.session.key.storage_key
-    total = await ctx.hub.store.count_conversations(chat)
-    infos = await ctx.hub.store.list_conversations(chat, limit=PAGE, offset=page * PAGE)
+    total = await ctx.hub.store.conversations.count(chat)
+    infos = await ctx.hub.store.conversations.recent(chat, limit=PAGE, offset=page * PAGE)
     if not infos:
         return Reply(ctx.t("list_empty"))
     now = datetime.now(UTC)

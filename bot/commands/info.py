@@ -54,8 +54,7 @@ async def lang(ctx: CommandContext) -> Reply:
     choice = ctx.args.strip().lower()
     if choice not in ("en", "zh"):
         raise UsageError
-    await ctx.hub.store.update_chat_settings(ctx.session.key.storage_key, language=choice)
-    ctx.session.settings["language"] = choice
+    ctx.session.settings = await ctx.hub.store.settings.update(ctx.session.key.storage_key, language=choice)
     ctx.lang = choice
     return Reply(ctx.t("lang_set"))
 
@@ -69,10 +68,9 @@ async def model(ctx: CommandContext) -> Reply:
         return Reply(ctx.t("model_current", model=model_of(ctx), allowed=listed))
     if choice not in allowed:
         return Reply(ctx.t("model_not_allowed", model=choice, allowed=", ".join(allowed) or "-"))
-    await ctx.hub.store.update_chat_settings(ctx.session.key.storage_key, model=choice)
-    ctx.session.settings["model"] = choice
+    ctx.session.settings = await ctx.hub.store.settings.update(ctx.session.key.storage_key, model=choice)
     return Reply(ctx.t("model_set", model=choice))
 
 
 def model_of(ctx: CommandContext) -> str:
-    return str(ctx.session.settings.get("model") or ctx.hub.cfg.llm.chat_model)
+    return ctx.session.settings.model or ctx.hub.cfg.llm.chat_model

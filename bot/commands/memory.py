@@ -15,8 +15,8 @@ PREVIEW = 80  # characters of a memory's content on its /memory line
 async def memory(ctx: CommandContext) -> Reply:
     page = _page(ctx.args)
     chat = ctx.session.key.storage_key
-    total = await ctx.hub.store.count_memories(chat)
-    entries = await ctx.hub.store.list_memories(chat, limit=PAGE, offset=page * PAGE)
+    total = await ctx.hub.store.memories.count(chat)
+    entries = await ctx.hub.store.memories.page(chat, limit=PAGE, offset=page * PAGE)
     if not entries:
         if total == 0:
             return Reply(ctx.t("memory_empty"))

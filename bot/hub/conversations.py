@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from bot.hub.sessions import Session
-from bot.store import ConversationInfo, Store
+from bot.store import ConversationInfo, ConversationStore
 from bot.tree.model import Conversation, Message
 
 
@@ -21,7 +21,7 @@ class AmbiguousConversation(Exception):
 
 
 class Conversations:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: ConversationStore) -> None:
         self.store = store
 
     async def ensure(self, session: Session) -> None:
@@ -50,18 +50,18 @@ class Conversations:
         if message_id == session.root_id:
             return []
         assert session.conversation_id is not None
-        return await self.store.get_chain(session.key.storage_key, session.conversation_id, message_id)
+        return await self.store.chain(session.key.storage_key, session.conversation_id, message_id)
 
     async def new(self, session: Session, role: str = "default") -> ConversationInfo:
         await self.flush(session)
-        info = await self.store.create_conversation(session.key.storage_key, role)
+        info = await self.store.create(session.key.storage_key, role)
         await self._adopt(session, info)
         return info
 
     async def switch(self, session: Session, id_prefix: str) -> ConversationInfo:
         await self.flush(session)
         chat = session.key.storage_key
-        matches = await self.store.find_conversations(chat, id_prefix.strip().lower())
+        matches = await self.store.find(chat, id_prefix.strip().lower())
         exact = [m for m in matches if m.id == id_prefix]
         if exact:
             matches = exact
@@ -69,7 +69,7 @@ class Conversations:
             raise ConversationNotFound(id_prefix)
         if len(matches) > 1:
             raise AmbiguousConversation([m.id for m in matches])
-        await self.store.set_active_conversation(chat, matches[0].id)
+        await self.store.set_active(chat, matches[0].id)
         await self._adopt(session, matches[0])
         return matches[0]
 
@@ -85,7 +85,7 @@ class Conversations:
         async def write() -> None:
             if previous is not None:
                 await previous
-            await self.store.append_message(chat, conv_id, message)
+            await self.store.append(chat, conv_id, [message])
 
         task = session.writing = asyncio.create_task(write())
         task.add_done_callback(lambda t: self._written(session, t))
@@ -116,12 +116,12 @@ class Conversations:
     async def info(self, session: Session) -> ConversationInfo | None:
         await self.flush(session)
         assert session.conversation_id is not None
-        return await self.store.get_conversation(session.key.storage_key, session.conversation_id)
+        return await self.store.get(session.key.storage_key, session.conversation_id)
 
     async def tree(self, session: Session, system_prompt: str) -> Conversation:
         await self.flush(session)
         assert session.conversation_id is not None
-        conv = await self.store.load_conversation(session.key.storage_key, session.conversation_id, system_prompt)
+        conv = await self.store.load(session.key.storage_key, session.conversation_id, system_prompt)
         if conv is None:
             raise ConversationNotFound(session.conversation_id)
         return conv

@@ -40,7 +40,7 @@ class Hub:
         self.runner = runner
         self.sessions = Sessions()
         self.access = Access(cfg)
-        self.pairing = Pairing(store)
+        self.pairing = Pairing(store.pairing)
         self.deliveries: dict[str, Delivery] = {}
         self._accepting = True
 
@@ -48,7 +48,7 @@ class Hub:
         self.deliveries[adapter.name] = Delivery(adapter)
 
     def language(self, session: Session) -> str:
-        return str(session.settings.get("language") or self.cfg.language)
+        return session.settings.language or self.cfg.language
 
     async def handle(self, msg: IncomingMessage) -> None:
         """Entry point for adapters: never raises; the answer itself runs later, in the session's lane."""
@@ -66,7 +66,7 @@ class Hub:
             log.error("message from platform %s, which has no adapter attached", msg.platform)
             return
         key = SessionKey.of(msg)
-        if await self.store.seen(f"{key.storage_key}:{msg.message_id}"):
+        if await self.store.inbox.seen(f"{key.storage_key}:{msg.message_id}"):
             return  # a redelivery we already answered
         delivery.revive(msg.chat)  # the chat talks to us again: whatever blocked sending is over
         session = self.sessions.get(key)

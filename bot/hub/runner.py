@@ -108,7 +108,7 @@ class AgentRunner:
         end: RunFinished | RunFailed | None = None
         try:
             async with asyncio.timeout(self.cfg.llm.run_deadline):
-                model = session.settings.get("model")  # /model picks it per chat
+                model = session.settings.model  # /model picks it per chat
                 async for event in self._events(session, system, ctx, str(model) if model else None):
                     if isinstance(event, TextDelta):
                         partial += event.text

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.messages import ChatRef, IncomingMessage
+from bot.store.settings import ChatSettings
 from bot.tree.model import Message
 
 log = logging.getLogger("bothub.sessions")
@@ -44,7 +45,7 @@ class Session:
     root_id: str | None = None
     role: str = "default"
     path: list[Message] = field(default_factory=list)  # root-exclusive chain to the cursor
-    settings: dict[str, object] = field(default_factory=dict)  # per-chat choices: language, model
+    settings: ChatSettings = field(default_factory=ChatSettings)  # per-chat choices: language, model
     writing: asyncio.Task[None] | None = None  # the newest message write still in flight
     last_chat: ChatRef | None = None  # where this session's latest message came from (for shutdown notes)
     loaded: bool = False

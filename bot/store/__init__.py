@@ -1,6 +1,42 @@
-"""Persistence behind small Protocols; the SQLite backend lives in `bot.store.sqlite`."""
+"""Persistence behind small Protocols, one module per concern; the backends (`bot.store.sqlite`, …)
+implement them and are the only place in the repo that speaks SQL."""
 
-from bot.store.sqlite.memories import MemoryEntry, MemoryStore
-from bot.store.sqlite.store import ConversationInfo, OpenedChat, SqliteStore, Store, title_of
+from __future__ import annotations
 
-__all__ = ["ConversationInfo", "MemoryEntry", "MemoryStore", "OpenedChat", "SqliteStore", "Store", "title_of"]
+from typing import Protocol
+
+from bot.store.conversations import ConversationInfo, ConversationStore, OpenedChat
+from bot.store.inbox import InboxStore
+from bot.store.jobs import Job, JobStore, NewJob
+from bot.store.memories import MemoryEntry, MemoryStore
+from bot.store.pairing import PairingStore
+from bot.store.settings import ChatSettings, SettingsStore
+
+
+class Store(Protocol):
+    """One backend: a store per concern sharing one database, opened and closed together."""
+
+    @property
+    def conversations(self) -> ConversationStore: ...
+    @property
+    def settings(self) -> SettingsStore: ...
+    @property
+    def inbox(self) -> InboxStore: ...
+    @property
+    def memories(self) -> MemoryStore: ...
+    @property
+    def pairing(self) -> PairingStore: ...
+    @property
+    def jobs(self) -> JobStore: ...
+
+    async def open(self) -> None:
+        """Connect and run the migrations this database has not seen yet."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+__all__ = [
+    "ChatSettings", "ConversationInfo", "ConversationStore", "InboxStore", "Job", "JobStore", "MemoryEntry",
+    "MemoryStore", "NewJob", "OpenedChat", "PairingStore", "SettingsStore", "Store",
+]

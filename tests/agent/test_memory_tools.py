@@ -10,7 +10,7 @@ import pytest
 
 from bot.agent.memory import MAX_CONTENT, PROMPT_ENTRIES, Memory, register
 from bot.agent.tools.registry import ToolContext, ToolRegistry
-from bot.store import SqliteStore
+from bot.store.sqlite import SqliteStore
 from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
 from tests.harness import RecordingAdapter, running_app, wait_for
 
@@ -19,7 +19,7 @@ from tests.harness import RecordingAdapter, running_app, wait_for
 async def memory(tmp_path: Path) -> AsyncIterator[Memory]:
     store = SqliteStore(tmp_path / "bothub.db")
     await store.open()
-    yield Memory(store)
+    yield Memory(store.memories)
     await store.close()
 
 
@@ -75,14 +75,14 @@ async def test_bad_remember_is_refused_and_stores_nothing(
 ) -> None:
     result = await call(tools, in_chat("test:a", tmp_path), "remember", **arguments)
     assert result.startswith("Error") and error in result
-    assert await memory.store.count_memories("test:a") == 0
+    assert await memory.store.count("test:a") == 0
 
 
 async def test_types_and_tags_are_normalised(tools: ToolRegistry, memory: Memory, tmp_path: Path) -> None:
     a = in_chat("test:a", tmp_path)
     assert await call(tools, a, "remember", content="x" * MAX_CONTENT, type=" Lesson ") == "Remembered #1"
     assert await call(tools, a, "remember", content="y", tags="#Work, deploys work") == "Remembered #2"
-    stored = await memory.store.list_memories("test:a")
+    stored = await memory.store.page("test:a")
     assert [(e.type, e.tags) for e in stored] == [("lesson", ()), ("fact", ("work", "deploys"))]
     assert (await call(tools, a, "recall", query="  ")).startswith("Error: query must be a non-empty string")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.store import SqliteStore
+from bot.store.sqlite import SqliteStore
 from bot.tree.jsonl import export_jsonl, import_jsonl
 from bot.tree.model import Conversation, Message
 from tests.core.test_treeview import seed_conversation
@@ -82,13 +82,13 @@ async def test_import_through_the_store_into_another_chat(tmp_path: Path) -> Non
     try:
         original = seed_conversation()
         text = export_jsonl(original, {})
-        first = await store.import_conversation("tg:B", import_jsonl(text, "p"))
+        first = await store.conversations.import_tree("tg:B", import_jsonl(text, "p"))
         assert first.message_count == len(original) - 1 and first.title == "hello"
-        second = await store.import_conversation("tg:B", import_jsonl(text, "p"))  # id taken: a fresh one
+        second = await store.conversations.import_tree("tg:B", import_jsonl(text, "p"))  # id taken: a fresh one
         assert second.id != first.id and len(second.id) == 8
-        assert await store.active_conversation("tg:B") is None  # importing does not switch
+        assert await store.conversations.active("tg:B") is None  # importing does not switch
         for info in (first, second):
-            loaded = await store.load_conversation("tg:B", info.id, "p")
+            loaded = await store.conversations.load("tg:B", info.id, "p")
             assert loaded is not None
             _same_tree(original, loaded)
         assert export_jsonl(loaded, {}).splitlines()[1:] == text.splitlines()[1:]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from bot.hub.pairing import CODE_TTL, Pairing
-from bot.store import SqliteStore
+from bot.store.sqlite import SqliteStore
 from tests.fakes.openai_api import FakeOpenAI
 from tests.harness import RecordingAdapter, running_app
 
@@ -54,7 +54,7 @@ async def test_pairing_code_expires_after_an_hour(tmp_path: Path, monkeypatch: p
     store = SqliteStore(tmp_path / "db.sqlite3")
     await store.open()
     try:
-        pairing = Pairing(store)
+        pairing = Pairing(store.pairing)
         code = await pairing.code_for("telegram", "u1")
         import bot.hub.pairing
 
@@ -131,7 +131,7 @@ async def test_pairing_codes_asked_for_at_the_same_moment_all_survive(tmp_path: 
     store = SqliteStore(tmp_path / "bothub.sqlite3")
     await store.open()
     try:
-        pairing = Pairing(store)
+        pairing = Pairing(store.pairing)
         codes = await asyncio.gather(*(pairing.code_for("telegram", f"stranger{i}") for i in range(10)))
         assert len(set(codes)) == 10
         for i, code in enumerate(codes):

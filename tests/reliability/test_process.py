@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from bot.store import SqliteStore
+from bot.store.sqlite import SqliteStore
 from bot.tree.model import Conversation
 from tests.fakes.openai_api import FakeOpenAI
 
@@ -89,8 +89,8 @@ async def stored_conversation(data_dir: Path) -> Conversation:
     store = SqliteStore(data_dir / "bothub.sqlite3")
     await store.open()
     try:
-        [info] = await store.list_conversations(CHAT)
-        conv = await store.load_conversation(CHAT, info.id, "")  # raises on an orphan or a dangling cursor
+        [info] = await store.conversations.recent(CHAT)
+        conv = await store.conversations.load(CHAT, info.id, "")  # raises on an orphan or a dangling cursor
     finally:
         await store.close()
     assert conv is not None

@@ -1,68 +1,28 @@
-"""The memories half of SqliteStore (seed 003 §4), kept apart so store.py stays within its size.
-
-Every statement is scoped by chat. A chat's memories are numbered 1..n in the order they were made:
-that number is what `remember` answers, `/memory` shows and `/forget` takes, so a chat never sees the
-global row ids (which would reveal how much other chats remember).
-"""
+"""Memories on SQLite; every statement is scoped by chat. LIKE matches ASCII letters case-insensitively."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
-from bot.tree.model import utc_now
+from bot.store.memories import MemoryEntry, query_words
+from bot.store.sqlite.codec import now_iso, parse_time
+from bot.store.sqlite.database import Database
 
-MEMORY_TYPES = ("fact", "pref", "decision", "context", "lesson")
-MAX_QUERY_WORDS = 8
-_SQL_INT_MAX = 2**63 - 1  # a bigger page or number from a chat command would overflow the SQLite binding
+SQL_INT_MAX = 2**63 - 1  # a bigger page or number from a chat command would overflow the SQLite binding
 _COLUMNS = "id, chat, type, tags, content, uses, created_at, last_used_at"
 TOP_SQL = f"SELECT {_COLUMNS} FROM memories WHERE chat = ? ORDER BY uses DESC, id DESC LIMIT ?"  # per agent turn
 _WORD_MATCH = "(content LIKE ? ESCAPE '\\' OR tags LIKE ? ESCAPE '\\')"
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryEntry:
-    id: int
-    chat: str
-    type: str
-    content: str
-    tags: tuple[str, ...]
-    uses: int
-    created_at: datetime
-    last_used_at: datetime | None
-
-
-class MemoryStore(Protocol):
-    async def add_memory(self, chat: str, type: str, content: str, tags: Sequence[str] = ()) -> int: ...
-    async def search_memories(self, chat: str, query: str, limit: int = 10) -> list[MemoryEntry]: ...
-    async def top_memories(self, chat: str, limit: int = 20) -> list[MemoryEntry]: ...
-    async def list_memories(self, chat: str, limit: int = 20, offset: int = 0) -> list[MemoryEntry]: ...
-    async def count_memories(self, chat: str) -> int: ...
-    async def delete_memory(self, chat: str, number: int) -> bool: ...
-
-
-T = TypeVar("T")
-
-
-class _Connection(Protocol):
-    """What the mixin uses of SqliteStore: one operation on the database thread, or one transaction."""
-
-    async def _read(self, op: Callable[[sqlite3.Connection], T]) -> T: ...
-    async def _write(self, op: Callable[[sqlite3.Connection], T]) -> T: ...
-
-
-def _now() -> str:
-    return utc_now().isoformat(timespec="microseconds")
-
-
 def _entry(row: Sequence[Any]) -> MemoryEntry:
     mid, chat, kind, tags, content, uses, created, used = row
     return MemoryEntry(mid, chat, kind, content, tuple(json.loads(tags)), uses, datetime.fromisoformat(created),
-                       datetime.fromisoformat(used) if used else None)
+                       parse_time(used))
 
 
 def _like(word: str) -> str:
@@ -70,72 +30,61 @@ def _like(word: str) -> str:
     return f"%{escaped}%"
 
 
-def _bounded(value: int) -> int:
-    return min(max(value, 0), _SQL_INT_MAX)
+def bounded(value: int) -> int:
+    return min(max(value, 0), SQL_INT_MAX)
 
 
-def _rows(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Any]:
-    return db.execute(sql, params).fetchall()
+class SqliteMemories:
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
+    async def _entries(self, sql: str, params: Sequence[Any]) -> list[MemoryEntry]:
+        return [_entry(r) for r in await self._db.read(lambda db: db.execute(sql, params).fetchall())]
 
-class MemoryRows:
-    """Mixed into SqliteStore; each method is one operation on the store's database thread."""
-
-    async def add_memory(self: _Connection, chat: str, type: str, content: str, tags: Sequence[str] = ()) -> int:
-        """Store one memory (type and content already validated); returns its number in this chat."""
+    async def add(self, chat: str, type: str, content: str, tags: Sequence[str] = ()) -> int:
         def op(db: sqlite3.Connection) -> int:
-            cur = db.execute(
-                "INSERT INTO memories (chat, type, tags, content, created_at) VALUES (?, ?, ?, ?, ?)",
-                (chat, type, json.dumps(list(tags), ensure_ascii=False), content, _now()),
-            )
-            number = _rows(db, "SELECT COUNT(*) FROM memories WHERE chat = ? AND id <= ?", (chat, cur.lastrowid))
-            return int(number[0][0])
+            cur = db.execute("INSERT INTO memories (chat, type, tags, content, created_at) VALUES (?, ?, ?, ?, ?)",
+                             (chat, type, json.dumps(list(tags), ensure_ascii=False), content, now_iso()))
+            sql = "SELECT COUNT(*) FROM memories WHERE chat = ? AND id <= ?"
+            return int(db.execute(sql, (chat, cur.lastrowid)).fetchone()[0])
 
-        return await self._write(op)
+        return await self._db.write(op)
 
-    async def search_memories(self: _Connection, chat: str, query: str, limit: int = 10) -> list[MemoryEntry]:
-        """Entries whose content or tags contain any query word, most matching words first; marks them used."""
-        words = list(dict.fromkeys(query.lower().split()))[:MAX_QUERY_WORDS]
+    async def search(self, chat: str, query: str, limit: int = 10) -> list[MemoryEntry]:
+        words = query_words(query)
         if not words or limit < 1:
             return []
         score = " + ".join(_WORD_MATCH for _ in words)
         sql = (f"SELECT {_COLUMNS} FROM (SELECT {_COLUMNS}, ({score}) AS score FROM memories WHERE chat = ?) "
                "WHERE score > 0 ORDER BY score DESC, uses DESC, id DESC LIMIT ?")
-        params = [p for w in words for p in (_like(w), _like(w))]
-        now = _now()
+        params = [*(p for w in words for p in (_like(w), _like(w))), chat, bounded(limit)]
+        now = now_iso()
 
         def op(db: sqlite3.Connection) -> list[MemoryEntry]:
-            found = [_entry(r) for r in _rows(db, sql, [*params, chat, _bounded(limit)])]
+            found = [_entry(r) for r in db.execute(sql, params)]
             if found:
                 marks = ", ".join("?" for _ in found)
-                db.execute(
-                    f"UPDATE memories SET uses = uses + 1, last_used_at = ? WHERE chat = ? AND id IN ({marks})",
-                    (now, chat, *(e.id for e in found)),
-                )
+                db.execute(f"UPDATE memories SET uses = uses + 1, last_used_at = ? WHERE chat = ? AND id IN ({marks})",
+                           (now, chat, *(e.id for e in found)))
             return found
 
         used = datetime.fromisoformat(now)
-        return [replace(e, uses=e.uses + 1, last_used_at=used) for e in await self._write(op)]
+        return [replace(e, uses=e.uses + 1, last_used_at=used) for e in await self._db.write(op)]
 
-    async def top_memories(self: _Connection, chat: str, limit: int = 20) -> list[MemoryEntry]:
-        """Most used first, then newest: one walk of the (chat, uses, id) index, so its cost is `limit` rows."""
-        rows = await self._read(lambda db: _rows(db, TOP_SQL, (chat, _bounded(limit))))
-        return [_entry(r) for r in rows]
+    async def top(self, chat: str, limit: int = 20) -> list[MemoryEntry]:
+        return await self._entries(TOP_SQL, (chat, bounded(limit)))
 
-    async def list_memories(self: _Connection, chat: str, limit: int = 20, offset: int = 0) -> list[MemoryEntry]:
-        """Oldest first: entry i of the result has number offset + i + 1."""
+    async def page(self, chat: str, limit: int = 20, offset: int = 0) -> list[MemoryEntry]:
         sql = f"SELECT {_COLUMNS} FROM memories WHERE chat = ? ORDER BY id LIMIT ? OFFSET ?"
-        rows = await self._read(lambda db: _rows(db, sql, (chat, _bounded(limit), _bounded(offset))))
-        return [_entry(r) for r in rows]
+        return await self._entries(sql, (chat, bounded(limit), bounded(offset)))
 
-    async def count_memories(self: _Connection, chat: str) -> int:
-        rows = await self._read(lambda db: _rows(db, "SELECT COUNT(*) FROM memories WHERE chat = ?", (chat,)))
-        return int(rows[0][0])
+    async def count(self, chat: str) -> int:
+        sql = "SELECT COUNT(*) FROM memories WHERE chat = ?"
+        return int(await self._db.read(lambda db: db.execute(sql, (chat,)).fetchone()[0]))
 
-    async def delete_memory(self: _Connection, chat: str, number: int) -> bool:
-        """Delete this chat's memory number `number` (as /memory shows it); False if there is none."""
-        if not 1 <= number <= _SQL_INT_MAX:
+    async def delete(self, chat: str, number: int) -> bool:
+        if not 1 <= number <= SQL_INT_MAX:
             return False
         sql = ("DELETE FROM memories WHERE chat = ? AND id = "
                "(SELECT id FROM memories WHERE chat = ? ORDER BY id LIMIT 1 OFFSET ?)")
-        return await self._write(lambda db: db.execute(sql, (chat, chat, number - 1)).rowcount > 0)
+        return await self._db.write(lambda db: db.execute(sql, (chat, chat, number - 1)).rowcount > 0)

@@ -66,6 +66,46 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX memories_top ON memories (chat, uses DESC, id DESC);
     CREATE INDEX memories_by_chat ON memories (chat, id);
     """,
+    # 3: pairing gets its own table (it lived in fake '_pairing:<platform>' chat rows); scheduled jobs.
+    r"""
+    CREATE TABLE pairing (
+        platform TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        code TEXT,
+        expires_at REAL,
+        approved_at TEXT,
+        PRIMARY KEY (platform, user_id)
+    ) WITHOUT ROWID;
+    CREATE UNIQUE INDEX pairing_codes ON pairing (platform, code);
+    INSERT INTO pairing (platform, user_id, approved_at)
+        SELECT substr(c.key, 10), a.value, c.created_at FROM chats AS c, json_each(c.settings, '$.approved') AS a
+        WHERE c.key LIKE '\_pairing:%' ESCAPE '\';
+    INSERT INTO pairing (platform, user_id, code, expires_at)
+        SELECT substr(c.key, 10), json_extract(p.value, '$.user_id'), p.key, json_extract(p.value, '$.expires')
+        FROM chats AS c, json_each(c.settings, '$.pending') AS p
+        WHERE c.key LIKE '\_pairing:%' ESCAPE '\'
+        ON CONFLICT DO NOTHING;
+    DELETE FROM chats WHERE key LIKE '\_pairing:%' ESCAPE '\';
+    CREATE TABLE jobs (
+        id INTEGER PRIMARY KEY,
+        chat TEXT NOT NULL,
+        conversation_id TEXT,
+        created_by TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('once', 'cron', 'interval')),
+        spec TEXT NOT NULL,
+        timezone TEXT NOT NULL,
+        next_due TEXT,
+        text TEXT NOT NULL,
+        runs_agent INTEGER NOT NULL,
+        enabled INTEGER NOT NULL DEFAULT 1,
+        last_run TEXT,
+        last_result TEXT,
+        claimed_at TEXT,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX jobs_due ON jobs (next_due) WHERE enabled = 1 AND claimed_at IS NULL;
+    CREATE INDEX jobs_by_chat ON jobs (chat, next_due);
+    """,
 )
 
 

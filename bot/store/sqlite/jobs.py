@@ -1,0 +1,56 @@
+"""Jobs on SQLite: a claim is one IMMEDIATE transaction, which also serializes processes sharing the file."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from bot.store.jobs import Job, NewJob, Reschedule
+from bot.store.sqlite.codec import iso, now_iso, parse_time
+from bot.store.sqlite.database import Database
+
+_COLUMNS = ("id, chat, conversation_id, created_by, kind, spec, timezone, next_due, text, runs_agent, enabled, "
+            "last_run, last_result, claimed_at")
+_INSERT = ("INSERT INTO jobs (chat, conversation_id, created_by, kind, spec, timezone, next_due, text, runs_agent, "
+           f"created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {_COLUMNS}")
+_DUE = (f"SELECT {_COLUMNS} FROM jobs WHERE enabled = 1 AND claimed_at IS NULL AND next_due <= ? "
+        "ORDER BY next_due, id LIMIT ?")
+
+
+def _job(row: Sequence[Any]) -> Job:
+    jid, chat, conv, by, kind, spec, tz, due, text, agent, enabled, last_run, result, claimed = row
+    return Job(jid, chat, conv, by, kind, spec, tz, parse_time(due), text, bool(agent), bool(enabled),
+               parse_time(last_run), result, parse_time(claimed))
+
+
+def _optional_iso(dt: datetime | None) -> str | None:
+    return iso(dt) if dt is not None else None
+
+
+class SqliteJobs:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add(self, job: NewJob) -> Job:
+        params = (job.chat, job.conversation_id, job.created_by, job.kind, job.spec, job.timezone, iso(job.next_due),
+                  job.text, int(job.runs_agent), now_iso())
+        return _job(await self._db.write(lambda db: db.execute(_INSERT, params).fetchone()))
+
+    async def for_chat(self, chat: str) -> list[Job]:
+        sql = f"SELECT {_COLUMNS} FROM jobs WHERE chat = ? ORDER BY next_due IS NULL, next_due, id"
+        return [_job(r) for r in await self._db.read(lambda db: db.execute(sql, (chat,)).fetchall())]
+
+    async def claim_due(self, now: datetime, limit: int, reschedule: Reschedule) -> list[Job]:
+        def op(db: sqlite3.Connection) -> list[Job]:
+            due = [_job(r) for r in db.execute(_DUE, (iso(now), max(limit, 0))).fetchall()]
+            db.executemany("UPDATE jobs SET claimed_at = ?, next_due = ? WHERE id = ?",
+                           [(iso(now), _optional_iso(reschedule(job)), job.id) for job in due])
+            return due
+
+        return await self._db.write(op)
+
+    async def finish(self, job_id: int, ran_at: datetime, result: str) -> None:
+        sql = "UPDATE jobs SET last_run = ?, last_result = ?, claimed_at = NULL WHERE id = ?"
+        await self._db.write(lambda db: db.execute(sql, (iso(ran_at), result, job_id)))
