@@ -1,12 +1,23 @@
-"""The contract every platform adapter fulfils, and the typed failures the hub handles in one place."""
+"""The contract every platform adapter fulfils, how an adapter describes itself, and the typed failures
+the hub handles in one place.
+
+Core never names a platform: each package under `adapters/` exports `SPEC` (an AdapterSpec), and core
+finds it by the package's name (`platforms:` in the config, or the presence of its secrets).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import argparse
+import functools
+import importlib
+import pkgutil
+import re
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
 
 from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
@@ -25,7 +36,7 @@ class ConversationChoice:
 class AdapterServices:
     """What the core lends an adapter: read-only queries, persisted dedupe and the hub's web server."""
 
-    list_conversations: Callable[[ChatRef], Awaitable[list[ConversationChoice]]]  # e.g. Discord autocomplete
+    list_conversations: Callable[[ChatRef], Awaitable[list[ConversationChoice]]]  # e.g. for autocomplete
     seen: Callable[[str], Awaitable[bool]]  # records an event key; True if it was already handled
     add_route: Callable[[str, str, WebHandler], None]  # (method, path, handler) on the hub's aiohttp server
     language: str = "en"
@@ -66,7 +77,7 @@ class SendFailed(SendError):
 
 
 class Adapter(Protocol):
-    """Each adapter package exposes `create(config, env, services) -> Adapter` in its adapter.py."""
+    """What `AdapterSpec.create` returns."""
 
     name: str
     capabilities: Capabilities
@@ -84,3 +95,77 @@ class Adapter(Protocol):
     def connected(self) -> bool:
         """For /readyz and the watchdog: is the polling loop / gateway / long connection alive?"""
         ...
+
+
+class AccessConfig(BaseModel):
+    """Who may talk to the bot on one platform; see bot/hub/access.py."""
+
+    model_config = ConfigDict(extra="forbid")
+    allow_users: list[str] = Field(default_factory=list)
+    allow_chats: list[str] = Field(default_factory=list)
+    admins: list[str] = Field(default_factory=list)
+    dm_policy: Literal["open", "allowlist", "pairing"] = "open"
+    group_policy: Literal["open", "allowlist"] = "open"
+    group_commands: Literal["anyone", "admins"] = "anyone"
+
+
+class PlatformConfig(BaseModel):
+    """The base of every adapter's config section (the YAML key is the adapter's name)."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool | None = None  # None: on when the spec's required env vars are all set
+    access: AccessConfig | None = Field(default_factory=AccessConfig)  # None: no rules (a local terminal)
+
+
+S = TypeVar("S", bound=PlatformConfig)
+
+
+@dataclass(frozen=True)
+class CliCommand(Generic[S]):
+    """An extra `bothub <name>` subcommand an adapter contributes (e.g. registering slash commands)."""
+
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[S, Mapping[str, str], argparse.Namespace], Awaitable[int]]  # the exit code
+
+
+@dataclass(frozen=True)
+class AdapterSpec(Generic[S]):
+    """Everything core needs to know about one platform, exported as `SPEC` by `adapters/<name>/`.
+
+    `create` and `doctor` should import the platform SDK only when called: specs are read at start-up
+    for every installed adapter, and some SDKs take seconds to import.
+    """
+
+    name: str
+    config_model: type[S]
+    create: Callable[[S, Mapping[str, str], AdapterServices], Adapter]
+    secrets: tuple[str, ...] = ()  # env vars holding secrets: masked in every log line
+    required_env: tuple[str, ...] = ()  # all set (and no `platforms:` list): the platform runs
+    doctor: Callable[[S, Mapping[str, str]], Awaitable[str]] | None = None  # one line, or raises
+    commands: tuple[CliCommand[S], ...] = ()
+    loggers: tuple[str, ...] = ()  # the SDK's chatty loggers, kept at WARNING
+
+
+ADAPTER_PACKAGE = "adapters"
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+@functools.cache
+def installed_platforms() -> tuple[str, ...]:
+    """Names of the adapter packages present: a new platform is one new folder."""
+    package = importlib.import_module(ADAPTER_PACKAGE)
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(package.__path__) if m.ispkg))
+
+
+def find_spec(name: str) -> AdapterSpec[Any] | None:
+    """The spec of the adapter package called `name`, or None if there is none."""
+    if not _NAME.fullmatch(name) or name not in installed_platforms():
+        return None
+    spec = getattr(importlib.import_module(f"{ADAPTER_PACKAGE}.{name}"), "SPEC", None)
+    return spec if isinstance(spec, AdapterSpec) else None
+
+
+def installed_specs() -> list[AdapterSpec[Any]]:
+    return [spec for name in installed_platforms() if (spec := find_spec(name)) is not None]

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 from collections.abc import Mapping
 
 from aiohttp import web
 
-from bot.adapter import Adapter, AdapterServices, ConversationChoice, WebHandler
+from bot.adapter import Adapter, AdapterServices, ConversationChoice, WebHandler, find_spec
 from bot.agent.approvals import Approvals
 from bot.agent.llm import LLMClient
 from bot.agent.loop import AgentLoop
@@ -22,7 +21,7 @@ from bot.agent.tools import default_registry, shell
 from bot.agent.tools import web as web_tool
 from bot.agent.tools.registry import ToolRegistry
 from bot.agent.workspace import init_workspace
-from bot.config import Config
+from bot.config import Config, ConfigError
 from bot.hub.conversations import Conversations
 from bot.hub.hub import Hub
 from bot.hub.runner import AgentRunner
@@ -35,12 +34,7 @@ from bot.store.sqlite import SqliteStore
 
 log = logging.getLogger("bothub.app")
 
-PLATFORMS = ("telegram", "discord", "feishu")
 PURGE_EVERY = 3600.0  # seconds
-
-
-def enabled_platforms(cfg: Config) -> list[str]:
-    return [name for name in PLATFORMS if getattr(cfg, name).enabled]
 
 
 class App:
@@ -105,9 +99,12 @@ class App:
         self.hub.attach(self.metrics.instrument(adapter))
 
     def load_adapter(self, platform: str) -> Adapter:
-        """Adapters are imported by name so the core never depends on a platform package."""
-        module = importlib.import_module(f"adapters.{platform}.adapter")
-        adapter: Adapter = module.create(self.cfg, self.env, self.services())
+        """Adapters are found by name (their spec) so the core never depends on a platform package."""
+        spec = find_spec(platform)
+        if spec is None:
+            raise ConfigError(f"no adapter named {platform!r}")
+        section = self.cfg.sections.get(platform) or spec.config_model()
+        adapter = spec.create(section, self.env, self.services())
         self.add_adapter(adapter)
         return adapter
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails, InitErrorDetails
+
+from bot.adapter import PlatformConfig, find_spec, installed_specs
 
 
 class ConfigError(Exception):
@@ -30,40 +33,6 @@ class LLMConfig(_Section):
     max_retries: int = 2
     run_deadline: float = 900.0  # seconds for one whole agent run; above the 10 minutes a shell approval may wait
     temperature: float | None = None
-
-
-class AccessConfig(_Section):
-    allow_users: list[str] = Field(default_factory=list)
-    allow_chats: list[str] = Field(default_factory=list)
-    admins: list[str] = Field(default_factory=list)
-    dm_policy: Literal["open", "allowlist", "pairing"] = "open"
-    group_policy: Literal["open", "allowlist"] = "open"
-    group_commands: Literal["anyone", "admins"] = "anyone"
-
-
-class TelegramConfig(_Section):
-    enabled: bool | None = None  # None: on when TELEGRAM_BOT_TOKEN is set
-    api_base: str | None = None  # env TELEGRAM_API_BASE
-    webhook_url: str | None = None
-    webhook_path: str = "/telegram/webhook"
-    access: AccessConfig = Field(default_factory=AccessConfig)
-
-
-class DiscordConfig(_Section):
-    enabled: bool | None = None
-    api_base: str | None = None  # env DISCORD_API_BASE
-    gateway_url: str | None = None  # env DISCORD_GATEWAY_URL
-    message_content_intent: bool = False
-    sync_commands_on_start: bool = False
-    access: AccessConfig = Field(default_factory=AccessConfig)
-
-
-class FeishuConfig(_Section):
-    enabled: bool | None = None
-    domain: str | None = None  # env FEISHU_DOMAIN: "feishu", "lark" or a URL
-    transport: Literal["websocket", "webhook"] = "websocket"
-    webhook_path: str = "/feishu/webhook"
-    access: AccessConfig = Field(default_factory=AccessConfig)
 
 
 class ServerConfig(_Section):
@@ -91,13 +60,43 @@ class Config(_Section):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
-    telegram: TelegramConfig = Field(default_factory=TelegramConfig)
-    discord: DiscordConfig = Field(default_factory=DiscordConfig)
-    feishu: FeishuConfig = Field(default_factory=FeishuConfig)
+    platforms: list[str] | None = None  # adapters to run; unset: each one whose required secrets are set
+    sections: dict[str, PlatformConfig] = Field(default_factory=dict)  # adapter name → its own section
+
+    @model_validator(mode="before")
+    @classmethod
+    def _adapter_sections(cls, data: Any) -> Any:
+        """A top-level key naming an installed adapter is that adapter's section, checked by its model."""
+        if not isinstance(data, dict):
+            return data
+        data, sections = dict(data), dict(data.get("sections") or {})
+        for key in [k for k in data if k not in cls.model_fields and isinstance(k, str)]:
+            spec = find_spec(key)
+            if spec is None:
+                continue  # left in place: reported as an unknown key
+            try:
+                sections[key] = spec.config_model.model_validate(data.pop(key) or {})
+            except ValidationError as e:
+                errors = [_under(key, err) for err in e.errors()]
+                raise ValidationError.from_exception_data(cls.__name__, errors) from None
+        data["sections"] = sections
+        return data
 
     @property
     def workspace_dir(self) -> Path:
         return self.workspace or self.data_dir / "workspace"
+
+    @property
+    def enabled_platforms(self) -> list[str]:
+        return [name for name, section in self.sections.items() if section.enabled]
+
+
+def _under(key: str, error: ErrorDetails) -> InitErrorDetails:
+    """An adapter section's validation error, located under the section's key."""
+    details: InitErrorDetails = {"type": error["type"], "loc": (key, *error["loc"]), "input": error["input"]}
+    if "ctx" in error:
+        details["ctx"] = error["ctx"]
+    return details
 
 
 def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> Config:
@@ -136,16 +135,22 @@ def _apply_env(cfg: Config, env: dict[str, str]) -> None:
     cfg.llm.api_key = env.get("OPENAI_API_KEY") or None
     cfg.llm.base_url = env.get("OPENAI_BASE_URL") or cfg.llm.base_url
     cfg.llm.chat_model = env.get("BOTHUB_MODEL") or cfg.llm.chat_model
-    cfg.telegram.api_base = env.get("TELEGRAM_API_BASE") or cfg.telegram.api_base
-    cfg.discord.api_base = env.get("DISCORD_API_BASE") or cfg.discord.api_base
-    cfg.discord.gateway_url = env.get("DISCORD_GATEWAY_URL") or cfg.discord.gateway_url
-    cfg.feishu.domain = env.get("FEISHU_DOMAIN") or cfg.feishu.domain
-    if cfg.telegram.enabled is None:
-        cfg.telegram.enabled = bool(env.get("TELEGRAM_BOT_TOKEN"))
-    if cfg.discord.enabled is None:
-        cfg.discord.enabled = bool(env.get("DISCORD_BOT_TOKEN"))
-    if cfg.feishu.enabled is None:
-        cfg.feishu.enabled = bool(env.get("FEISHU_APP_ID") and env.get("FEISHU_APP_SECRET"))
+    _enable_platforms(cfg, env)
+
+
+def _enable_platforms(cfg: Config, env: dict[str, str]) -> None:
+    """Every installed adapter gets a section; `platforms:` decides which run, else their secrets do."""
+    if cfg.platforms is not None:
+        unknown = [name for name in cfg.platforms if find_spec(name) is None]
+        if unknown:
+            installed = ", ".join(spec.name for spec in installed_specs())
+            raise ConfigError(f"platforms: no adapter named {', '.join(unknown)} (installed: {installed})")
+    for spec in installed_specs():
+        section = cfg.sections.setdefault(spec.name, spec.config_model())
+        if cfg.platforms is not None:
+            section.enabled = spec.name in cfg.platforms
+        elif section.enabled is None:
+            section.enabled = bool(spec.required_env) and all(env.get(name) for name in spec.required_env)
 
 
 def llm_setup_hint() -> str:

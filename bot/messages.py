@@ -17,9 +17,9 @@ class Attachment:
 class IncomingMessage:
     """One inbound event, parsed once at the edge (mention stripped, markup removed)."""
 
-    platform: str  # "telegram" | "discord" | "feishu" | "console"
+    platform: str  # the adapter's name (its package under adapters/)
     chat_id: str
-    thread_id: str | None  # Telegram topic, Discord thread, Feishu thread
+    thread_id: str | None  # a topic or thread inside the chat: a session of its own
     message_id: str  # platform id of the event; the dedupe key within a chat
     user_id: str
     user_name: str

@@ -1,9 +1,7 @@
 """Discord adapter: discord.py's gateway client running inside the hub's loop.
 
-Slash commands and button presses are acknowledged at once (Discord allows 3 s) and the hub's replies
-to them go through the interaction: the first one replaces the "thinking…" placeholder (or, for a
-button, the message that holds the button), later ones are followups. The interaction token lives
-15 minutes, so a reply still running near its end carries on as ordinary channel messages.
+Slash commands and button presses are acknowledged at once (Discord allows 3 s); the hub's replies
+to them then go through the interaction (outbound.py).
 """
 
 from __future__ import annotations
@@ -12,12 +10,11 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
 
 import discord
 from discord import app_commands
 
+from adapters.discord import DiscordConfig
 from adapters.discord.commands import (
     CommandButton,
     build_tree,
@@ -25,44 +22,29 @@ from adapters.discord.commands import (
     configure_endpoints,
     conversation_choices,
 )
-from adapters.discord.inbound import INTERACTION_PREFIX, chat_of, interaction_key, parse_command, parse_message
-from adapters.discord.outbound import NO_PINGS, guarded, render, render_one, view_for
+from adapters.discord.inbound import chat_of, parse_command, parse_message
+from adapters.discord.outbound import DiscordOutbound, guarded
+from adapters.discord.render import NO_PINGS
 from bot.adapter import AdapterServices, Capabilities, MessageHandler, SendError, SendFailed
-from bot.config import Config, ConfigError, DiscordConfig
+from bot.config import ConfigError
 from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
 
 log = logging.getLogger(__name__)
 
 READY_TIMEOUT = 30.0  # seconds start() waits for the gateway before returning anyway
-TOKEN_MARGIN = 60.0  # seconds before the 15-minute interaction token expires that we stop relying on it
 RATE_LIMIT_WAIT = 30.0  # longest 429 wait discord.py sleeps through itself (its minimum setting)
-MAX_MOVED = 1000
 GUILD_READY_TIMEOUT = 2.0  # discord.py waits this long after the last GUILD_CREATE before "ready"
 
 
-def create(config: Config, env: Mapping[str, str], services: AdapterServices) -> DiscordAdapter:
+def create(settings: DiscordConfig, env: Mapping[str, str], services: AdapterServices) -> DiscordAdapter:
     token = env.get("DISCORD_BOT_TOKEN", "").strip()
     if not token:
         raise ConfigError("DISCORD_BOT_TOKEN is not set: create an application at "
                           "https://discord.com/developers/applications, add a bot and copy its token")
-    return DiscordAdapter(token, config.discord, services)
-
-
-@dataclass
-class _Pending:
-    """An acknowledged interaction whose replies go through its webhook."""
-
-    interaction: discord.Interaction
-    answered: bool = False  # the original response (placeholder or pressed message) has been replaced
-
-
-@dataclass(frozen=True)
-class _Owner:
-    """A message posted through an interaction's webhook, so edits must use the same route."""
-
-    interaction: discord.Interaction
-    original: bool
+    endpoints = settings.model_copy(update={"api_base": api_base(settings, env),
+                                            "gateway_url": env.get("DISCORD_GATEWAY_URL") or settings.gateway_url})
+    return DiscordAdapter(token, endpoints, services)
 
 
 class DiscordAdapter:
@@ -81,9 +63,7 @@ class DiscordAdapter:
         self._on_message: MessageHandler | None = None
         self._runner: asyncio.Task[None] | None = None
         self._online = False
-        self._pending: dict[str, _Pending] = {}  # "i:<id>" -> interaction, oldest first
-        self._owners: dict[str, _Owner] = {}  # message id -> interaction that posted it, oldest first
-        self._moved: dict[str, str] = {}  # interaction message id -> channel message continuing it
+        self._outbound = DiscordOutbound(lambda: self._client)
 
     def _new_client(self) -> tuple[discord.Client, app_commands.CommandTree]:
         """A closed discord.Client cannot log in again, so every start (a watchdog restart too) gets a new one."""
@@ -168,8 +148,7 @@ class DiscordAdapter:
         except (discord.HTTPException, discord.InteractionResponded) as e:  # e.g. redelivered: already acked
             log.warning("discord: could not acknowledge interaction %s: %s", interaction.id, e)
             return
-        self._forget_expired()
-        self._pending[interaction_key(interaction)] = _Pending(interaction)
+        self._outbound.acknowledged(interaction)
 
     async def _choices(self, interaction: discord.Interaction, typed: str) -> list[app_commands.Choice[str]]:
         try:
@@ -189,102 +168,13 @@ class DiscordAdapter:
 
     # -------------------------------------------------------------- outbound
     async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
-        parts = render(reply)
-        view = view_for(reply.buttons)
-        message_id = ""
-        for index, content in enumerate(parts):
-            message_id = await self._post(chat, content, view if index == len(parts) - 1 else None)
-        return SentRef(chat, message_id)
-
-    async def _post(self, chat: ChatRef, content: str, view: discord.ui.View | None) -> str:
-        pending = self._live(chat.reply_to)
-        if pending is None:
-            extra = _present(view=view, reference=_reference(chat))
-            message = await guarded(self._channel(chat).send(content, allowed_mentions=NO_PINGS, **extra))
-            return str(message.id)
-        interaction = pending.interaction
-        if pending.answered:
-            message = await guarded(interaction.followup.send(
-                content, wait=True, allowed_mentions=NO_PINGS, **_present(view=view)))
-        else:
-            message = await guarded(interaction.edit_original_response(
-                content=content, view=view, allowed_mentions=NO_PINGS))
-        self._owners[str(message.id)] = _Owner(interaction, original=not pending.answered)
-        pending.answered = True
-        return str(message.id)
+        return await self._outbound.send(chat, reply)
 
     async def edit(self, ref: SentRef, reply: Reply) -> None:
-        content, view = render_one(reply), view_for(reply.buttons)
-        target = self._moved.get(ref.message_id, ref.message_id)
-        owner = self._owners.get(target)
-        if owner is not None and _expiring(owner.interaction):
-            channel = self._channel(ref.chat)
-            moved = await guarded(channel.send(content, allowed_mentions=NO_PINGS, **_present(view=view)))
-            self._moved[ref.message_id] = str(moved.id)
-            while len(self._moved) > MAX_MOVED:
-                del self._moved[next(iter(self._moved))]
-        elif owner is not None and owner.original:
-            await guarded(owner.interaction.edit_original_response(
-                content=content, view=view, allowed_mentions=NO_PINGS))
-        elif owner is not None:
-            await guarded(owner.interaction.followup.edit_message(
-                int(target), content=content, view=view, allowed_mentions=NO_PINGS))
-        else:
-            message = self._channel(ref.chat).get_partial_message(_snowflake(target))
-            await guarded(message.edit(content=content, view=view, allowed_mentions=NO_PINGS))
+        await self._outbound.edit(ref, reply)
 
     async def typing(self, chat: ChatRef) -> None:
-        pending = self._live(chat.reply_to)
-        if pending is not None and pending.interaction.type is discord.InteractionType.application_command:
-            return  # Discord already shows "is thinking…" for a deferred command
-        await guarded(self._channel(chat).typing())
-
-    def _live(self, reply_to: str | None) -> _Pending | None:
-        """The interaction a reply should go through, unless its token is about to expire."""
-        if not reply_to or not reply_to.startswith(INTERACTION_PREFIX):
-            return None
-        pending = self._pending.get(reply_to)
-        return None if pending is None or _expiring(pending.interaction) else pending
-
-    def _channel(self, chat: ChatRef) -> discord.PartialMessageable:
-        return self._client.get_partial_messageable(_snowflake(chat.thread_id or chat.chat_id))
-
-    def _forget_expired(self) -> None:
-        _drop_expired(self._pending)
-        _drop_expired(self._owners)
-
-
-def _drop_expired(store: dict[str, Any]) -> None:
-    """Forget interactions whose token has expired; entries are kept oldest first, so stop at a live one."""
-    now = discord.utils.utcnow()
-    while store:
-        key, first = next(iter(store.items()))
-        if first.interaction.expires_at > now:
-            break
-        del store[key]
-
-
-def _present(**kwargs: Any) -> dict[str, Any]:
-    """discord.py wants optional arguments left out rather than passed as None."""
-    return {key: value for key, value in kwargs.items() if value is not None}
-
-
-def _expiring(interaction: discord.Interaction) -> bool:
-    return (interaction.expires_at - discord.utils.utcnow()).total_seconds() < TOKEN_MARGIN
-
-
-def _reference(chat: ChatRef) -> discord.MessageReference | None:
-    """In guild channels an answer replies to the message it answers, so the thread of talk stays clear."""
-    if not chat.is_group or not chat.reply_to or not chat.reply_to.isdigit():
-        return None
-    channel_id = _snowflake(chat.thread_id or chat.chat_id)
-    return discord.MessageReference(message_id=int(chat.reply_to), channel_id=channel_id, fail_if_not_exists=False)
-
-
-def _snowflake(value: str) -> int:
-    if not value.isdigit():
-        raise SendFailed(f"not a discord id: {value!r}")
-    return int(value)
+        await self._outbound.typing(chat)
 
 
 def _raise_start_failure(runner: asyncio.Task[None]) -> None:
@@ -298,9 +188,13 @@ def _raise_start_failure(runner: asyncio.Task[None]) -> None:
     raise SendFailed(f"discord gateway stopped during start-up: {error!r}") from error
 
 
-async def doctor(config: Config, env: Mapping[str, str]) -> str:
+def api_base(settings: DiscordConfig, env: Mapping[str, str]) -> str | None:
+    return env.get("DISCORD_API_BASE") or settings.api_base
+
+
+async def doctor(settings: DiscordConfig, env: Mapping[str, str]) -> str:
     """For `bothub doctor`: does Discord accept the token?"""
     token = env.get("DISCORD_BOT_TOKEN", "").strip()
     if not token:
         raise ConfigError("DISCORD_BOT_TOKEN is not set")
-    return "token accepted, bot " + await check_token(token, config.discord.api_base or env.get("DISCORD_API_BASE"))
+    return "token accepted, bot " + await check_token(token, api_base(settings, env))

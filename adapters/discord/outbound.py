@@ -1,57 +1,159 @@
-"""Render neutral Replies as Discord messages, and translate discord.py failures into the hub's errors.
+"""Replies onto Discord: channel messages, or an interaction's webhook while its token lives.
 
-Discord Markdown is what the model writes, so text passes through; monospace replies become a code
-block; the title becomes a bold first line; buttons become components whose custom_id is the command.
+The first reply to a slash command replaces the "thinking…" placeholder (for a button, the message
+that holds the button), later ones are followups. The interaction token lives 15 minutes, so a reply
+still running near its end carries on as ordinary channel messages. discord.py's failures become the
+hub's typed SendErrors here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import aiohttp
 import discord
 
-from adapters.discord.commands import CommandButton
+from adapters.discord.inbound import INTERACTION_PREFIX, interaction_key
+from adapters.discord.render import NO_PINGS, render, render_one, view_for
 from bot.adapter import ChatUnavailable, RateLimited, SendError, SendFailed
-from bot.replies import FENCE, Button, Reply, split_text
+from bot.messages import ChatRef, SentRef
+from bot.replies import Reply
 
 T = TypeVar("T")
-DISCORD_LIMIT = 2000  # characters of content per message
-MAX_ROWS = MAX_PER_ROW = 5
-NO_PINGS = discord.AllowedMentions.none()  # model output must never ping @everyone, roles or users
+TOKEN_MARGIN = 60.0  # seconds before the 15-minute interaction token expires that we stop relying on it
+MAX_MOVED = 1000
 _UNKNOWN_CHANNEL = 10003
-_BROKEN_FENCE = "`\u200b``"  # a ``` inside monospace text must not end the code block
 
 
-def render(reply: Reply, limit: int = DISCORD_LIMIT) -> list[str]:
-    """The message contents for a reply, each within `limit`; code blocks are closed and reopened
-    across parts instead of being cut."""
-    body = reply.text
-    if reply.monospace:
-        body = f"{FENCE}\n{body.replace(FENCE, _BROKEN_FENCE)}\n{FENCE}"
-    if reply.title:
-        body = f"**{reply.title}**\n{body}"
-    return split_text(body, limit) or ["…"]  # Discord refuses empty messages
+@dataclass
+class _Pending:
+    """An acknowledged interaction whose replies go through its webhook."""
+
+    interaction: discord.Interaction
+    answered: bool = False  # the original response (placeholder or pressed message) has been replaced
 
 
-def render_one(reply: Reply, limit: int = DISCORD_LIMIT) -> str:
-    """One message's content for an edit: a message cannot grow into two, so keep the first part."""
-    return render(reply, limit)[0]
+@dataclass(frozen=True)
+class _Owner:
+    """A message posted through an interaction's webhook, so edits must use the same route."""
+
+    interaction: discord.Interaction
+    original: bool
 
 
-def view_for(buttons: tuple[tuple[Button, ...], ...]) -> discord.ui.View | None:
-    """Components for the buttons, or None (which also removes old buttons when editing)."""
-    if not buttons:
+class DiscordOutbound:
+    """Per-message state: which interaction posted what, and where an expiring one moved to."""
+
+    def __init__(self, client: Callable[[], discord.Client]) -> None:
+        self._client = client  # the adapter's current client (a restart makes a new one)
+        self._pending: dict[str, _Pending] = {}  # "i:<id>" -> interaction, oldest first
+        self._owners: dict[str, _Owner] = {}  # message id -> interaction that posted it, oldest first
+        self._moved: dict[str, str] = {}  # interaction message id -> channel message continuing it
+
+    def acknowledged(self, interaction: discord.Interaction) -> None:
+        """Replies to this interaction go through its webhook from now on."""
+        self._forget_expired()
+        self._pending[interaction_key(interaction)] = _Pending(interaction)
+
+    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
+        parts = render(reply)
+        view = view_for(reply.buttons)
+        message_id = ""
+        for index, content in enumerate(parts):
+            message_id = await self._post(chat, content, view if index == len(parts) - 1 else None)
+        return SentRef(chat, message_id)
+
+    async def _post(self, chat: ChatRef, content: str, view: discord.ui.View | None) -> str:
+        pending = self._live(chat.reply_to)
+        if pending is None:
+            extra = _present(view=view, reference=_reference(chat))
+            message = await guarded(self._channel(chat).send(content, allowed_mentions=NO_PINGS, **extra))
+            return str(message.id)
+        interaction = pending.interaction
+        if pending.answered:
+            message = await guarded(interaction.followup.send(
+                content, wait=True, allowed_mentions=NO_PINGS, **_present(view=view)))
+        else:
+            message = await guarded(interaction.edit_original_response(
+                content=content, view=view, allowed_mentions=NO_PINGS))
+        self._owners[str(message.id)] = _Owner(interaction, original=not pending.answered)
+        pending.answered = True
+        return str(message.id)
+
+    async def edit(self, ref: SentRef, reply: Reply) -> None:
+        content, view = render_one(reply), view_for(reply.buttons)
+        target = self._moved.get(ref.message_id, ref.message_id)
+        owner = self._owners.get(target)
+        if owner is not None and _expiring(owner.interaction):
+            channel = self._channel(ref.chat)
+            moved = await guarded(channel.send(content, allowed_mentions=NO_PINGS, **_present(view=view)))
+            self._moved[ref.message_id] = str(moved.id)
+            while len(self._moved) > MAX_MOVED:
+                del self._moved[next(iter(self._moved))]
+        elif owner is not None and owner.original:
+            await guarded(owner.interaction.edit_original_response(
+                content=content, view=view, allowed_mentions=NO_PINGS))
+        elif owner is not None:
+            await guarded(owner.interaction.followup.edit_message(
+                int(target), content=content, view=view, allowed_mentions=NO_PINGS))
+        else:
+            message = self._channel(ref.chat).get_partial_message(_snowflake(target))
+            await guarded(message.edit(content=content, view=view, allowed_mentions=NO_PINGS))
+
+    async def typing(self, chat: ChatRef) -> None:
+        pending = self._live(chat.reply_to)
+        if pending is not None and pending.interaction.type is discord.InteractionType.application_command:
+            return  # Discord already shows "is thinking…" for a deferred command
+        await guarded(self._channel(chat).typing())
+
+    def _live(self, reply_to: str | None) -> _Pending | None:
+        """The interaction a reply should go through, unless its token is about to expire."""
+        if not reply_to or not reply_to.startswith(INTERACTION_PREFIX):
+            return None
+        pending = self._pending.get(reply_to)
+        return None if pending is None or _expiring(pending.interaction) else pending
+
+    def _channel(self, chat: ChatRef) -> discord.PartialMessageable:
+        return self._client().get_partial_messageable(_snowflake(chat.thread_id or chat.chat_id))
+
+    def _forget_expired(self) -> None:
+        _drop_expired(self._pending)
+        _drop_expired(self._owners)
+
+
+def _drop_expired(store: dict[str, Any]) -> None:
+    """Forget interactions whose token has expired; entries are kept oldest first, so stop at a live one."""
+    now = discord.utils.utcnow()
+    while store:
+        key, first = next(iter(store.items()))
+        if first.interaction.expires_at > now:
+            break
+        del store[key]
+
+
+def _present(**kwargs: Any) -> dict[str, Any]:
+    """discord.py wants optional arguments left out rather than passed as None."""
+    return {key: value for key, value in kwargs.items() if value is not None}
+
+
+def _expiring(interaction: discord.Interaction) -> bool:
+    return (interaction.expires_at - discord.utils.utcnow()).total_seconds() < TOKEN_MARGIN
+
+
+def _reference(chat: ChatRef) -> discord.MessageReference | None:
+    """In guild channels an answer replies to the message it answers, so the thread of talk stays clear."""
+    if not chat.is_group or not chat.reply_to or not chat.reply_to.isdigit():
         return None
-    view = discord.ui.View(timeout=None)
-    seen: set[str] = set()  # Discord rejects a message whose custom_ids repeat
-    for row_index, row in enumerate(buttons[:MAX_ROWS]):
-        for button in row[:MAX_PER_ROW]:
-            if button.action.startswith("/") and button.action not in seen:
-                seen.add(button.action)
-                view.add_item(CommandButton.make(button.label, button.action, row_index))
-    return view if view.children else None
+    channel_id = _snowflake(chat.thread_id or chat.chat_id)
+    return discord.MessageReference(message_id=int(chat.reply_to), channel_id=channel_id, fail_if_not_exists=False)
+
+
+def _snowflake(value: str) -> int:
+    if not value.isdigit():
+        raise SendFailed(f"not a discord id: {value!r}")
+    return int(value)
 
 
 async def guarded(call: Awaitable[T]) -> T:

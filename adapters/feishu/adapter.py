@@ -21,11 +21,11 @@ from lark_oapi.event.callback.model.p2_card_action_trigger import (
     P2CardActionTriggerResponse,
 )
 
-from adapters.feishu import crypto, inbound
+from adapters.feishu import FeishuConfig, crypto, inbound
 from adapters.feishu.outbound import FeishuOutbound
 from adapters.feishu.transport import ApiError, FeishuHttp, LongConnection, resolve_domain
 from bot.adapter import AdapterServices, Capabilities, MessageHandler
-from bot.config import Config, ConfigError
+from bot.config import ConfigError
 from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
 
@@ -234,18 +234,18 @@ class FeishuAdapter:
             log.exception("feishu: handling button press %s failed", press.event_id)
 
 
-def create(config: Config, env: Mapping[str, str], services: AdapterServices) -> FeishuAdapter:
+def create(settings: FeishuConfig, env: Mapping[str, str], services: AdapterServices) -> FeishuAdapter:
     """Build the adapter; secrets come only from `env`. Webhook mode registers its route here."""
     app_id, app_secret = env.get("FEISHU_APP_ID", ""), env.get("FEISHU_APP_SECRET", "")
     if not app_id or not app_secret:
         raise ConfigError("Feishu needs FEISHU_APP_ID and FEISHU_APP_SECRET (developer console → Credentials).")
     try:
-        base_url = resolve_domain(config.feishu.domain or env.get("FEISHU_DOMAIN"))
+        base_url = resolve_domain(env.get("FEISHU_DOMAIN") or settings.domain)
     except ValueError as e:
         raise ConfigError(str(e)) from e
     encrypt_key = env.get("FEISHU_ENCRYPT_KEY", "")
     verification_token = env.get("FEISHU_VERIFICATION_TOKEN", "")
-    transport = config.feishu.transport
+    transport = settings.transport
     if transport == "webhook" and not (encrypt_key or verification_token):
         raise ConfigError(
             "Feishu webhook mode needs FEISHU_ENCRYPT_KEY and/or FEISHU_VERIFICATION_TOKEN "
@@ -261,17 +261,17 @@ def create(config: Config, env: Mapping[str, str], services: AdapterServices) ->
         verification_token=verification_token,
     )
     if transport == "webhook":
-        services.add_route("POST", config.feishu.webhook_path, adapter.handle_webhook)
+        services.add_route("POST", settings.webhook_path, adapter.handle_webhook)
         adapter.mark_route_ready()
     return adapter
 
 
-async def doctor(config: Config, env: Mapping[str, str]) -> str:
+async def doctor(settings: FeishuConfig, env: Mapping[str, str]) -> str:
     """For `bothub doctor`: do the app credentials get a tenant token and the bot's identity?"""
     app_id, app_secret = env.get("FEISHU_APP_ID", ""), env.get("FEISHU_APP_SECRET", "")
     if not app_id or not app_secret:
         raise ConfigError("FEISHU_APP_ID and FEISHU_APP_SECRET must both be set")
-    http = FeishuHttp(resolve_domain(config.feishu.domain or env.get("FEISHU_DOMAIN")), app_id, app_secret)
+    http = FeishuHttp(resolve_domain(env.get("FEISHU_DOMAIN") or settings.domain), app_id, app_secret)
     try:
         await http.start()
         info = await http.call("GET", "/open-apis/bot/v3/info")

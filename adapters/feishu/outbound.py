@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import aiohttp
 
-from adapters.feishu import cards
+from adapters.feishu import render
 from adapters.feishu.transport import ApiError, FeishuHttp, data_field
 from bot.adapter import ChatUnavailable, RateLimited, SendError, SendFailed
 from bot.messages import ChatRef, IncomingMessage, SentRef
@@ -101,7 +101,7 @@ class FeishuOutbound:
     # ---- the Adapter contract ------------------------------------------------------------------
     async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
         await self._close_streams(chat)
-        parts = cards.split_to_fit(reply)
+        parts = render.split_to_fit(reply)
         pressed = self._take_press(chat)
         if pressed and len(parts) == 1:
             with contextlib.suppress(SendError):  # the card may be too old or not ours: send anew
@@ -120,7 +120,7 @@ class FeishuOutbound:
         async with sent.lock:
             if reply == sent.reply:
                 return
-            fitted = cards.truncate_to_fit(reply)
+            fitted = render.truncate_to_fit(reply)
             try:
                 await self._apply_edit(ref.message_id, sent, fitted)
             except (ApiError, aiohttp.ClientError, TimeoutError) as e:
@@ -152,15 +152,15 @@ class FeishuOutbound:
                 with contextlib.suppress(_CardsRefused):
                     return await self._send_cardkit(chat, part)
             with contextlib.suppress(_CardsRefused):
-                body = cards.dumps(cards.card(part, streaming=False))
+                body = render.dumps(render.card(part, streaming=False))
                 return self._record(await self._deliver_card(chat, body), _Sent("card", chat, part))
-            content = cards.dumps({"text": cards.plain_text(part)})
+            content = render.dumps({"text": render.plain_text(part)})
             return self._record(await self._deliver(chat, "text", content), _Sent("text", chat, part))
         except (ApiError, aiohttp.ClientError, TimeoutError) as e:
             raise _failure(e) from e
 
     async def _send_cardkit(self, chat: ChatRef, part: Reply) -> str:
-        entity = {"type": "card_json", "data": cards.dumps(cards.card(part, streaming=True))}
+        entity = {"type": "card_json", "data": render.dumps(render.card(part, streaming=True))}
         try:
             created = await self._http.call("POST", "/open-apis/cardkit/v1/cards", body=entity)
         except ApiError as e:
@@ -170,7 +170,7 @@ class FeishuOutbound:
             self._cardkit_off_until = time.monotonic() + CARDKIT_RETRY_AFTER
             raise _CardsRefused from e
         card_id = data_field(created, "card_id")
-        message_id = await self._deliver_card(chat, cards.dumps({"type": "card", "data": {"card_id": card_id}}))
+        message_id = await self._deliver_card(chat, render.dumps({"type": "card", "data": {"card_id": card_id}}))
         sent = _Sent("cardkit", chat, part, card_id=card_id, streaming=True)
         self._streams.setdefault((chat.chat_id, chat.thread_id), set()).add(message_id)
         self._arm_closer(message_id, sent)
@@ -211,10 +211,10 @@ class FeishuOutbound:
     # ---- editing and closing -------------------------------------------------------------------
     async def _apply_edit(self, message_id: str, sent: _Sent, reply: Reply) -> None:
         if sent.kind == "text":
-            body = {"msg_type": "text", "content": cards.dumps({"text": cards.plain_text(reply)})}
+            body = {"msg_type": "text", "content": render.dumps({"text": render.plain_text(reply)})}
             await self._http.call("PUT", f"/open-apis/im/v1/messages/{message_id}", body=body)
         elif sent.kind == "card":
-            content = cards.dumps(cards.card(reply, streaming=False))
+            content = render.dumps(render.card(reply, streaming=False))
             await self._http.call("PATCH", f"/open-apis/im/v1/messages/{message_id}", body={"content": content})
         elif reply.buttons or (reply.title, reply.monospace) != (sent.reply.title, sent.reply.monospace):
             await self._replace_card(message_id, sent, reply)  # layout changed: whole card, streaming off
@@ -222,20 +222,20 @@ class FeishuOutbound:
             if not sent.streaming:
                 await self._set_streaming(sent, True, reply)
                 self._streams.setdefault((sent.chat.chat_id, sent.chat.thread_id), set()).add(message_id)
-            update = {"content": cards.markdown(reply), "sequence": sent.next_sequence()}
-            path = f"/open-apis/cardkit/v1/cards/{sent.card_id}/elements/{cards.ANSWER_ELEMENT}/content"
+            update = {"content": render.markdown(reply), "sequence": sent.next_sequence()}
+            path = f"/open-apis/cardkit/v1/cards/{sent.card_id}/elements/{render.ANSWER_ELEMENT}/content"
             await self._http.call("PUT", path, body=update)
 
     async def _replace_card(self, message_id: str, sent: _Sent, reply: Reply) -> None:
-        entity = {"type": "card_json", "data": cards.dumps(cards.card(reply, streaming=False))}
+        entity = {"type": "card_json", "data": render.dumps(render.card(reply, streaming=False))}
         body = {"card": entity, "sequence": sent.next_sequence()}
         await self._http.call("PUT", f"/open-apis/cardkit/v1/cards/{sent.card_id}", body=body)
         sent.streaming = False
         self._forget_stream(message_id, sent)
 
     async def _set_streaming(self, sent: _Sent, on: bool, reply: Reply) -> None:
-        settings = {"config": {"streaming_mode": on, "summary": {"content": cards.summary(reply)}}}
-        body = {"settings": cards.dumps(settings), "sequence": sent.next_sequence()}
+        settings = {"config": {"streaming_mode": on, "summary": {"content": render.summary(reply)}}}
+        body = {"settings": render.dumps(settings), "sequence": sent.next_sequence()}
         await self._http.call("PATCH", f"/open-apis/cardkit/v1/cards/{sent.card_id}/settings", body=body)
         sent.streaming = on
 

@@ -17,10 +17,11 @@ from telegram import Bot, BotCommand, Update
 from telegram.error import InvalidToken, TelegramError
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
+from adapters.telegram import TelegramConfig
 from adapters.telegram.inbound import BotIdentity, parse_update
 from adapters.telegram.outbound import Outbound
 from bot.adapter import AdapterServices, Capabilities, MessageHandler
-from bot.config import Config, ConfigError
+from bot.config import ConfigError
 from bot.messages import ChatRef, SentRef
 from bot.replies import Reply
 
@@ -195,12 +196,11 @@ class TelegramAdapter:
         log.warning("telegram polling: %s", error.message)
 
 
-def create(config: Config, env: Mapping[str, str], services: AdapterServices) -> TelegramAdapter:
+def create(settings: TelegramConfig, env: Mapping[str, str], services: AdapterServices) -> TelegramAdapter:
     token = env.get("TELEGRAM_BOT_TOKEN", "").strip()
     if not token:
         raise ConfigError("TELEGRAM_BOT_TOKEN is not set; create a bot with @BotFather and export its token")
-    settings = config.telegram
-    api_base = settings.api_base or env.get("TELEGRAM_API_BASE") or DEFAULT_API_BASE
+    api_base = _api_base(settings, env)
     secret = env.get("TELEGRAM_WEBHOOK_SECRET") or secrets.token_urlsafe(32)
     if settings.webhook_url and not _SECRET_FORMAT.fullmatch(secret):
         raise ConfigError("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
@@ -210,13 +210,16 @@ def create(config: Config, env: Mapping[str, str], services: AdapterServices) ->
     return adapter
 
 
+def _api_base(settings: TelegramConfig, env: Mapping[str, str]) -> str:
+    return env.get("TELEGRAM_API_BASE") or settings.api_base or DEFAULT_API_BASE
 
-async def doctor(config: Config, env: Mapping[str, str]) -> str:
+
+async def doctor(settings: TelegramConfig, env: Mapping[str, str]) -> str:
     """For `bothub doctor`: does Telegram accept the token (getMe)?"""
     token = env.get("TELEGRAM_BOT_TOKEN", "").strip()
     if not token:
         raise ConfigError("TELEGRAM_BOT_TOKEN is not set")
-    root = (config.telegram.api_base or env.get("TELEGRAM_API_BASE") or DEFAULT_API_BASE).rstrip("/")
+    root = _api_base(settings, env).rstrip("/")
     try:
         async with Bot(token, base_url=f"{root.removesuffix('/bot')}/bot") as bot:
             return f"token accepted, bot @{bot.username}"

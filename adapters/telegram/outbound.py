@@ -13,45 +13,22 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from telegram import (
-    Bot,
-    InlineKeyboardButton,
-    InlineKeyboardMarkup,
-    LinkPreviewOptions,
-    Message,
-    ReplyParameters,
-)
+from telegram import Bot, InlineKeyboardMarkup, LinkPreviewOptions, Message, ReplyParameters
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
 
-from adapters.telegram.markdown import Rendered, render_parts
+from adapters.telegram.render import Rendered, keyboard, render_parts
 from bot.adapter import ChatUnavailable, RateLimited, SendFailed
 from bot.messages import ChatRef, SentRef
-from bot.replies import Button, Reply
+from bot.replies import Reply
 
 log = logging.getLogger("bothub.telegram")
 
-MAX_CALLBACK_BYTES = 64
 _REMEMBERED_PRESSES = 2048
 # 400s that mean "you cannot post here", not "this request was malformed"
 _UNAVAILABLE = ("chat not found", "not enough rights", "have no rights", "topic_closed", "bot was kicked")
 T = TypeVar("T")
 _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
-
-
-def keyboard(rows: tuple[tuple[Button, ...], ...]) -> InlineKeyboardMarkup | None:
-    """Buttons carry the command text itself as callback_data (Telegram allows 1–64 bytes)."""
-    built = []
-    for row in rows:
-        keys = []
-        for button in row:
-            if not 0 < len(button.action.encode()) <= MAX_CALLBACK_BYTES:
-                log.warning("button %r skipped: action must be 1-64 bytes", button.label)
-                continue
-            keys.append(InlineKeyboardButton(button.label or button.action, callback_data=button.action))
-        if keys:
-            built.append(keys)
-    return InlineKeyboardMarkup(built) if built else None
 
 
 def chat_key(chat_id: str) -> int | str:

@@ -1,4 +1,4 @@
-"""`bothub run | chat | init | doctor | export | import | discord-sync | pair`."""
+"""`bothub run | chat | init | doctor | export | import | pair`, plus the commands adapters contribute."""
 
 from __future__ import annotations
 
@@ -10,16 +10,22 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
-from bot.app import PLATFORMS, App, enabled_platforms
+from bot.adapter import AdapterSpec, CliCommand, installed_specs
+from bot.app import App
 from bot.config import Config, ConfigError, llm_setup_hint, load_config
 from bot.ops import redact
 
 log = logging.getLogger("bothub")
+CONSOLE = "console"  # the local terminal chat: `bothub chat`, and `run` when no platform is configured
+QUIET_LOGGERS = ("httpx", "httpx2", "httpcore")
 
 
+@runtime_checkable
 class Interactive(Protocol):
+    """An adapter whose input can end (the terminal at EOF): serving stops when it does."""
+
     async def wait_closed(self) -> None: ...
 
 
@@ -40,12 +46,15 @@ def main(argv: list[str] | None = None) -> int:
     imp = sub.add_parser("import", help="import a JSONL conversation into a chat")
     imp.add_argument("file", type=Path)
     imp.add_argument("--chat", default="console:local")
-    sync = sub.add_parser("discord-sync", help="register Discord slash commands")
-    sync.add_argument("--guild", help="sync to one guild (instant) instead of globally")
+    specs = installed_specs()
     pair = sub.add_parser("pair", help="approve a DM pairing code (dm_policy: pairing)")
     pair.add_argument("action", choices=["approve"])
     pair.add_argument("code")
-    pair.add_argument("--platform", required=True, choices=PLATFORMS)
+    pair.add_argument("--platform", required=True, choices=[s.name for s in specs if s.config_model().access])
+    for spec in specs:
+        for extra in spec.commands:
+            extra.arguments(sub.add_parser(extra.name, help=extra.help))
+            sub.choices[extra.name].set_defaults(adapter_command=(spec, extra))
     args = parser.parse_args(argv)
 
     try:
@@ -56,22 +65,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.data_dir:
         cfg.data_dir = args.data_dir
     command = args.command or "run"
-    console_only = command == "chat" or (command == "run" and not enabled_platforms(cfg))
+    console_only = command == "chat" or (command == "run" and not cfg.enabled_platforms)
     level = cfg.log_level
     if console_only and "BOTHUB_LOG_LEVEL" not in os.environ and level == "INFO":
         level = "WARNING"  # the terminal is the chat: only problems go to stderr
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    redact.install(os.environ)  # tokens and keys never reach the log, whoever logs them
+    redact.install(os.environ)  # tokens and keys never reach the log, whoever logs them (names from the specs)
     config_path = args.config or Path(os.environ.get("BOTHUB_CONFIG") or "bothub.yaml")
     if warning := redact.readable_secrets_warning(config_path):
         log.warning("%s", warning)
-    for noisy in ("httpx", "httpx2", "httpcore", "discord", "telegram", "Lark"):
+    for noisy in QUIET_LOGGERS + tuple(name for spec in specs for name in spec.loggers):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
+    if (contributed := getattr(args, "adapter_command", None)) is not None:
+        spec, extra = contributed
+        return asyncio.run(_adapter_command(cfg, spec, extra, args))
     if command in ("run", "chat"):
         if not (cfg.llm.api_key or cfg.llm.base_url):
             print(llm_setup_hint(), file=sys.stderr)
             return 2
-        platforms = enabled_platforms(cfg) if command == "run" else []
+        platforms = cfg.enabled_platforms if command == "run" else []
         chat_name = getattr(args, "chat", "local")
         return asyncio.run(_serve(cfg, platforms, chat_name))
     return asyncio.run(_tool(cfg, command, args))
@@ -82,10 +94,10 @@ async def _serve(cfg: Config, platforms: list[str], chat_name: str) -> int:
     app = App(cfg, env)
     console: Interactive | None = None
     try:
-        for name in platforms or ["console"]:
+        for name in platforms or [CONSOLE]:
             adapter = app.load_adapter(name)
-            if name == "console":
-                console = adapter  # type: ignore[assignment]
+            if isinstance(adapter, Interactive):
+                console = adapter
     except ConfigError as e:
         print(f"bothub: {e}", file=sys.stderr)
         return 2
@@ -110,6 +122,16 @@ async def _serve(cfg: Config, platforms: list[str], chat_name: str) -> int:
     finally:
         await app.stop()
     return 0
+
+
+async def _adapter_command(cfg: Config, spec: AdapterSpec[Any], command: CliCommand[Any],
+                           args: argparse.Namespace) -> int:
+    section = cfg.sections.get(spec.name) or spec.config_model()
+    try:
+        return await command.run(section, os.environ, args)
+    except ConfigError as e:
+        print(f"bothub: {e}", file=sys.stderr)
+        return 2
 
 
 async def _tool(cfg: Config, command: str, args: argparse.Namespace) -> int:

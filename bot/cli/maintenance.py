@@ -1,4 +1,4 @@
-"""One-shot maintenance commands: init, doctor, export, import, discord-sync, pair."""
+"""One-shot maintenance commands: init, doctor, export, import, pair."""
 
 from __future__ import annotations
 
@@ -23,20 +23,6 @@ async def run(cfg: Config, command: str, args: argparse.Namespace) -> int:
     if command == "doctor":
         doctor = importlib.import_module("bot.ops.doctor")
         return int(await doctor.run(cfg, dict(os.environ)))
-    if command == "discord-sync":
-        commands = importlib.import_module("adapters.discord.commands")
-        token = os.environ.get("DISCORD_BOT_TOKEN")
-        if not token:
-            print("bothub: set DISCORD_BOT_TOKEN first", file=sys.stderr)
-            return 2
-        if args.guild is not None and not str(args.guild).isdigit():
-            print("bothub: --guild takes the server's numeric id (Developer Mode → right-click → Copy ID)",
-                  file=sys.stderr)
-            return 2
-        guild = int(args.guild) if args.guild else None
-        names = await commands.sync_commands(token, cfg.discord.api_base or os.environ.get("DISCORD_API_BASE"), guild)
-        print(f"synced {len(names)} commands: {', '.join(names)}")
-        return 0
     store = SqliteStore(cfg.data_dir / "bothub.sqlite3")
     await store.open()
     try:

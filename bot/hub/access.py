@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from enum import Enum
 
-from bot.config import AccessConfig, Config
+from bot.adapter import AccessConfig
+from bot.config import Config
 from bot.messages import IncomingMessage
 
 
@@ -17,9 +18,7 @@ class Verdict(Enum):
 class Access:
     def __init__(self, cfg: Config) -> None:
         self._policies: dict[str, AccessConfig] = {
-            "telegram": cfg.telegram.access,
-            "discord": cfg.discord.access,
-            "feishu": cfg.feishu.access,
+            name: section.access for name, section in cfg.sections.items() if section.access is not None
         }
 
     def policy(self, platform: str) -> AccessConfig | None:

@@ -138,7 +138,7 @@ class Hub:
             await delivery.send(msg.chat, Reply(t(lang, "pairing", code=code)))
         elif not msg.is_group or msg.is_button or msg.text.lstrip().startswith("/"):
             # a plain mention in a group that is not allowed gets silence; an explicit command or a
-            # button press gets its one line (and a Discord interaction its answer)
+            # button press gets its one line (so an interaction the platform waits on is answered)
             await delivery.send(msg.chat, Reply(t(lang, "not_allowed")))
 
     async def _internal_error(self, msg: IncomingMessage, delivery: Delivery, lang: str) -> None:

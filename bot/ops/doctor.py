@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 
 import openai
 
+from bot.adapter import find_spec
 from bot.agent.workspace import check_workspace
-from bot.app import enabled_platforms
 from bot.config import Config
 
 OK, FAIL, INFO = "✔", "✘", "·"
@@ -25,17 +24,16 @@ async def run(cfg: Config, env: Mapping[str, str]) -> int:
     else:
         results.append((OK, f"workspace {cfg.workspace_dir}"))
     results.append(await _check_llm(cfg))
-    platforms = enabled_platforms(cfg)
+    platforms = cfg.enabled_platforms
     if not platforms:
         results.append((INFO, "no platform configured: `bothub run` opens the console chat"))
     for name in platforms:
-        module = importlib.import_module(f"adapters.{name}.adapter")
-        check = getattr(module, "doctor", None)
-        if check is None:
+        spec = find_spec(name)
+        if spec is None or spec.doctor is None:
             results.append((INFO, f"{name}: enabled (no credential check available)"))
             continue
         try:
-            detail = await check(cfg, env)
+            detail = await spec.doctor(cfg.sections[name], env)
             results.append((OK, f"{name}: {detail}"))
         except Exception as e:
             results.append((FAIL, f"{name}: {e}"))

@@ -1,7 +1,8 @@
 """Keep secrets out of logs: a logging filter that masks known secret values and token-shaped strings.
 
-Libraries log request URLs (Telegram puts the bot token in every URL) and exception texts (a 401 body
-may echo part of an API key), so masking happens once, at the handlers, for every logger.
+Libraries log request URLs (some platforms put the bot token in every URL) and exception texts (a 401
+body may echo part of an API key), so masking happens once, at the handlers, for every logger. Which env
+vars hold secrets: the LLM key here, the rest from each adapter's spec.
 """
 
 from __future__ import annotations
@@ -12,23 +13,17 @@ import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-SECRET_ENV_VARS = (
-    "OPENAI_API_KEY",
-    "TELEGRAM_BOT_TOKEN",
-    "DISCORD_BOT_TOKEN",
-    "FEISHU_APP_SECRET",
-    "FEISHU_ENCRYPT_KEY",
-    "FEISHU_VERIFICATION_TOKEN",
-    "TELEGRAM_WEBHOOK_SECRET",
-)
+from bot.adapter import installed_specs
+
+CORE_SECRET_ENV_VARS = ("OPENAI_API_KEY",)
 MASK = "***"
 MIN_SECRET_LEN = 6  # shorter values would mask ordinary words
 
 _TOKEN_PATTERNS = (
-    (re.compile(r"\bbot(\d{3,}):[A-Za-z0-9_-]{8,}"), r"bot\1:" + MASK),  # Telegram API URLs
-    (re.compile(r"\b(\d{6,}):[A-Za-z0-9_-]{30,}"), r"\1:" + MASK),  # a bare Telegram bot token
+    (re.compile(r"\bbot(\d{3,}):[A-Za-z0-9_-]{8,}"), r"bot\1:" + MASK),  # a bot token in an API URL path
+    (re.compile(r"\b(\d{6,}):[A-Za-z0-9_-]{30,}"), r"\1:" + MASK),  # a bare "<bot id>:<secret>" token
     (re.compile(r"\b(Bearer)\s+[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE), r"\1 " + MASK),
-    (re.compile(r"\b[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{20,}"), MASK),  # Discord bot tokens
+    (re.compile(r"\b[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{20,}"), MASK),  # three dotted parts
     (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), "sk-" + MASK),
 )
 _SECRET_LOOKING = re.compile(r"(?im)^\s*[\w.-]*(secret|token|api_key|apikey|password|encrypt_key)[\w.-]*\s*:\s*\S")
@@ -44,8 +39,13 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return text
 
 
+def secret_env_vars() -> tuple[str, ...]:
+    """The LLM key and every secret an installed adapter's spec declares."""
+    return CORE_SECRET_ENV_VARS + tuple(name for spec in installed_specs() for name in spec.secrets)
+
+
 def secret_values(env: Mapping[str, str]) -> list[str]:
-    return [env[name] for name in SECRET_ENV_VARS if env.get(name)]
+    return [env[name] for name in secret_env_vars() if env.get(name)]
 
 
 class RedactingFilter(logging.Filter):

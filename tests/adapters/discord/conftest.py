@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 import discord
 import pytest
 
+from adapters.discord import DiscordConfig
 from adapters.discord import adapter as adapter_module
 from adapters.discord.adapter import DiscordAdapter, create
 from bot.adapter import AdapterServices, ConversationChoice, WebHandler
-from bot.config import Config, DiscordConfig
 from bot.messages import ChatRef, IncomingMessage
 from tests.fakes.discord_api import CHANNEL_ID, THREAD_ID, TOKEN, FakeDiscord
 
@@ -73,7 +73,7 @@ async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
 @pytest.fixture
 def make_adapter(fake: FakeDiscord) -> Callable[..., DiscordAdapter]:
     def make(**settings: object) -> DiscordAdapter:
-        config = Config(discord=DiscordConfig(api_base=fake.api_base, gateway_url=fake.gateway_url, **settings))
+        config = DiscordConfig(api_base=fake.api_base, gateway_url=fake.gateway_url, **settings)
         return create(config, {"DISCORD_BOT_TOKEN": TOKEN}, SERVICES)
 
     return make

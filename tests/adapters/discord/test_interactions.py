@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.discord import adapter as adapter_module
+from adapters.discord import outbound as outbound_module
 from adapters.discord.adapter import DiscordAdapter
 from bot.replies import Button, Reply
 from tests.adapters.discord.conftest import Inbox
@@ -130,7 +130,7 @@ async def test_near_the_15_minute_limit_replies_continue_as_channel_messages(
     await fake.dispatch("INTERACTION_CREATE", fake.slash("ask", {"prompt": "long job"}))
     [message] = await inbox.wait()
     streaming = await adapter.send(message.chat, Reply("Working"))
-    monkeypatch.setattr(adapter_module, "TOKEN_MARGIN", 16 * 60.0)  # from now on every token is about to expire
+    monkeypatch.setattr(outbound_module, "TOKEN_MARGIN", 16 * 60.0)  # from now on every token is about to expire
 
     await adapter.edit(streaming, Reply("Working, still"))
     await adapter.edit(streaming, Reply("Done."))

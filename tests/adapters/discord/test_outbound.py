@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from adapters.discord.adapter import DiscordAdapter
-from adapters.discord.outbound import render
+from adapters.discord.render import render
 from bot.adapter import ChatUnavailable, RateLimited, SendFailed
 from bot.messages import ChatRef
 from bot.replies import FENCE, Button, Reply, split_text

@@ -11,9 +11,9 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
+from adapters.feishu import FeishuConfig
 from adapters.feishu import adapter as feishu_adapter
 from bot.adapter import AdapterServices, ConversationChoice, WebHandler
-from bot.config import Config, FeishuConfig
 from bot.messages import ChatRef, IncomingMessage
 from tests.fakes.feishu_api import APP_ID, APP_SECRET, FakeFeishu, signed_request
 
@@ -102,7 +102,7 @@ async def start_adapter(fake: FakeFeishu) -> AsyncIterator[StartAdapter]:
             seen=seen,
             add_route=lambda method, path, handler: routes.append((method, path, handler)),
         )
-        config = Config(feishu=FeishuConfig(transport=transport, domain=fake.domain))  # type: ignore[arg-type]
+        config = FeishuConfig(transport=transport, domain=fake.domain)  # type: ignore[arg-type]
         adapter = feishu_adapter.create(config, env(), services)
         harness = Harness(fake, adapter, seen_keys=seen_keys)
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.feishu import cards
+from adapters.feishu import FeishuConfig
+from adapters.feishu import render as cards
 from adapters.feishu.adapter import create
 from bot.adapter import AdapterServices
-from bot.config import Config, ConfigError, FeishuConfig
+from bot.config import ConfigError
 from bot.replies import Button, Reply
 from tests.adapters.feishu.conftest import env
 
@@ -41,17 +42,17 @@ def _services(routes: list[str]) -> AdapterServices:
 
 def test_missing_credentials_and_unprotected_webhooks_are_config_errors() -> None:
     with pytest.raises(ConfigError, match="FEISHU_APP_ID"):
-        create(Config(), {}, _services([]))
+        create(FeishuConfig(), {}, _services([]))
     bare = {k: v for k, v in env().items() if k in ("FEISHU_APP_ID", "FEISHU_APP_SECRET")}
     with pytest.raises(ConfigError, match="FEISHU_ENCRYPT_KEY"):
-        create(Config(feishu=FeishuConfig(transport="webhook")), bare, _services([]))
+        create(FeishuConfig(transport="webhook"), bare, _services([]))
     with pytest.raises(ConfigError, match="domain"):
-        create(Config(feishu=FeishuConfig(domain="open.example")), bare, _services([]))
+        create(FeishuConfig(domain="open.example"), bare, _services([]))
 
 
 def test_webhook_route_is_registered_at_create() -> None:
     routes: list[str] = []
-    adapter = create(Config(feishu=FeishuConfig(transport="webhook", webhook_path="/hooks/lark")), env(),
+    adapter = create(FeishuConfig(transport="webhook", webhook_path="/hooks/lark"), env(),
                      _services(routes))
     assert routes == ["/hooks/lark"]
     assert not adapter.connected()  # not started yet

@@ -7,9 +7,10 @@ import time
 
 import pytest
 
+from adapters.feishu import FeishuConfig
 from adapters.feishu.adapter import create
 from bot.adapter import AdapterServices
-from bot.config import Config, ConfigError, FeishuConfig
+from bot.config import ConfigError
 from bot.messages import ChatRef, IncomingMessage
 from bot.replies import Reply
 from tests.adapters.feishu.conftest import StartAdapter, env, no_conversations
@@ -54,7 +55,7 @@ async def test_token_is_refreshed_in_the_background_before_it_expires(
 
 async def test_a_wrong_secret_is_a_clear_config_error(fake: FakeFeishu) -> None:
     services = AdapterServices(no_conversations, _never_seen, lambda *route: None)
-    adapter = create(Config(feishu=FeishuConfig(domain=fake.domain)),
+    adapter = create(FeishuConfig(domain=fake.domain),
                      {**env(), "FEISHU_APP_SECRET": "wrong"}, services)
     with pytest.raises(ConfigError, match="FEISHU_APP_SECRET"):
         await adapter.start(_ignore)

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 import pytest_asyncio
 from aiohttp import web
 
+from adapters.telegram import TelegramConfig
 from adapters.telegram.adapter import TelegramAdapter, create
 from bot.adapter import AdapterServices, ConversationChoice, WebHandler
-from bot.config import Config
 from bot.messages import ChatRef, IncomingMessage
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
 
@@ -67,7 +67,7 @@ async def fake() -> AsyncIterator[FakeTelegram]:
 
 @pytest_asyncio.fixture
 async def polling(fake: FakeTelegram) -> AsyncIterator[tuple[TelegramAdapter, Inbox]]:
-    adapter = create(Config(), env(fake), services())
+    adapter = create(TelegramConfig(), env(fake), services())
     inbox = Inbox()
     await adapter.start(inbox)
     yield adapter, inbox
@@ -88,7 +88,7 @@ async def webhook(fake: FakeTelegram) -> AsyncIterator[WebhookHub]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/telegram/webhook"
-    config = Config.model_validate({"telegram": {"webhook_url": url}})
+    config = TelegramConfig(webhook_url=url)
     routes: dict[tuple[str, str], WebHandler] = {}
     adapter = create(config, env(fake, TELEGRAM_WEBHOOK_SECRET="right-secret_1"), services(routes))
     app = web.Application()

@@ -5,8 +5,9 @@ from __future__ import annotations
 import aiohttp
 import pytest
 
+from adapters.telegram import TelegramConfig
 from adapters.telegram.adapter import COMMANDS, TelegramAdapter, create
-from bot.config import Config, ConfigError
+from bot.config import ConfigError
 from tests.adapters.telegram.conftest import Inbox, WebhookHub, env, services
 from tests.fakes.telegram_api import FakeTelegram
 
@@ -25,7 +26,7 @@ async def test_polling_start_publishes_commands_in_english_and_chinese(fake: Fak
 
 
 async def test_stop_disconnects_and_confirms_the_offset(fake: FakeTelegram) -> None:
-    adapter = create(Config(), env(fake), services())
+    adapter = create(TelegramConfig(), env(fake), services())
     inbox = Inbox()
     await adapter.start(inbox)
     update = fake.inject_message(42, "hi")
@@ -63,24 +64,24 @@ async def test_webhook_receives_updates_telegram_pushes(fake: FakeTelegram, webh
 
 async def test_missing_token_is_a_clear_config_error() -> None:
     with pytest.raises(ConfigError, match="TELEGRAM_BOT_TOKEN"):
-        create(Config(), {}, services())
+        create(TelegramConfig(), {}, services())
 
 
 async def test_bad_webhook_secret_is_a_config_error(fake: FakeTelegram) -> None:
-    config = Config.model_validate({"telegram": {"webhook_url": "https://example.com/telegram/webhook"}})
+    config = TelegramConfig(webhook_url="https://example.com/telegram/webhook")
     with pytest.raises(ConfigError, match="TELEGRAM_WEBHOOK_SECRET"):
         create(config, env(fake, TELEGRAM_WEBHOOK_SECRET="has spaces!"), services({}))
 
 
 async def test_rejected_token_is_a_clear_config_error(fake: FakeTelegram) -> None:
-    adapter = create(Config(), env(fake, TELEGRAM_BOT_TOKEN="999:WRONG-TOKEN"), services())
+    adapter = create(TelegramConfig(), env(fake, TELEGRAM_BOT_TOKEN="999:WRONG-TOKEN"), services())
     with pytest.raises(ConfigError, match="rejected"):
         await adapter.start(Inbox())
     assert isinstance(adapter, TelegramAdapter) and not adapter.connected()
 
 
 async def test_a_revoked_token_ends_polling_and_shows_as_disconnected(fake: FakeTelegram) -> None:
-    adapter = create(Config(), env(fake), services())
+    adapter = create(TelegramConfig(), env(fake), services())
     await adapter.start(Inbox())
     fake.fail("getUpdates", 401, "Unauthorized", times=1000)  # the token was revoked while running
     await fake.wait_until(lambda: not adapter.connected())  # so the watchdog can restart it and report it

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.telegram.markdown import MAX_MESSAGE, render_markdown, render_parts
+from adapters.telegram.render import MAX_MESSAGE, render_markdown, render_parts
 from tests.fakes.telegram_rules import parse_html
 
 

@@ -1,4 +1,5 @@
-"""The model's Markdown → Telegram HTML, via markdown-it-py tokens (no regex conversion).
+"""Reply → Telegram payload: the model's Markdown as HTML via markdown-it-py tokens (no regex
+conversion), and buttons as an inline keyboard.
 
 Telegram's HTML knows only a few tags (b, i, s, code, pre, a, blockquote…), so headings become bold,
 lists become bullet text and tables become aligned `<pre>` blocks. Rendering also yields the visible
@@ -9,18 +10,23 @@ Telegram rejects the markup.
 from __future__ import annotations
 
 import html
+import logging
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from bot.replies import split_text
+from bot.replies import Button, split_text
+
+log = logging.getLogger("bothub.telegram")
 
 MAX_MESSAGE = 4096  # UTF-16 code units of visible text, after entity parsing
 SPLIT_AT = 4000  # first split size (Markdown characters) for replies longer than one message
 _MIN_SPLIT = 64
 _LINK_SCHEMES = ("http://", "https://", "tg://", "mailto:")
 _INLINE_TAGS = {"strong": "b", "em": "i", "s": "s"}
+MAX_CALLBACK_BYTES = 64
 
 _md = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
@@ -229,3 +235,18 @@ def _fit(text: str, monospace: bool, chunk: int) -> list[Rendered]:
             step = MAX_MESSAGE // 2
             out.extend(render_monospace(r.plain[k : k + step]) for k in range(0, len(r.plain), step))
     return out
+
+
+def keyboard(rows: tuple[tuple[Button, ...], ...]) -> InlineKeyboardMarkup | None:
+    """Buttons carry the command text itself as callback_data (Telegram allows 1–64 bytes)."""
+    built = []
+    for row in rows:
+        keys = []
+        for button in row:
+            if not 0 < len(button.action.encode()) <= MAX_CALLBACK_BYTES:
+                log.warning("button %r skipped: action must be 1-64 bytes", button.label)
+                continue
+            keys.append(InlineKeyboardButton(button.label or button.action, callback_data=button.action))
+        if keys:
+            built.append(keys)
+    return InlineKeyboardMarkup(built) if built else None

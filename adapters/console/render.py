@@ -1,0 +1,11 @@
+"""Reply → terminal text: the title as a header line, buttons as `[label: command]` to type."""
+
+from __future__ import annotations
+
+from bot.replies import Reply
+
+
+def render(reply: Reply, *, prompt: str = "") -> str:
+    head = prompt + (f"== {reply.title} ==\n" if reply.title else "")
+    buttons = "".join("\n  " + "   ".join(f"[{b.label}: {b.action}]" for b in row) for row in reply.buttons)
+    return f"{head}{reply.text}{buttons}"
