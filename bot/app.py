@@ -73,7 +73,8 @@ class App:
         """Built-in tools, the optional risky ones as configured, then tool skills (which may use them)."""
         tools = default_registry()
         register_memory_tools(tools, self.memory)
-        shell.register(tools, self.approvals, self.cfg.tools.shell_timeout, self.cfg.tools.shell_enabled)
+        shell.register(tools, self.approvals, self.cfg.tools.shell_timeout, self.cfg.tools.shell_enabled,
+                       self.cfg.tools.shell_network)
         if self.cfg.tools.web_fetch_enabled:
             web_tool.register(tools, self.cfg.tools.web_allow_hosts)
 

@@ -46,6 +46,7 @@ class ServerConfig(_Section):
 class ToolsConfig(_Section):
     shell_enabled: bool = False
     shell_timeout: float = 30.0
+    shell_network: bool = False  # the sandboxed shell gets no network unless this is on
     web_fetch_enabled: bool = True
     web_allow_hosts: list[str] = Field(default_factory=list)  # exceptions to the SSRF rules, for tests
 

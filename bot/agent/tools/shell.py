@@ -1,27 +1,36 @@
 """`shell(command)`: runs in the chat's own folder, only after a person approves it in the chat.
 
 Three classes (seed 001, judged in `shell_policy.py`): blocked or unreadable commands never run and
-never ask; destructive ones ask with a loud warning; everything else asks normally. The child gets a
-minimal environment, so tokens and API keys in the bot's environment cannot be printed by `env`.
+never ask; destructive ones ask with a loud warning; everything else asks normally. An approved command
+runs in a bubblewrap sandbox (`sandbox.py`) that sees only this chat's folder.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 
 from bot.agent.approvals import Approvals, Decision
+from bot.agent.tools import sandbox
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 from bot.agent.tools.shell_policy import judge
+
+log = logging.getLogger("bothub.shell")
 
 MAX_OUTPUT_CHARS = 20_000
 _READ_LIMIT = 256 * 1024  # bytes kept from the process; the rest is drained and dropped
 
 
-def register(registry: ToolRegistry, approvals: Approvals, timeout: float, enabled: bool) -> None:
+def register(registry: ToolRegistry, approvals: Approvals, timeout: float, enabled: bool,
+             network: bool = False) -> None:
+    """Offers `shell` only when enabled and the sandbox works here; otherwise says why in the log."""
     if not enabled:
+        return
+    if why := sandbox.problem():
+        log.error("the shell tool is disabled: %s", why)
         return
 
     async def shell(ctx: ToolContext, command: str) -> str:
@@ -37,7 +46,7 @@ def register(registry: ToolRegistry, approvals: Approvals, timeout: float, enabl
             return "No decision was made in time, so the command was not run."
         if decision is Decision.UNAVAILABLE:
             return "Shell commands need approval in the chat, which is not possible here; the command was not run."
-        return await run_command(command, ctx, timeout)
+        return await run_command(command, ctx, timeout, network)
 
     registry.register(
         "shell",
@@ -48,12 +57,13 @@ def register(registry: ToolRegistry, approvals: Approvals, timeout: float, enabl
     )
 
 
-async def run_command(command: str, ctx: ToolContext, limit_seconds: float) -> str:
-    await asyncio.to_thread(ctx.workdir.mkdir, parents=True, exist_ok=True)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(ctx.workdir), "LANG": "C.UTF-8",
-           "TERM": "dumb"}
-    proc = await asyncio.create_subprocess_shell(
-        command, cwd=ctx.workdir, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+async def run_command(command: str, ctx: ToolContext, limit_seconds: float, network: bool = False,
+                      limits: sandbox.Limits = sandbox.DEFAULT_LIMITS) -> str:
+    """Runs `command` in the sandbox (see sandbox.py) with the chat's folder as its working folder."""
+    await asyncio.to_thread(ctx.workdir.mkdir, mode=0o700, parents=True, exist_ok=True)
+    argv = sandbox.command_line(command, ctx.workdir, network, limits)
+    proc = await asyncio.create_subprocess_exec(
+        *argv, env=sandbox.LAUNCH_ENV, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT, start_new_session=True)  # own group: a timeout kills its children too
     try:
         async with asyncio.timeout(limit_seconds):

@@ -1,0 +1,84 @@
+"""Runs an approved shell command inside bubblewrap, so it sees only its own chat's folder.
+
+Blocking words cannot stop `cat ../../bothub.sqlite3` or reading `/proc/<bot>/environ`; isolation
+can. Each command gets fresh mount, PID, IPC and user namespaces: the chat's folder is bound
+read-write as working folder and `$HOME`, system folders read-only, `/tmp` private, `/proc` its own,
+no network unless configured, and CPU, memory and file-size limits. Without a working `bwrap` the
+shell tool is not offered at all — never a silent fallback to an unsandboxed shell.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
+_READ_ONLY = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives", "/etc/ssl",
+              "/etc/ca-certificates", "/etc/ld.so.cache", "/etc/localtime")
+_NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf")
+_PATH = "/usr/local/bin:/usr/bin:/bin"
+_NOBODY = 65534
+LAUNCH_ENV = {"PATH": _PATH}  # bwrap itself is PID 1 in the sandbox: its /proc/1/environ must hold nothing
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per command: CPU seconds, address space, largest file written, processes (when not root)."""
+
+    cpu_seconds: int = 60
+    memory_bytes: int = 1024 * 1024 * 1024
+    file_bytes: int = 100 * 1024 * 1024
+    processes: int = 256
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def command_line(command: str, workdir: Path, network: bool = False, limits: Limits = DEFAULT_LIMITS,
+                 bwrap: str = "bwrap") -> list[str]:
+    """argv that runs `command` with bash inside the sandbox, limits applied by `prlimit` around it."""
+    folder = str(workdir.resolve())
+    argv = [
+        "prlimit", f"--cpu={limits.cpu_seconds}", f"--as={limits.memory_bytes}", f"--fsize={limits.file_bytes}",
+        f"--nproc={limits.processes}", "--core=0", "--",
+        bwrap, "--die-with-parent", "--new-session", "--unshare-user", "--unshare-pid", "--unshare-ipc",
+        "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL", "--uid", str(_NOBODY), "--gid", str(_NOBODY),
+        "--hostname", "sandbox",
+    ]
+    if not network:
+        argv.append("--unshare-net")
+    for path in (*_READ_ONLY, *(_NETWORK_FILES if network else ())):
+        if Path(path).is_symlink():
+            argv += ["--symlink", str(Path(path).readlink()), path]
+        elif Path(path).exists():
+            argv += ["--ro-bind", path, path]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", folder, folder, "--remount-ro", "/",
+             "--chdir", folder,
+             "--clearenv", "--setenv", "PATH", _PATH, "--setenv", "HOME", folder, "--setenv", "LANG", "C.UTF-8",
+             "--setenv", "TERM", "dumb", "--setenv", "TMPDIR", "/tmp",
+             "--", "/bin/bash", "--noprofile", "--norc", "-c", command]
+    return argv
+
+
+@functools.cache
+def problem(bwrap: str = "bwrap") -> str | None:
+    """Why the sandbox cannot run here (None when it works): `bwrap` missing, or namespaces refused."""
+    if shutil.which(bwrap) is None:
+        return f"`{bwrap}` (bubblewrap) is not installed: {INSTALL_HINT}"
+    if shutil.which("prlimit") is None:
+        return "`prlimit` (util-linux) is not installed"
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            probe = command_line("true", Path(folder), bwrap=bwrap)
+            done = subprocess.run(probe, capture_output=True, timeout=10, check=False, env=LAUNCH_ENV)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"`{bwrap}` does not start: {e}"
+    if done.returncode != 0:
+        detail = done.stderr.decode(errors="replace").strip().splitlines()
+        return (f"`{bwrap}` cannot create its namespaces here ({detail[-1] if detail else done.returncode}); "
+                "unprivileged user namespaces must be allowed")
+    return None
