@@ -56,6 +56,7 @@ class Capabilities:
     rate: float = 1.0  # per-chat sends+edits per second after the burst
     group_send_window: tuple[int, float] = (20, 60.0)  # at most N new messages into one group per T seconds
     global_window: tuple[int, float] = (30, 1.0)  # at most N sends+edits over all chats per T seconds
+    restart_when_down: bool = True  # the watchdog restarts it; False where "down" is a normal end (console EOF)
 
 
 class SendError(Exception):
@@ -98,7 +99,7 @@ class Adapter(Protocol):
 
 
 class AccessConfig(BaseModel):
-    """Who may talk to the bot on one platform; see bot/hub/access.py."""
+    """Who may talk to the bot on one platform; see bot/chats/access.py."""
 
     model_config = ConfigDict(extra="forbid")
     allow_users: list[str] = Field(default_factory=list)

@@ -21,11 +21,13 @@ from bot.agent.tools import default_registry, shell
 from bot.agent.tools import web as web_tool
 from bot.agent.tools.registry import ToolRegistry
 from bot.agent.workspace import init_workspace
+from bot.chats.conversations import Conversations
+from bot.chats.pairing import Pairing
+from bot.chats.sessions import SessionKey, Sessions
+from bot.commands import CommandServices
 from bot.config import Config, ConfigError
-from bot.hub.conversations import Conversations
 from bot.hub.hub import Hub
 from bot.hub.runner import AgentRunner
-from bot.hub.sessions import SessionKey
 from bot.messages import ChatRef
 from bot.ops.health import Health
 from bot.ops.metrics import Metrics
@@ -54,16 +56,17 @@ class App:
         self.memory = Memory(self.store.memories)
         self.tools = self._tools(skills)
         self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns)
-        self.conversations = Conversations(self.store.conversations)
-        self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.tools.names,
-                                  memory=self.memory)
-        self.hub = Hub(cfg, self.store, self.conversations, self.runner, self.approvals)
-        self.adapters: list[Adapter] = []
         self.metrics = Metrics()
         self.metrics.watch_usage(lambda: (self.llm.total_usage.prompt_tokens, self.llm.total_usage.completion_tokens))
-        self.runner.metrics = self.metrics
+        self.conversations = Conversations(self.store.conversations)
+        self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.tools.names,
+                                  memory=self.memory, metrics=self.metrics)
+        services = CommandServices(self.conversations, self.store, self.prompts, self.memory, self.approvals,
+                                   Pairing(self.store.pairing), Sessions(), cfg.llm)
+        self.hub = Hub(cfg, self.store, services, self.runner, self.metrics)
+        self.adapters: list[Adapter] = []
         self.health = Health(self.adapters, self.metrics)
-        self.watchdog = Watchdog([], self._start_adapter, self.metrics)
+        self.watchdog = Watchdog(self.adapters, self._start_adapter, self.metrics)
         self.web = web.Application()
         self._web_runner: web.AppRunner | None = None
         self._housekeeping: asyncio.Task[None] | None = None
@@ -120,7 +123,6 @@ class App:
             log.info("web server on %s:%s", self.cfg.server.host, self.web_port)
         for adapter in self.adapters:
             await self._start_adapter(adapter)
-        self.watchdog.adapters = [a for a in self.adapters if a.name != "console"]  # console EOF is no outage
         self.watchdog.start()
         self._housekeeping = asyncio.create_task(self._purge_dedupe_keys(), name="housekeeping")
 

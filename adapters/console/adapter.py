@@ -19,7 +19,7 @@ class ConsoleAdapter:
     name = "console"
     capabilities = Capabilities(
         max_text=100_000, edit_interval=0.05, group_edit_interval=0.05, burst=10_000, rate=10_000.0,
-        global_window=(1_000_000, 1.0), tree_budget=6000,
+        global_window=(1_000_000, 1.0), tree_budget=6000, restart_when_down=False,
     )
 
     def __init__(self, chat: str, stdin: TextIO, stdout: TextIO) -> None:

@@ -15,8 +15,6 @@ from enum import Enum
 from bot.agent.tools.registry import ToolContext
 from bot.replies import Button, Reply
 
-NOTIFY_KEY = "notify"  # ctx.extras[NOTIFY_KEY]: async (Reply) -> None, sends to the run's own chat
-
 
 class Decision(Enum):
     APPROVED = "approved"
@@ -45,7 +43,7 @@ class Approvals:
                   expires_after: float | None = None) -> Decision:
         """Like `request`, but says why the answer is no (denied, expired, or no way to ask)."""
         expires_after = self.default_timeout if expires_after is None else expires_after
-        notify = ctx.extras.get(NOTIFY_KEY)
+        notify = ctx.notify
         if notify is None:
             return Decision.UNAVAILABLE
         approval_id = secrets.token_hex(4)

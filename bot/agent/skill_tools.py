@@ -2,11 +2,12 @@
 
 The nested agent gets the skill body as its system prompt, only the skill's listed tools (which may be
 other skills), its own model and turn limit. Cycles are refused when registering; depth is checked
-at run time through `ToolContext.extras`, so one chat's nesting never affects another's.
+at run time through `ToolContext.skill_chain`, so one chat's nesting never affects another's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
@@ -15,8 +16,6 @@ from bot.agent.skills import Skill, SkillSet
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 
 MAX_DEPTH = 3
-DEPTH_KEY = "skill_depth"
-CHAIN_KEY = "skill_chain"
 # Seed 001's language lead-in, so a whole chain of skills answers in the input's language.
 LANGUAGE_LEAD_IN = (
     "IMPORTANT: Always respond in the same language as the input. If the input is in Chinese, your ENTIRE "
@@ -92,14 +91,12 @@ def _skill_runner(skill: Skill, registry: ToolRegistry, tool_names: list[str], m
     system = f"{LANGUAGE_LEAD_IN}\n\n{skill.body}"
 
     async def run_skill(ctx: ToolContext, task: str) -> str:
-        depth = int(ctx.extras.get(DEPTH_KEY, 0)) + 1
-        chain: list[str] = [*ctx.extras.get(CHAIN_KEY, ()), skill.name]
-        if depth > MAX_DEPTH:
+        chain = (*ctx.skill_chain, skill.name)
+        if len(chain) > MAX_DEPTH:
             return f"Error: skill {skill.name!r} not run: skills may nest at most {MAX_DEPTH} levels deep."
         if skill.name in chain[:-1]:
             return f"Error: skill {skill.name!r} not run: it is already running in this chain."
-        nested = ToolContext(chat=ctx.chat, workdir=ctx.workdir, user_id=ctx.user_id, is_admin=ctx.is_admin,
-                             is_group=ctx.is_group, extras={**ctx.extras, DEPTH_KEY: depth, CHAIN_KEY: chain})
+        nested = dataclasses.replace(ctx, skill_chain=chain)
         loop = make_loop(registry.subset(tool_names), model, skill.max_turns)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": task}]
         outcome = f"Error: skill {skill.name!r} ended without an answer."

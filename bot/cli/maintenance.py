@@ -8,8 +8,8 @@ import os
 import sys
 
 from bot.agent.workspace import init_workspace
+from bot.chats.pairing import Pairing
 from bot.config import Config
-from bot.hub.pairing import Pairing
 from bot.store.sqlite import SqliteStore
 from bot.tree.jsonl import export_jsonl, import_jsonl
 
@@ -21,7 +21,7 @@ async def run(cfg: Config, command: str, args: argparse.Namespace) -> int:
         print(f"workspace {path}: created {', '.join(created) if created else 'nothing (all files exist)'}")
         return 0
     if command == "doctor":
-        doctor = importlib.import_module("bot.ops.doctor")
+        doctor = importlib.import_module("bot.cli.doctor")
         return int(await doctor.run(cfg, dict(os.environ)))
     store = SqliteStore(cfg.data_dir / "bothub.sqlite3")
     await store.open()

@@ -8,7 +8,7 @@ from bot.replies import Reply
 
 @command("stop", "Stop the current answer and drop queued messages", "停止当前回答并清空排队消息", immediate=True)
 async def stop(ctx: CommandContext) -> Reply:
-    running, dropped = ctx.hub.sessions.lane(ctx.session.key).stop()
+    running, dropped = ctx.services.sessions.lane(ctx.session.key).stop()
     if not running and not dropped:
         return Reply(ctx.t("nothing_to_stop"))
     return Reply(ctx.t("stopped", dropped=dropped))
@@ -20,7 +20,7 @@ async def pair(ctx: CommandContext) -> Reply:
     words = ctx.args.split()
     if len(words) != 2 or words[0].lower() != "approve":
         raise UsageError
-    user = await ctx.hub.pairing.approve(ctx.msg.platform, words[1])
+    user = await ctx.services.pairing.approve(ctx.msg.platform, words[1])
     if user is None:
         return Reply(ctx.t("pair_unknown", code=words[1]))
     return Reply(ctx.t("pair_approved", user=user))
@@ -44,4 +44,4 @@ def _decide(ctx: CommandContext, approve: bool) -> Reply:
     if not approval_id:
         raise UsageError
     chat = ctx.session.key.storage_key
-    return Reply(ctx.hub.approvals.decide(chat, approval_id, approve, ctx.is_admin, ctx.msg.is_group))
+    return Reply(ctx.services.approvals.decide(chat, approval_id, approve, ctx.is_admin, ctx.msg.is_group))

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 
-from bot.agent.skills import SkillSet
-from bot.commands.registry import CommandContext, UsageError, command
-from bot.hub.conversations import AmbiguousConversation, ConversationNotFound
+from bot.chats.conversations import AmbiguousConversation, ConversationNotFound
+from bot.commands.registry import CommandContext, UsageError, command, page_arg
 from bot.replies import Button, Reply
 
 PAGE = 8
@@ -17,20 +15,20 @@ PAGE = 8
          navigation=True)
 async def new(ctx: CommandContext) -> Reply:
     role = ctx.args.strip() or "default"
-    await reload_workspace(ctx)  # seed 000: edits to SOUL.md, roles and skills take effect on /new
-    roles = ctx.hub.runner.prompts.roles()
+    await ctx.services.reload_workspace()  # seed 000: edits to SOUL.md, roles and skills take effect on /new
+    roles = ctx.services.prompts.roles()
     if role not in roles:
         return Reply(ctx.t("unknown_role", role=role, roles=", ".join(roles)))
-    info = await ctx.hub.conversations.new(ctx.session, role)
+    info = await ctx.services.conversations.new(ctx.session, role)
     return Reply(ctx.t("new_conversation", id=info.id, role=role))
 
 
 @command("list", "List this chat's conversations", "列出本聊天的会话", "/list [page]")
 async def list_(ctx: CommandContext) -> Reply:
-    page = _page(ctx.args)
+    page = page_arg(ctx.args)
     chat = ctx.session.key.storage_key
-    total = await ctx.hub.store.conversations.count(chat)
-    infos = await ctx.hub.store.conversations.recent(chat, limit=PAGE, offset=page * PAGE)
+    total = await ctx.services.store.conversations.count(chat)
+    infos = await ctx.services.store.conversations.recent(chat, limit=PAGE, offset=page * PAGE)
     if not infos:
         return Reply(ctx.t("list_empty"))
     now = datetime.now(UTC)
@@ -56,31 +54,12 @@ async def switch(ctx: CommandContext) -> Reply:
     if not wanted:
         raise UsageError
     try:
-        info = await ctx.hub.conversations.switch(ctx.session, wanted)
+        info = await ctx.services.conversations.switch(ctx.session, wanted)
     except ConversationNotFound:
         return Reply(ctx.t("not_found", id=wanted))
     except AmbiguousConversation as e:
         return Reply(ctx.t("ambiguous", id=wanted, ids=", ".join(e.ids)))
     return Reply(ctx.t("switched", id=info.id, title=info.title or ctx.t("untitled")))
-
-
-async def reload_workspace(ctx: CommandContext) -> None:
-    """Re-read the workspace files off the event loop."""
-    prompts = ctx.hub.runner.prompts
-
-    def load() -> None:
-        prompts.reload(SkillSet.load(prompts.workspace / "skills"))
-
-    await asyncio.to_thread(load)
-
-
-def _page(args: str) -> int:
-    args = args.strip()
-    if not args:
-        return 0
-    if not args.isdigit() or int(args) < 1:
-        raise UsageError
-    return int(args) - 1
 
 
 def _ago(now: datetime, then: datetime) -> str:

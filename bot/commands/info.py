@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from bot.commands.conversations import reload_workspace
 from bot.commands.registry import COMMANDS, CommandContext, UsageError, command
 from bot.replies import Reply
 
@@ -18,7 +17,7 @@ async def help_(ctx: CommandContext) -> Reply:
 
 @command("status", "Conversation, model, message count and cursor", "当前会话、模型、消息数和光标")
 async def status(ctx: CommandContext) -> Reply:
-    info = await ctx.hub.conversations.info(ctx.session)
+    info = await ctx.services.conversations.info(ctx.session)
     if info is None:
         raise UsageError
     return Reply(ctx.t("status", id=info.id, title=info.title or ctx.t("untitled"), model=model_of(ctx),
@@ -27,11 +26,11 @@ async def status(ctx: CommandContext) -> Reply:
 
 @command("skills", "List skills and whether they are enabled", "列出技能及启用状态", "/skills [reload]")
 async def skills(ctx: CommandContext) -> Reply:
-    prompts = ctx.hub.runner.prompts
+    prompts = ctx.services.prompts
     if ctx.args.strip() == "reload":
         if not ctx.is_admin:
             return Reply(ctx.t("admins_only"))
-        await reload_workspace(ctx)
+        await ctx.services.reload_workspace()
     found = prompts.skills.skills
     if not found:
         return Reply(ctx.t("skills_empty"))
@@ -46,7 +45,7 @@ async def skills(ctx: CommandContext) -> Reply:
 
 @command("roles", "List the roles /new accepts", "列出 /new 可用的角色")
 async def roles(ctx: CommandContext) -> Reply:
-    return Reply("\n".join(f"· {r}" for r in ctx.hub.runner.prompts.roles()), title=ctx.t("roles_title"))
+    return Reply("\n".join(f"· {r}" for r in ctx.services.prompts.roles()), title=ctx.t("roles_title"))
 
 
 @command("lang", "Set the bot's language in this chat", "设置本聊天的机器人语言", "/lang en|zh")
@@ -54,23 +53,23 @@ async def lang(ctx: CommandContext) -> Reply:
     choice = ctx.args.strip().lower()
     if choice not in ("en", "zh"):
         raise UsageError
-    ctx.session.settings = await ctx.hub.store.settings.update(ctx.session.key.storage_key, language=choice)
+    await ctx.services.set_setting(ctx.session, language=choice)
     ctx.lang = choice
     return Reply(ctx.t("lang_set"))
 
 
 @command("model", "Show or choose this chat's model", "查看或选择本聊天使用的模型", "/model [name]")
 async def model(ctx: CommandContext) -> Reply:
-    allowed = ctx.hub.cfg.llm.allowed_models
+    allowed = ctx.services.llm.allowed_models
     choice = ctx.args.strip()
     if not choice:
-        listed = ", ".join(allowed) if allowed else ctx.hub.cfg.llm.chat_model
+        listed = ", ".join(allowed) if allowed else ctx.services.llm.chat_model
         return Reply(ctx.t("model_current", model=model_of(ctx), allowed=listed))
     if choice not in allowed:
         return Reply(ctx.t("model_not_allowed", model=choice, allowed=", ".join(allowed) or "-"))
-    ctx.session.settings = await ctx.hub.store.settings.update(ctx.session.key.storage_key, model=choice)
+    await ctx.services.set_setting(ctx.session, model=choice)
     return Reply(ctx.t("model_set", model=choice))
 
 
 def model_of(ctx: CommandContext) -> str:
-    return ctx.session.settings.model or ctx.hub.cfg.llm.chat_model
+    return ctx.session.settings.model or ctx.services.llm.chat_model

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from bot.agent.memory import format_entry
-from bot.commands.conversations import _page
-from bot.commands.registry import CommandContext, UsageError, command
+from bot.commands.registry import CommandContext, UsageError, command, page_arg
 from bot.replies import Button, Reply
 
 PAGE = 10
@@ -13,10 +12,10 @@ PREVIEW = 80  # characters of a memory's content on its /memory line
 
 @command("memory", "List what I remember in this chat", "列出我在本聊天中记住的内容", "/memory [page]")
 async def memory(ctx: CommandContext) -> Reply:
-    page = _page(ctx.args)
+    page = page_arg(ctx.args)
     chat = ctx.session.key.storage_key
-    total = await ctx.hub.store.memories.count(chat)
-    entries = await ctx.hub.store.memories.page(chat, limit=PAGE, offset=page * PAGE)
+    total = await ctx.services.store.memories.count(chat)
+    entries = await ctx.services.store.memories.page(chat, limit=PAGE, offset=page * PAGE)
     if not entries:
         if total == 0:
             return Reply(ctx.t("memory_empty"))
@@ -37,7 +36,7 @@ async def forget(ctx: CommandContext) -> Reply:
     if not wanted.isdecimal() or int(wanted) < 1:
         raise UsageError
     number = int(wanted)
-    memory = ctx.hub.runner.memory
+    memory = ctx.services.memory
     if memory is not None and await memory.forget(ctx.session.key.storage_key, number):
         return Reply(ctx.t("memory_forgot", n=number))
     return Reply(ctx.t("memory_missing", n=number))

@@ -19,8 +19,8 @@ def labels(lang: str) -> TreeLabels:
 @command("tree", "Show this conversation's message tree", "显示当前会话的消息树")
 async def tree(ctx: CommandContext) -> Reply:
     # the root shows the role's own text, the part of the system prompt a person recognises
-    conv = await ctx.hub.conversations.tree(ctx.session, ctx.hub.runner.prompts.role_text(ctx.session.role))
-    view = render_tree(conv, ctx.delivery.caps.tree_budget, labels(ctx.lang))
+    conv = await ctx.services.conversations.tree(ctx.session, ctx.services.prompts.role_text(ctx.session.role))
+    view = render_tree(conv, ctx.caps.tree_budget, labels(ctx.lang))
     buttons = [Button(ctx.t("tree_button", n=n), f"/goto {n}") for n, _ in view.goto_targets]
     rows = tuple(tuple(buttons[i : i + 4]) for i in range(0, len(buttons), 4))
     return Reply(view.text, title=ctx.t("tree_title", id=conv.id), buttons=rows, monospace=True)
@@ -32,12 +32,12 @@ async def goto(ctx: CommandContext) -> Reply:
     if not ctx.args.strip().isdigit():
         raise UsageError
     n = int(ctx.args.strip())
-    conv = await ctx.hub.conversations.tree(ctx.session, "")
+    conv = await ctx.services.conversations.tree(ctx.session, "")
     order = number_nodes(conv)
     if n >= len(order):
         return Reply(ctx.t("goto_missing", n=n))
     target = conv.messages[order[n]]
-    await ctx.hub.conversations.move_cursor(ctx.session, target.id)
+    await ctx.services.conversations.move_cursor(ctx.session, target.id)
     preview = " ".join(target.content.split())[:PREVIEW] or f"({target.role})"
     return Reply(ctx.t("goto_done", n=n, preview=preview))
 
@@ -49,8 +49,6 @@ async def retry(ctx: CommandContext) -> Reply | None:
     last_user = next((m for m in reversed(path) if m.role == "user"), None)
     if last_user is None:
         return Reply(ctx.t("retry_nothing"))
-    await ctx.hub.conversations.move_cursor(ctx.session, last_user.id)
-    turn = ctx.hub.turn(ctx.msg, ctx.session)
-    turn.user_text = last_user.content
-    await ctx.hub.runner.run(ctx.session, turn, ctx.delivery)
+    await ctx.services.conversations.move_cursor(ctx.session, last_user.id)
+    await ctx.rerun(last_user.content)
     return None

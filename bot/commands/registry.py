@@ -5,16 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from bot.hub.sessions import Session
+from bot.adapter import Capabilities
+from bot.chats.sessions import Session
+from bot.commands.services import CommandServices, Rerun
 from bot.i18n import t
 from bot.messages import IncomingMessage
 from bot.replies import Reply
-
-if TYPE_CHECKING:
-    from bot.hub.delivery import Delivery
-    from bot.hub.hub import Hub
 
 
 class UsageError(Exception):
@@ -23,13 +20,16 @@ class UsageError(Exception):
 
 @dataclass
 class CommandContext:
-    hub: Hub
+    """One command invocation: the services, who asked where, and how this chat's platform renders."""
+
+    services: CommandServices
     msg: IncomingMessage
     session: Session
     args: str
     lang: str
-    delivery: Delivery
     is_admin: bool
+    caps: Capabilities
+    rerun: Rerun
 
     def t(self, key: str, **values: object) -> str:
         return t(self.lang, key, **values)
@@ -79,3 +79,13 @@ def parse_command(text: str) -> tuple[str, str] | None:
     if name.isdigit():
         return "goto", name
     return name, args
+
+
+def page_arg(args: str) -> int:
+    """`/list 2` → 1 (zero-based); no argument → 0; anything else is a usage error."""
+    args = args.strip()
+    if not args:
+        return 0
+    if not args.isdigit() or int(args) < 1:
+        raise UsageError
+    return int(args) - 1

@@ -11,17 +11,15 @@ import uuid
 from typing import Any
 
 from bot.adapter import Adapter
-from bot.agent.approvals import Approvals
-from bot.commands import COMMANDS, Command, CommandContext, UsageError, parse_command
+from bot.chats.access import Access, Verdict
+from bot.chats.sessions import Session, SessionKey
+from bot.commands import COMMANDS, Command, CommandContext, CommandServices, UsageError, parse_command
 from bot.config import Config
-from bot.hub.access import Access, Verdict
-from bot.hub.conversations import Conversations
 from bot.hub.delivery import Delivery
-from bot.hub.pairing import Pairing
 from bot.hub.runner import AgentRunner, TurnContext
-from bot.hub.sessions import Session, SessionKey, Sessions
 from bot.i18n import t
 from bot.messages import IncomingMessage
+from bot.ops.metrics import Metrics
 from bot.replies import Reply
 from bot.store import Store
 
@@ -31,16 +29,17 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 class Hub:
     def __init__(
-        self, cfg: Config, store: Store, conversations: Conversations, runner: AgentRunner, approvals: Approvals
+        self, cfg: Config, store: Store, services: CommandServices, runner: AgentRunner, metrics: Metrics
     ) -> None:
         self.cfg = cfg
-        self.approvals = approvals
         self.store = store
-        self.conversations = conversations
+        self.services = services
+        self.conversations = services.conversations
+        self.sessions = services.sessions
+        self.pairing = services.pairing
         self.runner = runner
-        self.sessions = Sessions()
+        self.metrics = metrics
         self.access = Access(cfg)
-        self.pairing = Pairing(store.pairing)
         self.deliveries: dict[str, Delivery] = {}
         self._accepting = True
 
@@ -105,9 +104,14 @@ class Hub:
         except Exception:
             await self._internal_error(msg, delivery, self.language(session))
 
-    def turn(self, msg: IncomingMessage, session: Session) -> TurnContext:
-        return TurnContext(msg.chat, msg.user_id, msg.user_name, msg.text.strip(), self.access.is_admin(msg),
+    def turn(self, msg: IncomingMessage, session: Session, text: str | None = None) -> TurnContext:
+        text = msg.text.strip() if text is None else text
+        return TurnContext(msg.chat, msg.user_id, msg.user_name, text, self.access.is_admin(msg),
                            self.language(session))
+
+    async def _rerun(self, msg: IncomingMessage, session: Session, text: str, delivery: Delivery) -> None:
+        """/retry: answer `text` again from the session's cursor, in the lane the command already holds."""
+        await self.runner.run(session, self.turn(msg, session, text), delivery)
 
     async def _run_command(
         self, cmd: Command, msg: IncomingMessage, session: Session, args: str, delivery: Delivery
@@ -120,7 +124,8 @@ class Hub:
             if (cmd.admin_only and not is_admin) or (cmd.navigation and not self.access.may_navigate(msg)):
                 reply: Reply | None = Reply(t(lang, "admins_only"))
             else:
-                ctx = CommandContext(self, msg, session, args, lang, delivery, is_admin)
+                ctx = CommandContext(self.services, msg, session, args, lang, is_admin, delivery.caps,
+                                     lambda text: self._rerun(msg, session, text, delivery))
                 try:
                     reply = await cmd.func(ctx)
                 except UsageError as e:
@@ -144,7 +149,7 @@ class Hub:
     async def _internal_error(self, msg: IncomingMessage, delivery: Delivery, lang: str) -> None:
         error_id = uuid.uuid4().hex[:8]
         log.exception("error %s in %s chat %s", error_id, msg.platform, msg.chat_id)
-        self.runner.metrics.error("internal")
+        self.metrics.error("internal")
         await delivery.send(msg.chat, Reply(t(lang, "internal_error", error_id=error_id)))
 
     async def idle(self) -> None:

@@ -12,17 +12,16 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.agent.approvals import NOTIFY_KEY
 from bot.agent.events import AgentEvent, RunFailed, RunFinished, StepMessage, TextDelta, ToolFinished, ToolStarted
 from bot.agent.loop import AgentLoop
 from bot.agent.memory import Memory
 from bot.agent.prompt import PromptBuilder, answer_dangling_tool_calls, estimate_messages, fit_history
 from bot.agent.tokens import TokenCounter
 from bot.agent.tools.registry import ToolContext
+from bot.chats.conversations import Conversations
+from bot.chats.sessions import Session
 from bot.config import Config
-from bot.hub.conversations import Conversations
 from bot.hub.delivery import Delivery, StreamWriter
-from bot.hub.sessions import Session
 from bot.i18n import STRINGS, t
 from bot.messages import ChatRef
 from bot.ops.metrics import Metrics
@@ -56,6 +55,7 @@ class AgentRunner:
         prompts: PromptBuilder,
         tool_names: list[str],
         memory: Memory | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.cfg = cfg
         self.conversations = conversations
@@ -65,7 +65,7 @@ class AgentRunner:
         self.memory = memory
         self.counter = TokenCounter()
         self._last_failure: dict[str, float] = {}
-        self.metrics = Metrics()  # the App replaces this with its own
+        self.metrics = metrics or Metrics()
 
     def workdir(self, session: Session) -> Path:
         """Each chat's own folder for file tools: readable name plus a hash so keys never collide."""
@@ -99,7 +99,7 @@ class AgentRunner:
             user_id=turn.user_id,
             is_admin=turn.is_admin,
             is_group=turn.chat.is_group,
-            extras={NOTIFY_KEY: lambda reply: delivery.send(turn.chat, reply)},  # approvals ask in this chat
+            notify=lambda reply: delivery.send(turn.chat, reply),  # approvals ask in this chat
         )
         stream = StreamWriter(delivery, turn.chat)
         typing = TypingIndicator(delivery, turn.chat, stream)

@@ -75,7 +75,7 @@ class Watchdog:
     async def check(self) -> None:
         """One pass over the adapters; restarts those down for longer than the grace period."""
         now = self._clock()
-        for adapter in list(self.adapters):
+        for adapter in [a for a in self.adapters if a.capabilities.restart_when_down]:
             state = self._states.setdefault(adapter.name, _State())
             if is_connected(adapter):
                 if state.down_since is not None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
-from bot.agent.approvals import NOTIFY_KEY, Approvals
+from bot.agent.approvals import Approvals
 from bot.agent.loop import AgentLoop
 from bot.agent.tools import shell
 from bot.agent.tools.registry import ToolContext, ToolRegistry
@@ -46,25 +47,25 @@ class Chat:
         self.results.append(self.approvals.decide("test:1", approval_id, bool(self.answer), self.admin, self.group))
 
 
-def setup(ctx: ToolContext, answer: bool | None, timeout: float = 600, **chat_kw: bool) -> tuple[ToolRegistry, Chat]:
+def setup(ctx: ToolContext, answer: bool | None, timeout: float = 600,
+          **chat_kw: bool) -> tuple[ToolRegistry, Chat, ToolContext]:
     approvals = Approvals(default_timeout=timeout)
     registry = ToolRegistry()
     shell.register(registry, approvals, timeout=5, enabled=True)
     chat = Chat(approvals, answer, **chat_kw)
-    ctx.extras[NOTIFY_KEY] = chat.notify
-    return registry, chat
+    return registry, chat, dataclasses.replace(ctx, notify=chat.notify)
 
 
 @pytest.mark.parametrize("command", BLOCKED)
 async def test_blocked_commands_are_refused_without_asking(ctx: ToolContext, command: str) -> None:
-    registry, chat = setup(ctx, answer=True)
+    registry, chat, ctx = setup(ctx, answer=True)
     result = await registry.execute("shell", _args(command), ctx)
     assert result.startswith("Refused: this command is blocked by the safety policy")
     assert chat.prompts == []
 
 
 async def test_approved_command_runs_in_the_chat_folder(ctx: ToolContext) -> None:
-    registry, chat = setup(ctx, answer=True)
+    registry, chat, ctx = setup(ctx, answer=True)
     result = await registry.execute("shell", _args("echo hello > out.txt && cat out.txt && pwd"), ctx)
     assert result == f"exit code 0\nhello\n{ctx.workdir}"
     assert (ctx.workdir / "out.txt").read_text() == "hello\n"
@@ -77,7 +78,7 @@ async def test_approved_command_runs_in_the_chat_folder(ctx: ToolContext) -> Non
 
 async def test_denied_command_is_reported_to_the_model(fake: FakeOpenAI, make_llm: MakeLLM,
                                                         ctx: ToolContext) -> None:
-    registry, chat = setup(ctx, answer=False)
+    registry, chat, ctx = setup(ctx, answer=False)
     fake.script(ToolCalls([("s1", "shell", _args("touch made.txt"))]), Text("OK, I will not."))
     loop = AgentLoop(await make_llm(), registry, "fake-model", 5)
     events = [e async for e in loop.run([{"role": "user", "content": "make a file"}], ctx)]
@@ -89,7 +90,7 @@ async def test_denied_command_is_reported_to_the_model(fake: FakeOpenAI, make_ll
 
 
 async def test_no_decision_in_time(ctx: ToolContext) -> None:
-    registry, chat = setup(ctx, answer=None, timeout=0.2)
+    registry, chat, ctx = setup(ctx, answer=None, timeout=0.2)
     result = await registry.execute("shell", _args("touch late.txt"), ctx)
     assert result == "No decision was made in time, so the command was not run."
     assert len(chat.prompts) == 1 and not (ctx.workdir / "late.txt").exists()
@@ -100,7 +101,7 @@ async def test_no_decision_in_time(ctx: ToolContext) -> None:
 async def test_group_approval_needs_an_admin_and_the_same_chat(tmp_path: Path) -> None:
     approvals = Approvals()
     prompted: asyncio.Queue[Reply] = asyncio.Queue()
-    ctx = ToolContext(chat="tg:group", workdir=tmp_path, is_group=True, extras={NOTIFY_KEY: prompted.put})
+    ctx = ToolContext(chat="tg:group", workdir=tmp_path, is_group=True, notify=prompted.put)
     waiting = asyncio.create_task(approvals.request(ctx, "ls", destructive=False))
     approval_id = (await prompted.get()).buttons[0][0].action.split()[1]
     unknown = approvals.decide("tg:group", "nope", True, user_is_admin=True, is_group=True)
@@ -118,7 +119,7 @@ async def test_waiting_for_approval_does_not_block_other_chats(tmp_path: Path) -
     async def notify(reply: Reply) -> None:
         return None
 
-    ctx = ToolContext(chat="a", workdir=tmp_path, extras={NOTIFY_KEY: notify})
+    ctx = ToolContext(chat="a", workdir=tmp_path, notify=notify)
     waiting = asyncio.create_task(approvals.request(ctx, "ls", destructive=False))
     other = ToolContext(chat="b", workdir=tmp_path / "b")
     assert await shell.run_command("echo other chat", other, 5) == "exit code 0\nother chat"

@@ -129,7 +129,7 @@ async def test_tool_skill_calls_another_tool_skill(fake: FakeOpenAI, make_llm: M
     assert inner["messages"][0]["content"].endswith("Inner instructions.")
     assert inner["messages"][1] == {"role": "user", "content": "count the words"}
     assert outer2["messages"][-1] == {"role": "tool", "tool_call_id": "o1", "content": "inner says 42"}
-    assert "skill_depth" not in ctx.extras  # the caller's context is not changed
+    assert ctx.skill_chain == ()  # the caller's context is not changed
 
 
 async def test_nesting_depth_is_limited_to_three(fake: FakeOpenAI, make_llm: MakeLLM, ctx: ToolContext,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from bot.hub.sessions import SessionKey
+from bot.chats.sessions import SessionKey
 from tests.fakes.openai_api import Error, FakeOpenAI, Text
 from tests.harness import RecordingAdapter, running_app, wait_for
 

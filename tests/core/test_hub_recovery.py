@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.adapter import ChatUnavailable
-from bot.hub.sessions import SessionKey
+from bot.chats.sessions import SessionKey
 from bot.messages import ChatRef, SentRef
 from bot.replies import Reply
 from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls

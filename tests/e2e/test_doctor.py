@@ -9,7 +9,7 @@ import pytest
 import pytest_asyncio
 
 from bot.agent.workspace import init_workspace
-from bot.ops import doctor
+from bot.cli import doctor
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
 from tests.harness import make_config

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bot.hub.pairing import CODE_TTL, Pairing
+from bot.chats.pairing import CODE_TTL, Pairing
 from bot.store.sqlite import SqliteStore
 from tests.fakes.openai_api import FakeOpenAI
 from tests.harness import RecordingAdapter, running_app
@@ -56,10 +56,10 @@ async def test_pairing_code_expires_after_an_hour(tmp_path: Path, monkeypatch: p
     try:
         pairing = Pairing(store.pairing)
         code = await pairing.code_for("telegram", "u1")
-        import bot.hub.pairing
+        import bot.chats.pairing
 
-        real_time = bot.hub.pairing.time.time
-        monkeypatch.setattr(bot.hub.pairing.time, "time", lambda: real_time() + CODE_TTL + 1)
+        real_time = bot.chats.pairing.time.time
+        monkeypatch.setattr(bot.chats.pairing.time, "time", lambda: real_time() + CODE_TTL + 1)
         assert await pairing.approve("telegram", code) is None
         assert not await pairing.is_paired("telegram", "u1")
     finally:

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from bot.replies import Reply
 
 MAX_TOOL_OUTPUT = 50_000  # characters of one tool result handed back to the model
 
 
-@dataclass
+Notify = Callable[[Reply], Awaitable[object]]  # sends a message to the run's own chat
+
+
+@dataclass(frozen=True)
 class ToolContext:
     """Who is calling and where: tools must stay inside `workdir` and this chat's data."""
 
@@ -20,7 +25,8 @@ class ToolContext:
     user_id: str = ""
     is_admin: bool = False
     is_group: bool = False
-    extras: dict[str, Any] = field(default_factory=dict)  # services a tool module registered itself
+    notify: Notify | None = None  # how approvals ask in this chat; None: this run cannot ask anyone
+    skill_chain: tuple[str, ...] = ()  # tool skills this call is nested in, outermost first (depth and cycles)
 
 
 ToolFunc = Callable[..., Awaitable[str]]

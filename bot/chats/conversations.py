@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.hub.sessions import Session
+from bot.chats.sessions import Session
 from bot.store import ConversationInfo, ConversationStore
 from bot.tree.model import Conversation, Message
 

@@ -1,0 +1,49 @@
+"""What commands may use, built once by the composition root: commands never see the Hub.
+
+Keeping this narrow is what keeps `bot/commands` below the hub in the import graph, and lets a
+command be tested with a store, a prompt builder and a session, without starting anything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from bot.agent.approvals import Approvals
+from bot.agent.memory import Memory
+from bot.agent.prompt import PromptBuilder
+from bot.agent.skills import SkillSet
+from bot.chats.conversations import Conversations
+from bot.chats.pairing import Pairing
+from bot.chats.sessions import Session, Sessions
+from bot.config import LLMConfig
+from bot.store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class CommandServices:
+    conversations: Conversations  # new, switch, cursor moves and trees of one session's chat
+    store: Store  # read-only listings scoped by chat (conversations, memories) and chat settings
+    prompts: PromptBuilder  # roles, skills and workspace reloads
+    memory: Memory
+    approvals: Approvals
+    pairing: Pairing
+    sessions: Sessions  # lanes, for /stop
+    llm: LLMConfig  # default and allowed models
+
+    async def set_setting(self, session: Session, **values: str) -> None:
+        """Persist a per-chat choice and apply it to the live session at once."""
+        session.settings = await self.store.settings.update(session.key.storage_key, **values)
+
+    async def reload_workspace(self) -> None:
+        """Re-read SOUL.md, roles and skills off the event loop (seed 000: edits apply on /new)."""
+        prompts = self.prompts
+
+        def load() -> None:
+            prompts.reload(SkillSet.load(prompts.workspace / "skills"))
+
+        await asyncio.to_thread(load)
+
+
+Rerun = Callable[[str], Awaitable[None]]  # answer this text again from the session's cursor (/retry)
