@@ -12,8 +12,9 @@ from pathlib import Path
 BOT = Path(__file__).resolve().parents[2] / "bot"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("bot.messages", "bot.replies", "bot.i18n", "bot.config"),
-    ("bot.adapter",),
+    ("bot.messages", "bot.replies", "bot.i18n"),
+    ("bot.adapter",),  # the adapter contract and spec discovery
+    ("bot.config",),  # platform sections come from the adapter specs
     ("bot.tree", "bot.ops"),
     ("bot.store",),
     ("bot.agent",),
