@@ -1,22 +1,29 @@
 # The two set-up commands are `make run` and `make test`; both create .venv on first use.
+# Pass arguments to bothub with ARGS, e.g. `make chat ARGS="--chat work"`.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+ARGS ?=
 
-.PHONY: run chat test lint bench clean
+.PHONY: run chat doctor test lint bench clean
 
 $(STAMP): pyproject.toml
+	@echo "==> first run: creating $(VENV) and installing bothub with its dependencies (a minute or two)"
 	test -d $(VENV) || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install --disable-pip-version-check --progress-bar on --upgrade pip
+	$(BIN)/pip install --disable-pip-version-check --progress-bar on -e '.[dev]'
 	touch $(STAMP)
+	@echo "==> installed; the bothub command is $(BIN)/bothub (or run: source $(BIN)/activate)"
 
 run: $(STAMP)
-	$(BIN)/bothub run
+	$(BIN)/bothub run $(ARGS)
 
 chat: $(STAMP)
-	$(BIN)/bothub chat
+	$(BIN)/bothub chat $(ARGS)
+
+doctor: $(STAMP)
+	$(BIN)/bothub doctor $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check bot adapters tests bench

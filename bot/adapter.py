@@ -99,9 +99,10 @@ class Adapter(Protocol):
 
 
 class AccessConfig(BaseModel):
-    """Who may talk to the bot on one platform; see bot/chats/access.py."""
+    """Who may talk to the bot on one platform; see bot/chats/access.py. Ids may be written as YAML numbers
+    (`admins: [123]`, `allow_chats: [-1001234567890]`): they are kept as text."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
     allow_users: list[str] = Field(default_factory=list)
     allow_chats: list[str] = Field(default_factory=list)
     admins: list[str] = Field(default_factory=list)

@@ -20,7 +20,7 @@ from bot.agent.skills import SkillSet
 from bot.agent.tools import default_registry, shell
 from bot.agent.tools import web as web_tool
 from bot.agent.tools.registry import ToolRegistry
-from bot.agent.workspace import init_workspace
+from bot.agent.workspace import check_workspace, prepare_workspace
 from bot.chats.conversations import Conversations
 from bot.chats.pairing import Pairing
 from bot.chats.sessions import SessionKey, Sessions
@@ -48,9 +48,13 @@ class App:
         self.store = SqliteStore(cfg.data_dir / "bothub.sqlite3")
         self.llm = LLMClient(cfg.llm)
         workspace = cfg.workspace_dir
-        if not (workspace / "SOUL.md").exists():
-            init_workspace(workspace)
+        if restored := prepare_workspace(workspace):
+            log.info("workspace %s: created %s", workspace, ", ".join(restored))
+        if problems := check_workspace(workspace):  # `bothub doctor` says the same
+            raise ConfigError(f"workspace {workspace}: " + "; ".join(problems))
         skills = SkillSet.load(workspace / "skills")
+        for skill in skills.broken():
+            log.warning("skill skipped: %s", skill.status_line())
         self.prompts = PromptBuilder(workspace, skills, language=cfg.language)
         self.approvals = Approvals()
         self.memory = Memory(self.store.memories)

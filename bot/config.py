@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -27,25 +29,25 @@ class LLMConfig(_Section):
     chat_model: str = "gpt-4o-mini"  # env BOTHUB_MODEL
     skill_model: str | None = None  # cheaper model for tool skills; defaults to chat_model
     allowed_models: list[str] = Field(default_factory=list)
-    context_tokens: int = 32000
-    max_turns: int = 30
-    timeout: float = 60.0  # seconds per HTTP phase
-    max_retries: int = 2
-    run_deadline: float = 900.0  # seconds for one whole agent run; above the 10 minutes a shell approval may wait
-    temperature: float | None = None
+    context_tokens: int = Field(default=32000, ge=1000)
+    max_turns: int = Field(default=30, ge=1)
+    timeout: float = Field(default=60.0, gt=0)  # seconds per HTTP phase
+    max_retries: int = Field(default=2, ge=0)
+    run_deadline: float = Field(default=900.0, gt=0)  # seconds per run; above the 10 minutes an approval waits
+    temperature: float | None = Field(default=None, ge=0, le=2)
 
 
 class ServerConfig(_Section):
     """The hub's own aiohttp server: webhooks and health endpoints."""
 
     host: str = "127.0.0.1"
-    port: int = 8080
+    port: int = Field(default=8080, ge=0, le=65535)  # 0: any free port (tests)
     enabled: bool = False
 
 
 class ToolsConfig(_Section):
     shell_enabled: bool = False
-    shell_timeout: float = 30.0
+    shell_timeout: float = Field(default=30.0, gt=0)
     shell_network: bool = False  # the sandboxed shell gets no network unless this is on
     web_fetch_enabled: bool = True
     web_allow_hosts: list[str] = Field(default_factory=list)  # exceptions to the SSRF rules, for tests
@@ -56,8 +58,8 @@ class Config(_Section):
     workspace: Path | None = None  # defaults to <data_dir>/workspace, seeded from the bundled one
     language: Literal["en", "zh"] = "en"
     log_level: str = "INFO"
-    max_queue: int = 20  # messages waiting per session before "busy"
-    shutdown_grace: float = 8.0
+    max_queue: int = Field(default=20, ge=1)  # messages waiting per session before "busy"
+    shutdown_grace: float = Field(default=8.0, ge=0)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
@@ -119,10 +121,40 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
     try:
         cfg = Config.model_validate(raw)
     except ValidationError as e:
-        lines = [f"  {'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors()]
-        raise ConfigError("invalid configuration:\n" + "\n".join(lines)) from e
+        where = f" in {path}" if path is not None else ""
+        raise ConfigError(f"invalid configuration{where}:\n" + "\n".join(_explain(e))) from e
     _apply_env(cfg, env)
     return cfg
+
+
+def _explain(error: ValidationError) -> list[str]:
+    """One line per problem; a misspelt key gets the closest known key as a suggestion."""
+    lines = []
+    for err in error.errors():
+        loc = err["loc"]
+        line = f"  {'.'.join(str(p) for p in loc)}: {err['msg']}"
+        if err["type"] == "extra_forbidden":
+            line = f"  {'.'.join(str(p) for p in loc)}: unknown setting"
+            close = difflib.get_close_matches(str(loc[-1]), _known_keys(loc[:-1]), n=1, cutoff=0.6)
+            line += f" — did you mean {close[0]!r}?" if close else ""
+        lines.append(line)
+    return lines
+
+
+def _known_keys(loc: Sequence[Any]) -> list[str]:
+    """The setting names allowed at a place in the YAML tree (`("llm",)` → LLMConfig's fields)."""
+    if not loc:
+        return [name for name in Config.model_fields if name != "sections"] + [s.name for s in installed_specs()]
+    spec = find_spec(str(loc[0]))
+    model: type[BaseModel] = spec.config_model if spec is not None else Config
+    for part in loc[1:] if spec is not None else loc:
+        field = model.model_fields.get(str(part))
+        kinds = (field.annotation, *get_args(field.annotation)) if field is not None else ()
+        inner = next((k for k in kinds if isinstance(k, type) and issubclass(k, BaseModel)), None)
+        if inner is None:
+            return []
+        model = inner
+    return list(model.model_fields)
 
 
 def _apply_env(cfg: Config, env: dict[str, str]) -> None:

@@ -70,6 +70,12 @@ STRINGS: dict[str, tuple[str, str]] = {
         "Model {model!r} is not allowed. Choose one of: {allowed}",
         "不允许使用模型 {model!r}。可选：{allowed}",
     ),
+    "model_only_default": (
+        "Model: {model}, the only one configured. To let chats choose others, list them under "
+        "llm.allowed_models in bothub.yaml and restart.",
+        "当前模型：{model}，也是唯一配置的模型。要允许选择其他模型，"
+        "请在 bothub.yaml 的 llm.allowed_models 中列出它们并重启。",
+    ),
     "model_set": ("This chat now uses {model}.", "本聊天现在使用 {model}。"),
     "not_allowed": ("Sorry, this bot is not open to you here.", "抱歉，此机器人未对你开放。"),
     "pairing": (
@@ -96,6 +102,21 @@ STRINGS: dict[str, tuple[str, str]] = {
     "memory_forgot": ("Forgot memory #{n}. The ones after it moved up by one.",
                       "已删除第 {n} 条记忆。其后的记忆序号依次减一。"),
     "memory_missing": ("No memory #{n} in this chat — see /memory.", "本聊天中没有第 {n} 条记忆——请查看 /memory。"),
+    "doctor_workspace_ok": ("workspace {path}", "工作区 {path}"),
+    "doctor_workspace_new": ("workspace {path} does not exist yet (created on first start, or run `bothub init`)",
+                             "工作区 {path} 尚不存在（首次启动时创建，或运行 `bothub init`）"),
+    "doctor_restores": ("{name} is missing: start-up restores the default", "缺少 {name}：启动时会恢复默认文件"),
+    "doctor_workspace_problem": ("workspace: {problem} — the bot will not start until it is fixed",
+                                 "工作区：{problem} —— 修复前机器人无法启动"),
+    "doctor_llm_missing": ("LLM: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (a local OpenAI-compatible server)",
+                           "LLM：请设置 OPENAI_API_KEY（OpenAI）或 OPENAI_BASE_URL（本地 OpenAI 兼容服务）"),
+    "doctor_llm_refused": ("LLM at {where}: the API key was refused", "LLM（{where}）：API 密钥被拒绝"),
+    "doctor_llm_unreachable": ("LLM at {where}: not reachable ({error})", "LLM（{where}）：无法连接（{error}）"),
+    "doctor_llm_no_model": ("LLM at {where}: model {model!r} not offered (has: {models})",
+                            "LLM（{where}）：没有模型 {model!r}（可用：{models}）"),
+    "doctor_llm_ok": ("LLM at {where}: reachable, model {model}", "LLM（{where}）：可连接，模型 {model}"),
+    "doctor_no_platform": ("no platform configured: `bothub run` opens the console chat",
+                           "未配置任何平台：`bothub run` 会打开控制台聊天"),
 }
 
 

@@ -40,6 +40,12 @@ class Skill:
     def tool_name(self) -> str:
         return f"skill_{self.name}"
 
+    def status_line(self) -> str:
+        """`[    on] name (prompt) — what it does`, or why it is broken: one format for /skills and doctor."""
+        state = "broken" if self.error else ("on" if self.enabled else "off")
+        kind = "tool" if self.mode == "tool" else "prompt"
+        return f"[{state:>6}] {self.name} ({kind}) — {self.error or self.description}"
+
     def matches(self, user_text: str) -> bool:
         """Seed 003: a skill without triggers always applies; otherwise one trigger must occur."""
         if not self.triggers:

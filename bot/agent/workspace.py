@@ -1,7 +1,8 @@
 """Create and check a workspace: the Markdown files that shape the agent (seed 003 §2).
 
 `init_workspace` copies the bundled defaults but never overwrites what a person has edited;
-`check_workspace` lists problems in plain words for `bothub doctor` and start-up.
+`prepare_workspace` is what start-up does (a missing required file comes back from the defaults);
+`check_workspace` lists what start-up refuses, in the same words for `bothub doctor`.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ import shutil
 from pathlib import Path
 
 from bot.agent.prompt import P0_FILES, WORKSPACE_FILES
-from bot.agent.skills import SkillSet
 
 BUNDLED_WORKSPACE = Path(__file__).resolve().parents[2] / "workspace"
+DEFAULT_ROLE = "roles/default.md"
+REQUIRED_FILES = (*P0_FILES, DEFAULT_ROLE)
 
 
 def init_workspace(path: Path, source: Path = BUNDLED_WORKSPACE) -> list[str]:
@@ -31,25 +33,37 @@ def init_workspace(path: Path, source: Path = BUNDLED_WORKSPACE) -> list[str]:
     return created
 
 
+def missing_required(path: Path) -> list[str]:
+    """Required files that are absent: start-up restores them from the defaults (a new workspace gets all)."""
+    return [name for name in REQUIRED_FILES if not (path / name).exists()]
+
+
+def prepare_workspace(path: Path, source: Path = BUNDLED_WORKSPACE) -> list[str]:
+    """What start-up does: create a new workspace from the defaults, or bring back missing required files."""
+    if not path.exists():
+        return init_workspace(path, source)
+    restored = missing_required(path)
+    for name in restored:
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / name, path / name)
+    return restored
+
+
 def check_workspace(path: Path) -> list[str]:
-    """Everything that would make the agent misbehave; an empty list means the workspace is fine."""
+    """What start-up refuses to run with (after `prepare_workspace`); empty means the workspace is usable.
+
+    Broken skills are not listed: they are skipped, and `/skills` and `bothub doctor` show them.
+    """
     if not path.is_dir():
-        return [f"workspace folder {path} does not exist (run `bothub init`)"]
+        return [f"workspace {path} is not a folder"]
     problems: list[str] = []
     for name in WORKSPACE_FILES:
         file = path / name
-        if not file.exists():
-            if name in P0_FILES:
-                problems.append(f"{name} is missing; it is required (run `bothub init` to restore the default)")
-            continue
-        problems += _unreadable(file, name, required=name in P0_FILES)
+        if file.exists():
+            problems += _unreadable(file, name, required=name in P0_FILES)
     roles = path / "roles"
-    if not (roles / "default.md").is_file():
-        problems.append("roles/default.md is missing; unknown roles fall back to it")
     for role in sorted(roles.glob("*.md")) if roles.is_dir() else []:
         problems += _unreadable(role, f"roles/{role.name}", required=False)
-    problems += [f"skills/{s.path.name if s.path else s.name}: {s.error}"
-                 for s in SkillSet.load(path / "skills").broken()]
     return problems
 
 

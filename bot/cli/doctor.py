@@ -1,4 +1,8 @@
-"""`bothub doctor`: a checklist of everything that must be right before the bot can answer."""
+"""`bothub doctor`: a checklist of everything that must be right before the bot can answer.
+
+It judges the workspace exactly as start-up does (`prepare_workspace` + `check_workspace`), so a green
+doctor means `bothub chat` starts, and it speaks the configured language.
+"""
 
 from __future__ import annotations
 
@@ -7,26 +11,22 @@ from collections.abc import Mapping
 import openai
 
 from bot.adapter import find_spec
-from bot.agent.workspace import check_workspace
+from bot.agent.skills import SkillSet
+from bot.agent.workspace import check_workspace, missing_required
 from bot.config import Config
+from bot.i18n import t
 
-OK, FAIL, INFO = "✔", "✘", "·"
+OK, FAIL, WARN, INFO = "✔", "✘", "!", "·"
 
 
 async def run(cfg: Config, env: Mapping[str, str]) -> int:
-    """Prints one line per check; exit code 1 if anything failed."""
-    results: list[tuple[str, str]] = []
-    if not cfg.workspace_dir.exists():
-        results.append((INFO, f"workspace {cfg.workspace_dir} does not exist yet (created on first start, "
-                              "or run `bothub init`)"))
-    elif problems := check_workspace(cfg.workspace_dir):
-        results.append((FAIL, "workspace: " + "; ".join(problems)))
-    else:
-        results.append((OK, f"workspace {cfg.workspace_dir}"))
-    results.append(await _check_llm(cfg))
+    """Prints one line per check; exit code 1 if anything would stop the bot."""
+    lang = cfg.language
+    results = _workspace(cfg, lang)
+    results.append(await _check_llm(cfg, lang))
     platforms = cfg.enabled_platforms
     if not platforms:
-        results.append((INFO, "no platform configured: `bothub run` opens the console chat"))
+        results.append((INFO, t(lang, "doctor_no_platform")))
     for name in platforms:
         spec = find_spec(name)
         if spec is None or spec.doctor is None:
@@ -42,20 +42,35 @@ async def run(cfg: Config, env: Mapping[str, str]) -> int:
     return 1 if any(mark == FAIL for mark, _ in results) else 0
 
 
-async def _check_llm(cfg: Config) -> tuple[str, str]:
+def _workspace(cfg: Config, lang: str) -> list[tuple[str, str]]:
+    path = cfg.workspace_dir
+    if not path.exists():
+        return [(INFO, t(lang, "doctor_workspace_new", path=path))]
+    results = [(INFO, t(lang, "doctor_restores", name=name)) for name in missing_required(path)]
+    problems = check_workspace(path)
+    results += [(FAIL, t(lang, "doctor_workspace_problem", problem=p)) for p in problems]
+    if not problems:
+        results.insert(0, (OK, t(lang, "doctor_workspace_ok", path=path)))
+    results += [(WARN, f"skills/{s.path.name if s.path else s.name}: {s.status_line()}")
+                for s in SkillSet.load(path / "skills").broken()]
+    return results
+
+
+async def _check_llm(cfg: Config, lang: str) -> tuple[str, str]:
     if not (cfg.llm.api_key or cfg.llm.base_url):
-        return FAIL, "LLM: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (a local OpenAI-compatible server)"
+        return FAIL, t(lang, "doctor_llm_missing")
     client = openai.AsyncOpenAI(api_key=cfg.llm.api_key or "not-needed", base_url=cfg.llm.base_url,
                                 timeout=10, max_retries=0)
     where = cfg.llm.base_url or "OpenAI"
     try:
         models = [m.id async for m in client.models.list()]
     except openai.AuthenticationError:
-        return FAIL, f"LLM at {where}: the API key was refused"
+        return FAIL, t(lang, "doctor_llm_refused", where=where)
     except openai.APIError as e:
-        return FAIL, f"LLM at {where}: not reachable ({type(e).__name__})"
+        return FAIL, t(lang, "doctor_llm_unreachable", where=where, error=type(e).__name__)
     finally:
         await client.close()
     if models and cfg.llm.chat_model not in models:
-        return FAIL, f"LLM at {where}: model {cfg.llm.chat_model!r} not offered (has: {', '.join(models[:8])})"
-    return OK, f"LLM at {where}: reachable, model {cfg.llm.chat_model}"
+        return FAIL, t(lang, "doctor_llm_no_model", where=where, model=cfg.llm.chat_model,
+                       models=", ".join(models[:8]))
+    return OK, t(lang, "doctor_llm_ok", where=where, model=cfg.llm.chat_model)

@@ -1,4 +1,4 @@
-"""`bothub run | chat | init | doctor | export | import | pair`, plus the commands adapters contribute."""
+"""`bothub run | chat | init | doctor | chats | export | import | pair`, plus the commands adapters contribute."""
 
 from __future__ import annotations
 
@@ -9,15 +9,19 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from bot.adapter import AdapterSpec, CliCommand, installed_specs
 from bot.app import App
+from bot.cli import envfile
 from bot.config import Config, ConfigError, llm_setup_hint, load_config
 from bot.ops import redact
 
 log = logging.getLogger("bothub")
+CONSOLE_CHAT = "console:local"
 CONSOLE = "console"  # the local terminal chat: `bothub chat`, and `run` when no platform is configured
 QUIET_LOGGERS = ("httpx", "httpx2", "httpcore")
 
@@ -29,41 +33,74 @@ class Interactive(Protocol):
     async def wait_closed(self) -> None: ...
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bothub", description="One LLM agent in your chats.")
-    parser.add_argument("--config", type=Path, help="YAML config file (default: ./bothub.yaml or $BOTHUB_CONFIG)")
-    parser.add_argument("--data-dir", type=Path, help="where the database and chat folders live (default ./data)")
-    sub = parser.add_subparsers(dest="command")
-    sub.add_parser("run", help="start the hub (the console chat when no platform is configured)")
-    chat = sub.add_parser("chat", help="chat in this terminal; reads piped stdin line by line")
-    chat.add_argument("--chat", default="local", help="local chat name (separate history per name)")
-    init = sub.add_parser("init", help="create a workspace with the default files")
-    init.add_argument("path", nargs="?", type=Path)
-    sub.add_parser("doctor", help="check workspace, config, LLM endpoint and platform credentials")
-    export = sub.add_parser("export", help="print a conversation as JSONL")
-    export.add_argument("conversation_id")
-    export.add_argument("--chat", default="console:local", help="the chat that owns it (default console:local)")
-    imp = sub.add_parser("import", help="import a JSONL conversation into a chat")
-    imp.add_argument("file", type=Path)
-    imp.add_argument("--chat", default="console:local")
-    specs = installed_specs()
-    pair = sub.add_parser("pair", help="approve a DM pairing code (dm_policy: pairing)")
-    pair.add_argument("action", choices=["approve"])
-    pair.add_argument("code")
-    pair.add_argument("--platform", required=True, choices=[s.name for s in specs if s.config_model().access])
+def build_parser(specs: Sequence[AdapterSpec[Any]] = ()) -> argparse.ArgumentParser:
+    """The global options are accepted before and after the subcommand (`bothub chat --data-dir D`)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", type=Path, default=argparse.SUPPRESS, metavar="FILE",
+                        help="YAML config file (default: ./bothub.yaml or $BOTHUB_CONFIG)")
+    common.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, metavar="DIR",
+                        help="where the database, chat folders and workspace live (default: ./data or "
+                             "$BOTHUB_DATA_DIR)")
+    parser = argparse.ArgumentParser(prog="bothub", parents=[common],
+                                     description="One LLM agent in your chats. Without a command: `run`.",
+                                     epilog="A .env file in the working directory is read first; variables "
+                                            "already set in the environment win.")
+    parser.add_argument("--version", action="version", version=f"bothub {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(name: str, text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], help=text, description=text)
+
+    add("run", "start the hub: every configured platform, or the console chat when none is")
+    chat = add("chat", "chat in this terminal; piped stdin is a script, one message or command per line")
+    chat.add_argument("--chat", default="local", metavar="NAME", help="local chat name; each keeps its own "
+                      "history (default: local)")
+    init = add("init", "create a workspace with the default files (never overwrites yours)")
+    init.add_argument("path", nargs="?", type=Path, help="workspace folder (default: <data dir>/workspace)")
+    add("doctor", "check workspace, config, LLM endpoint and platform credentials")
+    add("chats", "list the chats in the database with their keys and conversation counts")
+    export = add("export", "print a conversation as JSONL (seed 000 format)")
+    export.add_argument("conversation_id", metavar="ID", help="conversation id as /list shows it (a unique "
+                        "prefix is enough)")
+    export.add_argument("--chat", default=CONSOLE_CHAT, metavar="KEY",
+                        help=f"the chat that owns it, as `bothub chats` shows it (default: {CONSOLE_CHAT})")
+    imp = add("import", "import a JSONL conversation into a chat and make it the active one")
+    imp.add_argument("file", type=Path, help="a file written by `bothub export`")
+    imp.add_argument("--chat", default=CONSOLE_CHAT, metavar="KEY",
+                     help=f"the chat to import into (default: {CONSOLE_CHAT})")
+    pair = add("pair", "approve a DM pairing code (dm_policy: pairing)")
+    pair.add_argument("action", choices=["approve"], help="what to do with the code")
+    pair.add_argument("code", help="the code the bot gave the person")
+    pair.add_argument("--platform", required=True, choices=[s.name for s in specs if s.config_model().access],
+                      help="where the person wrote from")
     for spec in specs:
         for extra in spec.commands:
-            extra.arguments(sub.add_parser(extra.name, help=extra.help))
+            extra.arguments(add(extra.name, extra.help))
             sub.choices[extra.name].set_defaults(adapter_command=(spec, extra))
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _version() -> str:
+    try:
+        return metadata.version("bothub")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    envfile.load(Path(".env"), os.environ)
+    specs = installed_specs()
+    args = build_parser(specs).parse_args(argv)
+    config_arg: Path | None = getattr(args, "config", None)
+    data_dir: Path | None = getattr(args, "data_dir", None)
 
     try:
-        cfg = load_config(args.config)
+        cfg = load_config(config_arg)
     except ConfigError as e:
         print(f"bothub: {e}", file=sys.stderr)
         return 2
-    if args.data_dir:
-        cfg.data_dir = args.data_dir
+    if data_dir:
+        cfg.data_dir = data_dir
     command = args.command or "run"
     console_only = command == "chat" or (command == "run" and not cfg.enabled_platforms)
     level = cfg.log_level
@@ -71,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         level = "WARNING"  # the terminal is the chat: only problems go to stderr
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     redact.install(os.environ)  # tokens and keys never reach the log, whoever logs them (names from the specs)
-    config_path = args.config or Path(os.environ.get("BOTHUB_CONFIG") or "bothub.yaml")
+    config_path = config_arg or Path(os.environ.get("BOTHUB_CONFIG") or "bothub.yaml")
     if warning := redact.readable_secrets_warning(config_path):
         log.warning("%s", warning)
     for noisy in QUIET_LOGGERS + tuple(name for spec in specs for name in spec.loggers):
@@ -91,9 +128,9 @@ def main(argv: list[str] | None = None) -> int:
 
 async def _serve(cfg: Config, platforms: list[str], chat_name: str) -> int:
     env = {**os.environ, "BOTHUB_CONSOLE_CHAT": chat_name}
-    app = App(cfg, env)
     console: Interactive | None = None
     try:
+        app = App(cfg, env)
         for name in platforms or [CONSOLE]:
             adapter = app.load_adapter(name)
             if isinstance(adapter, Interactive):

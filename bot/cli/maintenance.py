@@ -1,4 +1,4 @@
-"""One-shot maintenance commands: init, doctor, export, import, pair."""
+"""One-shot maintenance commands: init, doctor, chats, export, import, pair."""
 
 from __future__ import annotations
 
@@ -23,16 +23,18 @@ async def run(cfg: Config, command: str, args: argparse.Namespace) -> int:
     if command == "doctor":
         doctor = importlib.import_module("bot.cli.doctor")
         return int(await doctor.run(cfg, dict(os.environ)))
-    store = SqliteStore(cfg.data_dir / "bothub.sqlite3")
+    database = cfg.data_dir / "bothub.sqlite3"
+    if command != "import" and not database.exists():
+        print(f"bothub: no database at {database} yet (wrong --data-dir? it is created on first start)",
+              file=sys.stderr)
+        return 1
+    store = SqliteStore(database)
     await store.open()
     try:
+        if command == "chats":
+            return await _chats(store)
         if command == "export":
-            conv = await store.conversations.load(args.chat, args.conversation_id, "")
-            if conv is None:
-                print(f"bothub: no conversation {args.conversation_id!r} in chat {args.chat!r}", file=sys.stderr)
-                return 1
-            sys.stdout.write(export_jsonl(conv, {"chat": args.chat}))
-            return 0
+            return await _export(store, args.chat, args.conversation_id)
         if command == "import":
             try:
                 conv = import_jsonl(args.file.read_text(encoding="utf-8"), "")
@@ -40,7 +42,9 @@ async def run(cfg: Config, command: str, args: argparse.Namespace) -> int:
                 print(f"bothub: cannot import {args.file}: {e}", file=sys.stderr)
                 return 1
             info = await store.conversations.import_tree(args.chat, conv)
-            print(f"imported {len(conv) - 1} messages as conversation {info.id} in chat {args.chat}")
+            await store.conversations.set_active(args.chat, info.id)
+            print(f"imported {len(conv) - 1} messages as conversation {info.id} in chat {args.chat}; "
+                  "it is now the chat's active conversation")
             return 0
         if command == "pair":
             user = await Pairing(store.pairing).approve(args.platform, args.code)
@@ -53,3 +57,37 @@ async def run(cfg: Config, command: str, args: argparse.Namespace) -> int:
     finally:
         await store.close()
     return 2
+
+
+async def _chats(store: SqliteStore) -> int:
+    summaries = await store.conversations.summaries()
+    if not summaries:
+        print("no chats yet")
+        return 0
+    width = max(len("chat"), *(len(key) for key, _ in summaries))
+    print(f"{'chat':<{width}}  conversations")
+    for key, count in summaries:
+        print(f"{key:<{width}}  {count}")
+    return 0
+
+
+async def _export(store: SqliteStore, chat: str, wanted: str) -> int:
+    """The conversation id may be typed as /list shows it (`a1b2c3d4`, backticks and all) or as a unique prefix."""
+    keys = [key for key, _ in await store.conversations.summaries()]
+    if chat not in keys:
+        similar = [key for key in keys if key.split(":", 1)[-1] == chat]
+        if len(similar) != 1:
+            print(f"bothub: no chat {chat!r}; chats: {', '.join(keys) or 'none yet'} (see `bothub chats`)",
+                  file=sys.stderr)
+            return 1
+        chat = similar[0]
+    found = await store.conversations.find(chat, wanted.strip().strip("`"))
+    if len(found) != 1:
+        ids = ", ".join(info.id for info in await store.conversations.recent(chat, limit=20))
+        what = "several conversations" if found else "no conversation"
+        print(f"bothub: {wanted!r} matches {what} in chat {chat}; its conversations: {ids}", file=sys.stderr)
+        return 1
+    conv = await store.conversations.load(chat, found[0].id, "")
+    assert conv is not None  # found a moment ago, and nothing deletes conversations
+    sys.stdout.write(export_jsonl(conv, {"chat": chat}))
+    return 0

@@ -34,13 +34,7 @@ async def skills(ctx: CommandContext) -> Reply:
     found = prompts.skills.skills
     if not found:
         return Reply(ctx.t("skills_empty"))
-    lines = []
-    for skill in found:
-        state = "broken" if skill.error else ("on" if skill.enabled else "off")
-        detail = skill.error or skill.description
-        kind = "tool" if skill.mode == "tool" else "prompt"
-        lines.append(f"[{state:>6}] {skill.name} ({kind}) — {detail}")
-    return Reply("\n".join(lines), title=ctx.t("skills_title"), monospace=True)
+    return Reply("\n".join(skill.status_line() for skill in found), title=ctx.t("skills_title"), monospace=True)
 
 
 @command("roles", "List the roles /new accepts", "列出 /new 可用的角色")
@@ -62,11 +56,12 @@ async def lang(ctx: CommandContext) -> Reply:
 async def model(ctx: CommandContext) -> Reply:
     allowed = ctx.services.llm.allowed_models
     choice = ctx.args.strip()
+    if not allowed:
+        return Reply(ctx.t("model_only_default", model=model_of(ctx)))
     if not choice:
-        listed = ", ".join(allowed) if allowed else ctx.services.llm.chat_model
-        return Reply(ctx.t("model_current", model=model_of(ctx), allowed=listed))
+        return Reply(ctx.t("model_current", model=model_of(ctx), allowed=", ".join(allowed)))
     if choice not in allowed:
-        return Reply(ctx.t("model_not_allowed", model=choice, allowed=", ".join(allowed) or "-"))
+        return Reply(ctx.t("model_not_allowed", model=choice, allowed=", ".join(allowed)))
     await ctx.services.set_setting(ctx.session, model=choice)
     return Reply(ctx.t("model_set", model=choice))
 

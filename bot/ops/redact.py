@@ -26,7 +26,11 @@ _TOKEN_PATTERNS = (
     (re.compile(r"\b[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{20,}"), MASK),  # three dotted parts
     (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), "sk-" + MASK),
 )
-_SECRET_LOOKING = re.compile(r"(?im)^\s*[\w.-]*(secret|token|api_key|apikey|password|encrypt_key)[\w.-]*\s*:\s*\S")
+# Key names that hold a secret, matched whole: `context_tokens:` or `max_tokens:` are not secrets.
+SECRET_KEYS = frozenset({
+    "api_key", "apikey", "token", "bot_token", "access_token", "secret", "app_secret", "client_secret",
+    "webhook_secret", "password", "encrypt_key", "verification_token",
+})
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
@@ -78,6 +82,12 @@ def install(env: Mapping[str, str], logger: logging.Logger | None = None) -> Red
     return flt
 
 
+def _secret_key(text: str) -> bool:
+    """Does a line set a key named exactly like a secret (`api_key: …`, `OPENAI_API_KEY=…`)?"""
+    names = "|".join(sorted(SECRET_KEYS | {name.lower() for name in secret_env_vars()}))
+    return re.search(rf"(?im)^[\s-]*[\"']?({names})[\"']?\s*[:=]\s*[^\s#]", text) is not None
+
+
 def readable_secrets_warning(path: Path | None) -> str | None:
     """A warning when a config file that looks like it holds secrets is readable by group or others."""
     if path is None:
@@ -87,7 +97,7 @@ def readable_secrets_warning(path: Path | None) -> str | None:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    if not mode & (stat.S_IRGRP | stat.S_IROTH) or not (_SECRET_LOOKING.search(text) or redact(text) != text):
+    if not mode & (stat.S_IRGRP | stat.S_IROTH) or not (_secret_key(text) or redact(text) != text):
         return None
     return (f"config file {path} seems to contain secrets and is readable by other users "
             f"(mode {stat.S_IMODE(mode):o}); run: chmod 600 {path} — or better, keep secrets in the environment")

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent.workspace import BUNDLED_WORKSPACE, check_workspace, init_workspace
+from bot.agent.workspace import (
+    BUNDLED_WORKSPACE,
+    check_workspace,
+    init_workspace,
+    missing_required,
+    prepare_workspace,
+)
 
 
 def test_init_creates_the_defaults_once(tmp_path: Path) -> None:
@@ -39,20 +45,22 @@ def test_default_files_say_the_bot_answers_in_the_users_language() -> None:
     assert "language the user writes in" in (BUNDLED_WORKSPACE / "SOUL.md").read_text(encoding="utf-8")
 
 
-def test_check_reports_each_problem(tmp_path: Path) -> None:
-    assert check_workspace(tmp_path / "missing") == [
-        f"workspace folder {tmp_path / 'missing'} does not exist (run `bothub init`)"]
+def test_check_reports_what_start_up_refuses(tmp_path: Path) -> None:
     init_workspace(tmp_path)
     (tmp_path / "AGENTS.md").unlink()
     (tmp_path / "SOUL.md").write_text("  \n", encoding="utf-8")
     (tmp_path / "USER.md").write_bytes(b"\xff\xfe bad bytes \xff")
     (tmp_path / "roles" / "default.md").unlink()
     (tmp_path / "skills" / "broken.md").write_text("---\nname: [oops\n---\nbody\n", encoding="utf-8")
-    problems = check_workspace(tmp_path)
-    assert problems[:4] == [
-        "SOUL.md is empty; it is required",
-        "AGENTS.md is missing; it is required (run `bothub init` to restore the default)",
-        "USER.md is not UTF-8 text",
-        "roles/default.md is missing; unknown roles fall back to it",
-    ]
-    assert len(problems) == 5 and problems[4].startswith("skills/broken.md: front matter is not valid YAML")
+    assert missing_required(tmp_path) == ["AGENTS.md", "roles/default.md"]
+    assert check_workspace(tmp_path) == ["SOUL.md is empty; it is required", "USER.md is not UTF-8 text"]
+    assert prepare_workspace(tmp_path) == ["AGENTS.md", "roles/default.md"]  # what start-up brings back
+    assert missing_required(tmp_path) == [] and (tmp_path / "SOUL.md").read_text() != ""
+
+
+def test_prepare_restores_only_required_files(tmp_path: Path) -> None:
+    init_workspace(tmp_path)
+    (tmp_path / "SOUL.md").unlink()
+    (tmp_path / "skills" / "weekly-report.md").unlink()  # deleted on purpose: stays deleted
+    assert prepare_workspace(tmp_path) == ["SOUL.md"]
+    assert not (tmp_path / "skills" / "weekly-report.md").exists()

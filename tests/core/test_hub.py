@@ -154,3 +154,14 @@ async def test_model_command_switches_this_chats_model_only(tmp_path: Path, fake
     assert "not allowed" in refused and "small-model" in switched
     models = {r["body"]["messages"][-1]["content"]: r["body"]["model"] for r in fake.requests}
     assert models == {"hello": "small-model", "hello from b": "fake-model"}
+
+
+async def test_model_without_allowed_models_says_how_to_allow_others(tmp_path: Path, fake: FakeOpenAI) -> None:
+    rec = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
+        await rec.say("/model")
+        await rec.say("/model other-model")
+        await app.hub.idle()
+    shown, refused = rec.texts()
+    assert shown == refused
+    assert "fake-model, the only one configured" in shown and "llm.allowed_models" in shown

@@ -84,7 +84,7 @@ async def test_export_and_import_round_trip_through_the_cli(tmp_path: Path, fake
     assert len(lines) == 5  # header + two users + two answers
 
     code, _, err = await bothub(data, "export", conv_id, "--chat", "console:someone-else")
-    assert code == 1 and "no conversation" in err  # scoped by chat, like every query
+    assert code == 1 and "no chat 'console:someone-else'" in err  # scoped by chat, like every query
 
     (tmp_path / "conv.jsonl").write_text(jsonl, encoding="utf-8")
     code, said, _ = await bothub(data, "import", str(tmp_path / "conv.jsonl"), "--chat", "console:other")

@@ -9,7 +9,9 @@ import pytest
 import pytest_asyncio
 
 from bot.agent.workspace import init_workspace
+from bot.app import App
 from bot.cli import doctor
+from bot.config import ConfigError
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
 from tests.harness import make_config
@@ -48,3 +50,37 @@ async def test_problems_are_named(
     assert "· workspace" in out and "does not exist yet" in out  # created on first start: not a failure
     assert "model 'no-such-model' not offered" in out
     assert "✘ telegram: Telegram rejected TELEGRAM_BOT_TOKEN" in out
+
+
+async def test_doctor_and_chat_agree_on_the_workspace(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg, env = make_config(tmp_path, fake.base_url)
+    cfg.llm.chat_model = "fake-model"
+    init_workspace(cfg.workspace_dir)
+    (cfg.workspace_dir / "SOUL.md").unlink()  # missing: start-up restores it, so doctor does not fail
+    (cfg.workspace_dir / "skills" / "broken.md").write_text("---\nname: [oops\n---\nx\n", encoding="utf-8")
+    assert await doctor.run(cfg, env) == 0
+    out = capsys.readouterr().out
+    assert "· SOUL.md is missing: start-up restores the default" in out
+    assert "! skills/broken.md: [broken] broken (prompt) — front matter is not valid YAML" in out
+    App(cfg, env)  # starts, and brings SOUL.md back
+    assert (cfg.workspace_dir / "SOUL.md").read_text(encoding="utf-8").strip()
+
+    (cfg.workspace_dir / "SOUL.md").write_text("\n", encoding="utf-8")  # empty: both refuse, in the same words
+    assert await doctor.run(cfg, env) == 1
+    assert "✘ workspace: SOUL.md is empty; it is required" in capsys.readouterr().out
+    with pytest.raises(ConfigError, match=r"SOUL\.md is empty; it is required"):
+        App(cfg, env)
+
+
+async def test_doctor_speaks_the_configured_language(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg, env = make_config(tmp_path, fake.base_url, {"language": "zh"})
+    cfg.llm.chat_model = "fake-model"
+    init_workspace(cfg.workspace_dir)
+    assert await doctor.run(cfg, env) == 0
+    out = capsys.readouterr().out
+    assert f"✔ 工作区 {cfg.workspace_dir}" in out
+    assert "可连接，模型 fake-model" in out and "未配置任何平台" in out

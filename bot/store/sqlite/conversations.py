@@ -176,6 +176,10 @@ class SqliteConversations:
         sql = "SELECT COUNT(*) FROM conversations WHERE chat = ?"
         return int(await self._db.read(lambda db: db.execute(sql, (chat,)).fetchone()[0]))
 
+    async def summaries(self) -> list[tuple[str, int]]:
+        sql = "SELECT chat, COUNT(*) FROM conversations GROUP BY chat ORDER BY chat"
+        return [(chat, int(n)) for chat, n in await self._db.read(lambda db: db.execute(sql).fetchall())]
+
     async def active(self, chat: str) -> str | None:
         row = await self._db.read(
             lambda db: db.execute("SELECT active_conversation FROM chats WHERE key = ?", (chat,)).fetchone())
