@@ -24,7 +24,7 @@ async def run(cfg: Config, command: str, args: argparse.Namespace) -> int:
         doctor = importlib.import_module("bot.cli.doctor")
         return int(await doctor.run(cfg, dict(os.environ)))
     database = cfg.data_dir / "bothub.sqlite3"
-    if command != "import" and not database.exists():
+    if command in ("chats", "export") and not database.exists():
         print(f"bothub: no database at {database} yet (wrong --data-dir? it is created on first start)",
               file=sys.stderr)
         return 1
