@@ -21,11 +21,15 @@ def load(tmp_path: Path, text: str) -> object:
 
 def test_a_misspelt_key_gets_the_closest_known_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
-        load(tmp_path, "max_queu: 3\nllm:\n  max_turn: 4\ntelegram:\n  acess: {}\n")
+        load(tmp_path, "max_queu: 3\nllm:\n  max_turn: 4\ntelegramm: {}\n")
     text = str(caught.value)
     assert "max_queu: unknown setting — did you mean 'max_queue'?" in text
     assert "llm.max_turn: unknown setting — did you mean 'max_turns'?" in text
-    assert "telegram.acess: unknown setting — did you mean 'access'?" in text
+    assert "telegramm: unknown setting — did you mean 'telegram'?" in text  # an adapter's section
+    with pytest.raises(ConfigError, match=r"telegram\.acess: unknown setting — did you mean 'access'?"):
+        load(tmp_path, "telegram:\n  acess: {}\n")
+    with pytest.raises(ConfigError, match=r"telegram\.access\.admin: unknown setting — did you mean 'admins'?"):
+        load(tmp_path, "telegram:\n  access: {admin: [1]}\n")
 
 
 def test_a_key_with_nothing_close_is_named_without_a_guess(tmp_path: Path) -> None:
