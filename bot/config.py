@@ -14,6 +14,8 @@ from pydantic_core import ErrorDetails, InitErrorDetails
 
 from bot.adapter import PlatformConfig, find_spec, installed_specs
 
+LANGUAGES: dict[str, Literal["en", "zh"]] = {"en": "en", "zh": "zh"}  # what BOTHUB_LANGUAGE may say
+
 
 class ConfigError(Exception):
     """A configuration problem, worded for the person running the bot."""
@@ -105,7 +107,7 @@ def _under(key: str, error: ErrorDetails) -> InitErrorDetails:
 def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> Config:
     """Read YAML (if any), then apply environment overrides. Secrets are only ever read from env."""
     env = dict(os.environ) if env is None else env
-    raw: dict = {}
+    raw: dict[str, Any] = {}
     path = path or (Path(env["BOTHUB_CONFIG"]) if env.get("BOTHUB_CONFIG") else None)
     if path is None and Path("bothub.yaml").exists():
         path = Path("bothub.yaml")
@@ -163,8 +165,9 @@ def _apply_env(cfg: Config, env: dict[str, str]) -> None:
     if env.get("BOTHUB_WORKSPACE"):
         cfg.workspace = Path(env["BOTHUB_WORKSPACE"])
     cfg.log_level = env.get("BOTHUB_LOG_LEVEL") or cfg.log_level
-    if env.get("BOTHUB_LANGUAGE") in ("en", "zh"):
-        cfg.language = env["BOTHUB_LANGUAGE"]  # type: ignore[assignment]
+    language = env.get("BOTHUB_LANGUAGE")
+    if language in LANGUAGES:
+        cfg.language = LANGUAGES[language]
     cfg.llm.api_key = env.get("OPENAI_API_KEY") or None
     cfg.llm.base_url = env.get("OPENAI_BASE_URL") or cfg.llm.base_url
     cfg.llm.chat_model = env.get("BOTHUB_MODEL") or cfg.llm.chat_model

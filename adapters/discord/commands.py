@@ -36,11 +36,11 @@ _SIMPLE_COMMANDS = {
 }
 
 
-class CommandButton(discord.ui.DynamicItem[discord.ui.Button], template=r"(?s)/.+"):
+class CommandButton(discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]], template=r"(?s)/.+"):
     """A button whose custom_id is command text. Matched by pattern, so presses on messages sent before
     a restart still work, and no per-message view is kept in memory."""
 
-    def __init__(self, button: discord.ui.Button) -> None:
+    def __init__(self, button: discord.ui.Button[discord.ui.View]) -> None:
         super().__init__(button)
 
     @classmethod
@@ -50,7 +50,7 @@ class CommandButton(discord.ui.DynamicItem[discord.ui.Button], template=r"(?s)/.
 
     @classmethod
     async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Item, match: object, /
+        cls, interaction: discord.Interaction, item: discord.ui.Item[discord.ui.View], match: object, /
     ) -> CommandButton:
         assert isinstance(item, discord.ui.Button)
         return cls(item)

@@ -11,6 +11,7 @@ import logging
 import re
 import secrets
 from collections.abc import Mapping
+from typing import Any
 
 from aiohttp import web
 from telegram import Bot, BotCommand, Update
@@ -73,7 +74,7 @@ class TelegramAdapter:
         )
         if webhook_url:
             builder = builder.updater(None)
-        self._app: Application = builder.build()
+        self._app: Application[Any, Any, Any, Any, Any, Any] = builder.build()
         self._app.add_handler(TypeHandler(Update, self._on_update))
         self._app.add_error_handler(self._on_error)
         self._webhook_url = webhook_url

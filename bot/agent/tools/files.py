@@ -50,9 +50,12 @@ def _shown(root: Path, target: Path) -> str:
 
 
 def _as_int(value: object, name: str) -> int:
+    """The model sends numbers as JSON numbers or strings; anything else (lists, objects, "x") is refused."""
+    if not isinstance(value, int | float | str):
+        raise _Refused(f"Error: {name} must be a whole number, got {value!r}")
     try:
-        return int(value)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
+        return int(value)
+    except ValueError:
         raise _Refused(f"Error: {name} must be a whole number, got {value!r}") from None
 
 
