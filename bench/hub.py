@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+from adapters.console.adapter import ConsoleAdapter
 from bench.common import Section, fake_llm, median, ms, percentile, run_standalone
 from bot.adapter import Capabilities
 from bot.app import App
@@ -30,8 +31,7 @@ PACED_RATE = 100.0  # msg/s offered in the paced run: busy, but below what one e
 CONSOLE_MESSAGES = 300
 QUIET = {"log_level": "WARNING"}
 # The console adapter's own capabilities: its streaming edits are throttled to one per 50 ms.
-CONSOLE_CAPS = Capabilities(max_text=100_000, edit_interval=0.05, group_edit_interval=0.05, burst=10_000,
-                            rate=10_000.0, global_window=(1_000_000, 1.0), tree_budget=6000)
+CONSOLE_CAPS = ConsoleAdapter.capabilities
 
 
 class TimedAdapter(RecordingAdapter):
@@ -46,13 +46,13 @@ class TimedAdapter(RecordingAdapter):
         if pending is not None and reply.text == pending[0] and not pending[1].done():
             pending[1].set_result(time.perf_counter())
 
-    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
-        ref = await super().send(chat, reply)
+    async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
+        ref = await super().send(chat, reply, final=final)
         self._seen(chat, reply)
         return ref
 
-    async def edit(self, ref: SentRef, reply: Reply) -> None:
-        await super().edit(ref, reply)
+    async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
+        await super().edit(ref, reply, final=final)
         self._seen(ref.chat, reply)
 
     async def ask(self, chat_id: str, text: str) -> tuple[float, float]:

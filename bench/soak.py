@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import random
 import sys
@@ -21,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.adapter import Capabilities, RateLimited
+from bot.adapter import RateLimited
 from bot.app import App
 from bot.messages import ChatRef, SentRef
 from bot.replies import Reply
 from tests.fakes.openai_api import Error, FakeOpenAI, Step, Text
-from tests.harness import RecordingAdapter, make_config
+from tests.harness import ROOMY, RecordingAdapter, answered_id, make_config
 
 FAILURE_MARK = "model provider failed"
 BUSY_MARK = "still working on earlier messages"
@@ -36,8 +37,7 @@ class UnreliableAdapter(RecordingAdapter):
     """A RecordingAdapter whose platform says 429 now and then, before anything is shown."""
 
     def __init__(self, rng: random.Random, rate_limit_p: float) -> None:
-        super().__init__(Capabilities(max_text=4000, edit_interval=0.05, group_edit_interval=0.05, burst=1000,
-                                      rate=1000.0, global_window=(100_000, 1.0)))
+        super().__init__(dataclasses.replace(ROOMY, global_window=(100_000, 1.0)))
         self.rng = rng
         self.rate_limit_p = rate_limit_p
         self.rate_limited = 0
@@ -47,13 +47,13 @@ class UnreliableAdapter(RecordingAdapter):
             self.rate_limited += 1
             raise RateLimited(retry_after=0.01)
 
-    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
+    async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
         self._maybe_429()
-        return await super().send(chat, reply)
+        return await super().send(chat, reply, final=final)
 
-    async def edit(self, ref: SentRef, reply: Reply) -> None:
+    async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
         self._maybe_429()
-        await super().edit(ref, reply)
+        await super().edit(ref, reply, final=final)
 
 
 @dataclass
@@ -79,7 +79,7 @@ def check(adapter: UnreliableAdapter, sent: dict[str, list[tuple[str, str]]], re
     """Match what each chat finally shows against what was asked there, in order."""
     shown: dict[str, list[tuple[str | None, str]]] = {}
     for chat, reply in adapter.visible.values():  # in send order
-        shown.setdefault(chat.chat_id, []).append((chat.reply_to, reply.text))
+        shown.setdefault(chat.chat_id, []).append((answered_id(chat), reply.text))
     for chat_id, asked in sent.items():
         replies = shown.get(chat_id, [])
         answers = Counter(text for _, text in replies)

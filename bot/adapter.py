@@ -44,19 +44,25 @@ class AdapterServices:
 
 @dataclass(frozen=True, slots=True)
 class Capabilities:
-    """What a platform allows; the hub's streaming and chunking read these instead of platform names."""
+    """What a platform allows; the hub's streaming and chunking read these instead of platform names.
+
+    No defaults: every adapter states every limit, so no platform inherits another's rules.
+    """
 
     max_text: int  # characters per message, after rendering
-    can_edit: bool = True
-    edit_interval: float = 1.0  # seconds between edits of one message in a private chat
-    group_edit_interval: float = 3.0  # same, in groups
-    buttons: bool = True
-    tree_budget: int = 3500  # characters a /tree rendering may use
-    burst: int = 5  # per-chat sends+edits allowed at once before pacing applies
-    rate: float = 1.0  # per-chat sends+edits per second after the burst
-    group_send_window: tuple[int, float] = (20, 60.0)  # at most N new messages into one group per T seconds
-    global_window: tuple[int, float] = (30, 1.0)  # at most N sends+edits over all chats per T seconds
-    restart_when_down: bool = True  # the watchdog restarts it; False where "down" is a normal end (console EOF)
+    can_edit: bool
+    edit_interval: float  # seconds between edits of one message in a private chat
+    group_edit_interval: float  # same, in groups
+    buttons: bool
+    tree_budget: int  # characters a /tree rendering may use
+    burst: int  # per-chat sends+edits allowed at once before pacing applies
+    rate: float  # per-chat sends+edits per second after the burst
+    group_send_window: tuple[int, float] | None  # at most N new messages into one group per T s; None: no rule
+    global_window: tuple[int, float]  # at most N sends+edits over all chats per T seconds
+    threads_paced_apart: bool  # a thread has its own per-chat budget (it is a channel of its own)
+    replace_pressed: bool  # the first reply to a button press may replace the pressed message
+    closes_streams: bool  # a message sent with final=False shows "in progress" until a final edit
+    restart_when_down: bool  # the watchdog restarts it; False where "down" is a normal end (console EOF)
 
 
 class SendError(Exception):
@@ -87,9 +93,13 @@ class Adapter(Protocol):
 
     async def stop(self) -> None: ...
 
-    async def send(self, chat: ChatRef, reply: Reply) -> SentRef: ...
+    async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
+        """final=False: the start of a streamed answer; edits follow, the last of them with final=True."""
+        ...
 
-    async def edit(self, ref: SentRef, reply: Reply) -> None: ...
+    async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
+        """final=True: the message's content is complete (the platform may close its stream)."""
+        ...
 
     async def typing(self, chat: ChatRef) -> None: ...
 

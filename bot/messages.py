@@ -26,24 +26,54 @@ class IncomingMessage:
     is_group: bool
     mentioned: bool  # @bot, reply to bot, DM, slash command or button
     text: str
-    reply_to: str | None = None
+    reply_to: str | None = None  # the message the user replied to (a quote), not the origin of ours
     attachments: tuple[Attachment, ...] = ()
-    is_button: bool = False  # came from a button press: the adapter may update that message in place
+    origin: Origin | None = None  # what the answer responds to; None: this message (ReplyTo(message_id))
+
+    @property
+    def is_button(self) -> bool:
+        return isinstance(self.origin, ButtonPress)
 
     @property
     def chat(self) -> ChatRef:
-        return ChatRef(self.platform, self.chat_id, self.thread_id, self.is_group, self.message_id)
+        origin = self.origin if self.origin is not None else ReplyTo(self.message_id)
+        return ChatRef(self.platform, self.chat_id, self.thread_id, self.is_group, origin)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyTo:
+    """The answer responds to an ordinary message (in groups it may quote it)."""
+
+    message_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonPress:
+    """The answer responds to a button press: its first reply may replace the pressed message."""
+
+    press_id: str  # the platform's id of the press (callback query, interaction, card action event)
+    message_id: str | None  # the message holding the button, when known
+
+
+@dataclass(frozen=True, slots=True)
+class Interaction:
+    """The answer responds to a command the platform delivered as an acknowledged interaction."""
+
+    interaction_id: str
+
+
+Origin = ReplyTo | ButtonPress | Interaction
 
 
 @dataclass(frozen=True, slots=True)
 class ChatRef:
-    """Where a reply goes; `reply_to` is the inbound message id the reply answers."""
+    """Where a reply goes, and what it answers."""
 
     platform: str
     chat_id: str
     thread_id: str | None = None
     is_group: bool = False
-    reply_to: str | None = None
+    origin: Origin | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ import yaml
 from bot.adapter import Capabilities, MessageHandler
 from bot.app import App
 from bot.config import load_config
-from bot.messages import ChatRef, IncomingMessage, SentRef
+from bot.messages import ChatRef, IncomingMessage, ReplyTo, SentRef
 from bot.replies import Reply
 
 
@@ -54,17 +54,24 @@ async def running_app(
         await app.stop()
 
 
+# A platform with room to spare: tests of the hub are not slowed down by pacing.
+ROOMY = Capabilities(max_text=4000, can_edit=True, edit_interval=0.05, group_edit_interval=0.05, buttons=True,
+                     tree_budget=3500, burst=1000, rate=1000.0, group_send_window=(20, 60.0),
+                     global_window=(10_000, 1.0), threads_paced_apart=False, replace_pressed=True,
+                     closes_streams=False, restart_when_down=True)
+
+
 class RecordingAdapter:
     """An in-memory platform: tests inject messages and read what each chat shows after edits."""
 
     name = "recording"
 
     def __init__(self, capabilities: Capabilities | None = None) -> None:
-        self.capabilities = capabilities or Capabilities(max_text=4000, edit_interval=0.05, group_edit_interval=0.05,
-                                                         burst=1000, rate=1000.0, global_window=(10_000, 1.0))
+        self.capabilities = capabilities or ROOMY
         self.on_message: MessageHandler | None = None
         self.sent: list[tuple[ChatRef, Reply]] = []
-        self.edits: list[tuple[SentRef, Reply]] = []
+        self.sent_final: list[bool] = []  # the final flag of each send, in order
+        self.edits: list[tuple[SentRef, Reply, bool]] = []  # (message, content, final)
         self.typings: list[ChatRef] = []
         self.visible: dict[str, tuple[ChatRef, Reply]] = {}  # message id → latest content, in send order
         self._next = 0
@@ -78,15 +85,16 @@ class RecordingAdapter:
     def connected(self) -> bool:
         return self.on_message is not None
 
-    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
+    async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
         self._next += 1
         ref = SentRef(chat, str(self._next))
         self.sent.append((chat, reply))
+        self.sent_final.append(final)
         self.visible[ref.message_id] = (chat, reply)
         return ref
 
-    async def edit(self, ref: SentRef, reply: Reply) -> None:
-        self.edits.append((ref, reply))
+    async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
+        self.edits.append((ref, reply, final))
         self.visible[ref.message_id] = (ref.chat, reply)
 
     async def typing(self, chat: ChatRef) -> None:
@@ -105,6 +113,11 @@ class RecordingAdapter:
     def texts(self, chat_id: str = "c1") -> list[str]:
         """What the chat shows now, one entry per bot message, oldest first."""
         return [reply.text for chat, reply in self.visible.values() if chat.chat_id == chat_id]
+
+
+def answered_id(chat: ChatRef) -> str | None:
+    """The id of the inbound message a reply answers (what bench and fuzz tests correlate by)."""
+    return chat.origin.message_id if isinstance(chat.origin, ReplyTo) else None
 
 
 async def wait_for(predicate: Callable[[], bool], within: float = 10.0, interval: float = 0.02) -> None:

@@ -18,8 +18,10 @@ from bot.replies import Reply
 class ConsoleAdapter:
     name = "console"
     capabilities = Capabilities(
-        max_text=100_000, edit_interval=0.05, group_edit_interval=0.05, burst=10_000, rate=10_000.0,
-        global_window=(1_000_000, 1.0), tree_budget=6000, restart_when_down=False,
+        max_text=100_000, can_edit=True, edit_interval=0.05, group_edit_interval=0.05, buttons=False,
+        tree_budget=6000, burst=10_000, rate=10_000.0, group_send_window=None, global_window=(1_000_000, 1.0),
+        threads_paced_apart=False, replace_pressed=False, closes_streams=False,
+        restart_when_down=False,
     )
 
     def __init__(self, chat: str, stdin: TextIO, stdout: TextIO) -> None:
@@ -57,10 +59,10 @@ class ConsoleAdapter:
     async def stop(self) -> None:
         self._output.close()
 
-    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
+    async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
         return await self._output.send(chat, reply)
 
-    async def edit(self, ref: SentRef, reply: Reply) -> None:
+    async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
         await self._output.edit(ref, reply)
 
     async def typing(self, chat: ChatRef) -> None:

@@ -49,7 +49,22 @@ def create(settings: DiscordConfig, env: Mapping[str, str], services: AdapterSer
 
 class DiscordAdapter:
     name = "discord"
-    capabilities = Capabilities(max_text=1900, edit_interval=1.0, group_edit_interval=1.0, tree_budget=1800)
+    capabilities = Capabilities(
+        max_text=1900,
+        can_edit=True,
+        edit_interval=1.0,
+        group_edit_interval=1.0,
+        buttons=True,
+        tree_budget=1800,
+        burst=5,  # 5 messages per 5 s in one channel
+        rate=1.0,
+        group_send_window=None,  # no limit on new messages beyond the channel's own
+        global_window=(50, 1.0),
+        threads_paced_apart=True,  # a thread is a channel with its own limit
+        replace_pressed=True,
+        closes_streams=False,
+        restart_when_down=True,
+    )
 
     def __init__(self, token: str, settings: DiscordConfig, services: AdapterServices) -> None:
         configure_endpoints(settings.api_base, settings.gateway_url)
@@ -140,7 +155,7 @@ class DiscordAdapter:
 
     async def _button(self, interaction: discord.Interaction, action: str) -> None:
         await self._acknowledge(interaction, thinking=False)  # the pressed message is then edited in place
-        await self._deliver(parse_command(interaction, action, is_button=True))
+        await self._deliver(parse_command(interaction, action))
 
     async def _acknowledge(self, interaction: discord.Interaction, *, thinking: bool) -> None:
         try:
@@ -167,10 +182,10 @@ class DiscordAdapter:
             log.exception("discord: the hub failed on message %s", incoming.message_id)
 
     # -------------------------------------------------------------- outbound
-    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
+    async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
         return await self._outbound.send(chat, reply)
 
-    async def edit(self, ref: SentRef, reply: Reply) -> None:
+    async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
         await self._outbound.edit(ref, reply)
 
     async def typing(self, chat: ChatRef) -> None:

@@ -11,10 +11,10 @@ import re
 
 import discord
 
-from bot.messages import Attachment, ChatRef, IncomingMessage
+from bot.messages import Attachment, ButtonPress, ChatRef, IncomingMessage, Interaction
 
 PLATFORM = "discord"
-INTERACTION_PREFIX = "i:"  # message_id of a slash command or button press: "i:<interaction id>"
+INTERACTION_PREFIX = "i:"  # message_id (the dedupe key) of a slash command or button press
 _USER_MENTION = re.compile(r"<@!?(\d+)>")
 _CONVERSATIONAL = (discord.MessageType.default, discord.MessageType.reply)
 
@@ -46,21 +46,23 @@ def parse_message(message: discord.Message, bot_id: int) -> IncomingMessage | No
         mentioned=True, text=text, reply_to=str(reply_to) if reply_to else None, attachments=attachments)
 
 
-def parse_command(interaction: discord.Interaction, text: str, *, is_button: bool = False) -> IncomingMessage:
-    """A slash command or a button press becomes the command text, addressed to this interaction."""
+def parse_command(interaction: discord.Interaction, text: str) -> IncomingMessage:
+    """A slash command or a button press becomes the command text, answered through this interaction."""
     chat = chat_of(interaction)
     return IncomingMessage(
         platform=PLATFORM, chat_id=chat.chat_id, thread_id=chat.thread_id,
         message_id=interaction_key(interaction), user_id=str(interaction.user.id),
         user_name=interaction.user.display_name, is_group=chat.is_group, mentioned=True, text=text,
-        is_button=is_button)
+        origin=chat.origin)
 
 
 def chat_of(interaction: discord.Interaction) -> ChatRef:
     """The session an interaction belongs to (also used to scope /switch autocomplete)."""
     chat_id, thread_id = _place(interaction.channel, interaction.channel_id or 0)
-    return ChatRef(PLATFORM, chat_id, thread_id, is_group=interaction.guild_id is not None,
-                   reply_to=interaction_key(interaction))
+    pressed = interaction.message if interaction.type is discord.InteractionType.component else None
+    origin = (ButtonPress(str(interaction.id), str(pressed.id)) if pressed is not None
+              else Interaction(str(interaction.id)))
+    return ChatRef(PLATFORM, chat_id, thread_id, is_group=interaction.guild_id is not None, origin=origin)
 
 
 def _place(channel: object, channel_id: int) -> tuple[str, str | None]:

@@ -1,7 +1,8 @@
 """Replies onto Discord: channel messages, or an interaction's webhook while its token lives.
 
-The first reply to a slash command replaces the "thinking…" placeholder (for a button, the message
-that holds the button), later ones are followups. The interaction token lives 15 minutes, so a reply
+The first reply to a slash command replaces the "thinking…" placeholder, later ones are followups;
+for a button press, the pressed message is the interaction's original response (which the hub may
+replace through `edit`), and replies are followups. The interaction token lives 15 minutes, so a reply
 still running near its end carries on as ordinary channel messages. discord.py's failures become the
 hub's typed SendErrors here.
 """
@@ -15,10 +16,9 @@ from typing import Any, TypeVar
 import aiohttp
 import discord
 
-from adapters.discord.inbound import INTERACTION_PREFIX, interaction_key
 from adapters.discord.render import NO_PINGS, render, render_one, view_for
 from bot.adapter import ChatUnavailable, RateLimited, SendError, SendFailed
-from bot.messages import ChatRef, SentRef
+from bot.messages import ButtonPress, ChatRef, Interaction, ReplyTo, SentRef
 from bot.replies import Reply
 
 T = TypeVar("T")
@@ -39,8 +39,12 @@ class _Pending:
 class _Owner:
     """A message posted through an interaction's webhook, so edits must use the same route."""
 
-    interaction: discord.Interaction
+    pending: _Pending
     original: bool
+
+    @property
+    def interaction(self) -> discord.Interaction:
+        return self.pending.interaction
 
 
 class DiscordOutbound:
@@ -48,14 +52,16 @@ class DiscordOutbound:
 
     def __init__(self, client: Callable[[], discord.Client]) -> None:
         self._client = client  # the adapter's current client (a restart makes a new one)
-        self._pending: dict[str, _Pending] = {}  # "i:<id>" -> interaction, oldest first
+        self._pending: dict[str, _Pending] = {}  # interaction id -> interaction, oldest first
         self._owners: dict[str, _Owner] = {}  # message id -> interaction that posted it, oldest first
         self._moved: dict[str, str] = {}  # interaction message id -> channel message continuing it
 
     def acknowledged(self, interaction: discord.Interaction) -> None:
-        """Replies to this interaction go through its webhook from now on."""
+        """Replies to this interaction go through its webhook from now on; a pressed message is its original."""
         self._forget_expired()
-        self._pending[interaction_key(interaction)] = _Pending(interaction)
+        pending = self._pending[str(interaction.id)] = _Pending(interaction)
+        if interaction.type is discord.InteractionType.component and interaction.message is not None:
+            self._owners[str(interaction.message.id)] = _Owner(pending, original=True)
 
     async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
         parts = render(reply)
@@ -66,19 +72,22 @@ class DiscordOutbound:
         return SentRef(chat, message_id)
 
     async def _post(self, chat: ChatRef, content: str, view: discord.ui.View | None) -> str:
-        pending = self._live(chat.reply_to)
+        pending = self._live(chat)
         if pending is None:
             extra = _present(view=view, reference=_reference(chat))
             message = await guarded(self._channel(chat).send(content, allowed_mentions=NO_PINGS, **extra))
             return str(message.id)
         interaction = pending.interaction
-        if pending.answered:
-            message = await guarded(interaction.followup.send(
-                content, wait=True, allowed_mentions=NO_PINGS, **_present(view=view)))
-        else:
+        # a command's first reply replaces "thinking…"; a press's original (the pressed message) is only
+        # replaced when the hub edits it
+        replaces = not pending.answered and isinstance(chat.origin, Interaction)
+        if replaces:
             message = await guarded(interaction.edit_original_response(
                 content=content, view=view, allowed_mentions=NO_PINGS))
-        self._owners[str(message.id)] = _Owner(interaction, original=not pending.answered)
+        else:
+            message = await guarded(interaction.followup.send(
+                content, wait=True, allowed_mentions=NO_PINGS, **_present(view=view)))
+        self._owners[str(message.id)] = _Owner(pending, original=replaces)
         pending.answered = True
         return str(message.id)
 
@@ -95,6 +104,7 @@ class DiscordOutbound:
         elif owner is not None and owner.original:
             await guarded(owner.interaction.edit_original_response(
                 content=content, view=view, allowed_mentions=NO_PINGS))
+            owner.pending.answered = True
         elif owner is not None:
             await guarded(owner.interaction.followup.edit_message(
                 int(target), content=content, view=view, allowed_mentions=NO_PINGS))
@@ -103,16 +113,19 @@ class DiscordOutbound:
             await guarded(message.edit(content=content, view=view, allowed_mentions=NO_PINGS))
 
     async def typing(self, chat: ChatRef) -> None:
-        pending = self._live(chat.reply_to)
-        if pending is not None and pending.interaction.type is discord.InteractionType.application_command:
+        if isinstance(chat.origin, Interaction) and self._live(chat) is not None:
             return  # Discord already shows "is thinking…" for a deferred command
         await guarded(self._channel(chat).typing())
 
-    def _live(self, reply_to: str | None) -> _Pending | None:
+    def _live(self, chat: ChatRef) -> _Pending | None:
         """The interaction a reply should go through, unless its token is about to expire."""
-        if not reply_to or not reply_to.startswith(INTERACTION_PREFIX):
+        origin = chat.origin
+        if isinstance(origin, Interaction):
+            pending = self._pending.get(origin.interaction_id)
+        elif isinstance(origin, ButtonPress):
+            pending = self._pending.get(origin.press_id)
+        else:
             return None
-        pending = self._pending.get(reply_to)
         return None if pending is None or _expiring(pending.interaction) else pending
 
     def _channel(self, chat: ChatRef) -> discord.PartialMessageable:
@@ -144,10 +157,12 @@ def _expiring(interaction: discord.Interaction) -> bool:
 
 def _reference(chat: ChatRef) -> discord.MessageReference | None:
     """In guild channels an answer replies to the message it answers, so the thread of talk stays clear."""
-    if not chat.is_group or not chat.reply_to or not chat.reply_to.isdigit():
+    answered = chat.origin
+    if not chat.is_group or not isinstance(answered, ReplyTo) or not answered.message_id.isdigit():
         return None
     channel_id = _snowflake(chat.thread_id or chat.chat_id)
-    return discord.MessageReference(message_id=int(chat.reply_to), channel_id=channel_id, fail_if_not_exists=False)
+    return discord.MessageReference(message_id=int(answered.message_id), channel_id=channel_id,
+                                    fail_if_not_exists=False)
 
 
 def _snowflake(value: str) -> int:

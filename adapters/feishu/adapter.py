@@ -34,7 +34,6 @@ log = logging.getLogger(__name__)
 
 HANDLED_EVENTS = frozenset({"im.message.receive_v1", "card.action.trigger"})
 CONNECT_TIMEOUT = 15.0
-STREAM_IDLE_CLOSE = 3.0  # seconds after the last edit before a streaming card is closed
 TOAST = {"en": "Running {action}", "zh": "正在执行 {action}"}
 
 
@@ -44,12 +43,19 @@ class FeishuAdapter:
     # measures bytes and splits again. Card updates are allowed 5/s (PATCH) and 10/s (CardKit).
     capabilities = Capabilities(
         max_text=8000,
+        can_edit=True,
         edit_interval=0.3,
         group_edit_interval=0.5,
+        buttons=True,
         tree_budget=6000,
         burst=5,
         rate=5.0,
         group_send_window=(5, 1.0),  # Feishu allows about 5 messages/s into one group, shared by all its bots
+        global_window=(50, 1.0),  # the app's send quota is 50/s
+        threads_paced_apart=False,  # a thread's messages count against its group
+        replace_pressed=True,
+        closes_streams=True,  # a streaming card shows its typing cursor until the final edit
+        restart_when_down=True,
     )
 
     def __init__(
@@ -68,7 +74,7 @@ class FeishuAdapter:
         self._transport = transport
         self._services = services
         self._encrypt_key, self._verification_token = encrypt_key, verification_token
-        self._outbound = FeishuOutbound(http, idle_close=STREAM_IDLE_CLOSE)
+        self._outbound = FeishuOutbound(http)
         self._bot_open_id = ""
         self._on_message: MessageHandler | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -128,7 +134,6 @@ class FeishuAdapter:
                 task.cancel()
             await asyncio.gather(*hanging, return_exceptions=True)
         self._on_message = None
-        await self._outbound.stop()
         await self._disconnect()
 
     async def _disconnect(self) -> None:
@@ -143,11 +148,11 @@ class FeishuAdapter:
         return self._route_ready and self._on_message is not None
 
     # ---- outbound ------------------------------------------------------------------------------
-    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
-        return await self._outbound.send(chat, reply)
+    async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
+        return await self._outbound.send(chat, reply, final=final)
 
-    async def edit(self, ref: SentRef, reply: Reply) -> None:
-        await self._outbound.edit(ref, reply)
+    async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
+        await self._outbound.edit(ref, reply, final=final)
 
     async def typing(self, chat: ChatRef) -> None:
         """Feishu has no typing indicator for bots; the streaming card shows progress instead."""
@@ -222,12 +227,11 @@ class FeishuAdapter:
         except Exception:
             log.exception("feishu: handling event %s failed", event_id)
 
-    async def _deliver_press(self, press: inbound.ButtonPress) -> None:
+    async def _deliver_press(self, press: inbound.CardPress) -> None:
         try:
             if await self._services.seen(f"feishu:event:{press.event_id}"):
                 return
             is_group, thread_id = await self._outbound.chat_of_card(press.chat_id, press.card_message_id)
-            self._outbound.remember_press(press.event_id, press.card_message_id)
             if self._on_message is not None:
                 await self._on_message(press.to_message(is_group, thread_id))
         except Exception:

@@ -9,7 +9,7 @@ from typing import Any
 from lark_oapi.api.im.v1 import EventMessage, P2ImMessageReceiveV1
 from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger
 
-from bot.messages import Attachment, IncomingMessage
+from bot.messages import Attachment, ButtonPress, IncomingMessage
 
 PLATFORM = "feishu"
 ATTACHMENT_KINDS = {
@@ -30,7 +30,7 @@ class ParsedEvent:
 
 
 @dataclass(frozen=True, slots=True)
-class ButtonPress:
+class CardPress:
     """A card button; the chat kind and thread are resolved later (the callback does not carry them)."""
 
     event_id: str
@@ -50,7 +50,7 @@ class ButtonPress:
             is_group=is_group,
             mentioned=True,
             text=self.action,
-            is_button=True,
+            origin=ButtonPress(self.event_id, self.card_message_id),
         )
 
 
@@ -87,7 +87,7 @@ def parse_message(data: P2ImMessageReceiveV1, bot_open_id: str) -> ParsedEvent |
     )
 
 
-def parse_card_action(data: P2CardActionTrigger) -> ButtonPress | None:
+def parse_card_action(data: P2CardActionTrigger) -> CardPress | None:
     """A press of one of our buttons: its value carries the command text under "action"."""
     event, header = data.event, data.header
     if event is None or header is None or event.action is None or event.context is None:
@@ -99,7 +99,7 @@ def parse_card_action(data: P2CardActionTrigger) -> ButtonPress | None:
     if not (ctx.open_chat_id and ctx.open_message_id):
         return None
     user_id = (event.operator.open_id or "") if event.operator else ""
-    return ButtonPress(header.event_id, action.strip(), user_id, ctx.open_chat_id, ctx.open_message_id)
+    return CardPress(header.event_id, action.strip(), user_id, ctx.open_chat_id, ctx.open_message_id)
 
 
 def _content(msg: EventMessage) -> tuple[str, tuple[Attachment, ...]]:

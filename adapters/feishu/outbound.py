@@ -1,9 +1,9 @@
-"""Render replies as Feishu cards: CardKit streaming, else a PATCHable card, else plain text.
+"""Replies onto Feishu: a streamed answer as a CardKit streaming card, anything else as a PATCHable card,
+and plain text when cards are refused.
 
-The contract cannot tell the hub's final edit from an intermediate one, so a streaming card is closed
-lazily: `idle_close` seconds after its last edit, on the next send to the same chat or thread, and at
-stop. An edit that arrives after the close simply reopens streaming (settings → streaming_mode true),
-so a long pause (a slow tool call) costs two extra operations, never a lost update.
+The hub says which sends and edits are final: a stream starts as a streaming card (the typing cursor
+shows), intermediate edits update its Markdown element, and the final edit replaces the whole card
+with streaming off, in one call. A complete reply is sent once, as an ordinary card.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import aiohttp
 from adapters.feishu import render
 from adapters.feishu.transport import ApiError, FeishuHttp, data_field
 from bot.adapter import ChatUnavailable, RateLimited, SendError, SendFailed
-from bot.messages import ChatRef, IncomingMessage, SentRef
+from bot.messages import ButtonPress, ChatRef, IncomingMessage, ReplyTo, SentRef
 from bot.replies import Reply
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,6 @@ class _Sent:
     sequence: int = 0
     streaming: bool = False
     lock: asyncio.Lock = dataclasses.field(default_factory=asyncio.Lock)
-    closer: asyncio.TimerHandle | None = None
 
     def next_sequence(self) -> int:
         self.sequence += 1
@@ -61,17 +60,12 @@ class _Sent:
 
 
 class FeishuOutbound:
-    def __init__(self, http: FeishuHttp, idle_close: float = 3.0) -> None:
+    def __init__(self, http: FeishuHttp) -> None:
         self._http = http
-        self._idle_close = idle_close
         self._sent = _Recent()  # message_id → _Sent
-        self._streams: dict[tuple[str, str | None], set[str]] = {}  # chat → open streaming messages
         self._chat_is_group = _Recent()  # chat_id → bool
         self._thread_anchor = _Recent()  # thread_id → a message id inside it (replies need one)
-        self._press_card = _Recent()  # button press id → message id of the card pressed
-        self._unconsumed_presses: set[str] = set()
         self._cardkit_off_until = 0.0
-        self._tasks: set[asyncio.Task[None]] = set()
 
     # ---- what inbound events teach us ---------------------------------------------------------
     def remember_inbound(self, msg: IncomingMessage) -> None:
@@ -79,10 +73,6 @@ class FeishuOutbound:
             self._chat_is_group.put(msg.chat_id, msg.is_group)
         if msg.thread_id and not msg.is_button:
             self._thread_anchor.put(msg.thread_id, msg.message_id)
-
-    def remember_press(self, press_id: str, card_message_id: str) -> None:
-        self._press_card.put(press_id, card_message_id)
-        self._unconsumed_presses.add(press_id)
 
     async def chat_of_card(self, chat_id: str, card_message_id: str) -> tuple[bool, str | None]:
         """(is_group, thread_id) for a pressed card; asks the platform if we never saw the chat."""
@@ -99,56 +89,32 @@ class FeishuOutbound:
         return bool(self._chat_is_group[chat_id]), None
 
     # ---- the Adapter contract ------------------------------------------------------------------
-    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
-        await self._close_streams(chat)
+    async def send(self, chat: ChatRef, reply: Reply, *, final: bool) -> SentRef:
         parts = render.split_to_fit(reply)
-        pressed = self._take_press(chat)
-        if pressed and len(parts) == 1:
-            with contextlib.suppress(SendError):  # the card may be too old or not ours: send anew
-                await self.edit(SentRef(chat, pressed), reply)
-                return SentRef(chat, pressed)
         message_id = ""
         for i, part in enumerate(parts):
-            message_id = await self._send_part(chat, part, streamable=i == len(parts) - 1)
+            message_id = await self._send_part(chat, part, stream=not final and i == len(parts) - 1)
         return SentRef(chat, message_id)
 
-    async def edit(self, ref: SentRef, reply: Reply) -> None:
+    async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
         sent = self._sent.get(ref.message_id)
         if sent is None:  # sent before a restart: every card we send is PATCHable
             sent = _Sent("card", ref.chat, Reply(text=""))
             self._sent.put(ref.message_id, sent)
         async with sent.lock:
-            if reply == sent.reply:
+            if reply == sent.reply and not (final and sent.streaming):
                 return
             fitted = render.truncate_to_fit(reply)
             try:
-                await self._apply_edit(ref.message_id, sent, fitted)
+                await self._apply_edit(ref.message_id, sent, fitted, final=final)
             except (ApiError, aiohttp.ClientError, TimeoutError) as e:
                 raise _failure(e) from e
             sent.reply = reply
-        if sent.streaming:
-            self._arm_closer(ref.message_id, sent)
-
-    async def stop(self) -> None:
-        """Close every open stream so no card is left showing its typing cursor."""
-        for sent_ids in list(self._streams.values()):
-            for message_id in list(sent_ids):
-                await self._close(message_id)
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
 
     # ---- sending -------------------------------------------------------------------------------
-    def _take_press(self, chat: ChatRef) -> str | None:
-        """The card to update in place when this reply answers a button press (first reply only)."""
-        if chat.reply_to is None or chat.reply_to not in self._unconsumed_presses:
-            return None
-        self._unconsumed_presses.discard(chat.reply_to)
-        return self._press_card.get(chat.reply_to)
-
-    async def _send_part(self, chat: ChatRef, part: Reply, *, streamable: bool) -> str:
+    async def _send_part(self, chat: ChatRef, part: Reply, *, stream: bool) -> str:
         try:
-            if streamable and not part.buttons and time.monotonic() >= self._cardkit_off_until:
+            if stream and not part.buttons and time.monotonic() >= self._cardkit_off_until:
                 with contextlib.suppress(_CardsRefused):
                     return await self._send_cardkit(chat, part)
             with contextlib.suppress(_CardsRefused):
@@ -171,10 +137,7 @@ class FeishuOutbound:
             raise _CardsRefused from e
         card_id = data_field(created, "card_id")
         message_id = await self._deliver_card(chat, render.dumps({"type": "card", "data": {"card_id": card_id}}))
-        sent = _Sent("cardkit", chat, part, card_id=card_id, streaming=True)
-        self._streams.setdefault((chat.chat_id, chat.thread_id), set()).add(message_id)
-        self._arm_closer(message_id, sent)
-        return self._record(message_id, sent)
+        return self._record(message_id, _Sent("cardkit", chat, part, card_id=card_id, streaming=True))
 
     async def _deliver_card(self, chat: ChatRef, content: str) -> str:
         try:
@@ -200,82 +163,47 @@ class FeishuOutbound:
         return data_field(answer, "message_id")
 
     def _anchor(self, chat: ChatRef) -> str | None:
-        if chat.reply_to:
-            return self._press_card.get(chat.reply_to) or chat.reply_to
+        """The message a reply hangs under: the one it answers (or the pressed card), else its thread's."""
+        origin = chat.origin
+        if isinstance(origin, ReplyTo):
+            return origin.message_id
+        if isinstance(origin, ButtonPress) and origin.message_id:
+            return origin.message_id
         return self._thread_anchor.get(chat.thread_id) if chat.thread_id else None
 
     def _record(self, message_id: str, sent: _Sent) -> str:
         self._sent.put(message_id, sent)
         return message_id
 
-    # ---- editing and closing -------------------------------------------------------------------
-    async def _apply_edit(self, message_id: str, sent: _Sent, reply: Reply) -> None:
+    # ---- editing -------------------------------------------------------------------------------
+    async def _apply_edit(self, message_id: str, sent: _Sent, reply: Reply, *, final: bool) -> None:
         if sent.kind == "text":
             body = {"msg_type": "text", "content": render.dumps({"text": render.plain_text(reply)})}
             await self._http.call("PUT", f"/open-apis/im/v1/messages/{message_id}", body=body)
         elif sent.kind == "card":
             content = render.dumps(render.card(reply, streaming=False))
             await self._http.call("PATCH", f"/open-apis/im/v1/messages/{message_id}", body={"content": content})
-        elif reply.buttons or (reply.title, reply.monospace) != (sent.reply.title, sent.reply.monospace):
-            await self._replace_card(message_id, sent, reply)  # layout changed: whole card, streaming off
+        elif final or reply.buttons or (reply.title, reply.monospace) != (sent.reply.title, sent.reply.monospace):
+            await self._replace_card(sent, reply)  # the end of the stream, or a new layout: whole card
         else:
-            if not sent.streaming:
-                await self._set_streaming(sent, True, reply)
-                self._streams.setdefault((sent.chat.chat_id, sent.chat.thread_id), set()).add(message_id)
+            if not sent.streaming:  # an edit after the stream ended opens it again
+                await self._reopen_stream(sent, reply)
             update = {"content": render.markdown(reply), "sequence": sent.next_sequence()}
             path = f"/open-apis/cardkit/v1/cards/{sent.card_id}/elements/{render.ANSWER_ELEMENT}/content"
             await self._http.call("PUT", path, body=update)
 
-    async def _replace_card(self, message_id: str, sent: _Sent, reply: Reply) -> None:
+    async def _replace_card(self, sent: _Sent, reply: Reply) -> None:
+        """One call sets the final content and turns streaming (the typing cursor) off."""
         entity = {"type": "card_json", "data": render.dumps(render.card(reply, streaming=False))}
         body = {"card": entity, "sequence": sent.next_sequence()}
         await self._http.call("PUT", f"/open-apis/cardkit/v1/cards/{sent.card_id}", body=body)
         sent.streaming = False
-        self._forget_stream(message_id, sent)
 
-    async def _set_streaming(self, sent: _Sent, on: bool, reply: Reply) -> None:
-        settings = {"config": {"streaming_mode": on, "summary": {"content": render.summary(reply)}}}
+    async def _reopen_stream(self, sent: _Sent, reply: Reply) -> None:
+        settings = {"config": {"streaming_mode": True, "summary": {"content": render.summary(reply)}}}
         body = {"settings": render.dumps(settings), "sequence": sent.next_sequence()}
         await self._http.call("PATCH", f"/open-apis/cardkit/v1/cards/{sent.card_id}/settings", body=body)
-        sent.streaming = on
-
-    def _arm_closer(self, message_id: str, sent: _Sent) -> None:
-        if sent.closer is not None:
-            sent.closer.cancel()
-        loop = asyncio.get_running_loop()
-        sent.closer = loop.call_later(self._idle_close, self._close_soon, message_id)
-
-    async def _close_streams(self, chat: ChatRef) -> None:
-        for message_id in list(self._streams.get((chat.chat_id, chat.thread_id), ())):
-            await self._close(message_id)
-
-    async def _close(self, message_id: str) -> None:
-        sent = self._sent.get(message_id)
-        if sent is None:
-            return
-        async with sent.lock:
-            if not sent.streaming:
-                return
-            self._forget_stream(message_id, sent)
-            try:
-                await self._set_streaming(sent, False, sent.reply)
-            except (ApiError, aiohttp.ClientError, TimeoutError) as e:
-                log.warning("feishu: closing streaming mode of %s failed: %s", message_id, e)
-
-    def _forget_stream(self, message_id: str, sent: _Sent) -> None:
-        if sent.closer is not None:
-            sent.closer.cancel()
-            sent.closer = None
-        key = (sent.chat.chat_id, sent.chat.thread_id)
-        open_ids = self._streams.get(key, set())
-        open_ids.discard(message_id)
-        if not open_ids:
-            self._streams.pop(key, None)
-
-    def _close_soon(self, message_id: str) -> None:
-        task = asyncio.get_running_loop().create_task(self._close(message_id))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        sent.streaming = True
 
 
 class _CardsRefused(Exception):

@@ -56,11 +56,19 @@ class TelegramAdapter:
     name = "telegram"
     capabilities = Capabilities(
         max_text=3800,
+        can_edit=True,
         edit_interval=1.0,
         group_edit_interval=3.0,
+        buttons=True,
         tree_budget=3500,
         burst=5,
         rate=1.0,
+        group_send_window=(20, 60.0),  # Telegram: about 20 new messages per minute into one group
+        global_window=(30, 1.0),  # about 30 messages per second over all chats
+        threads_paced_apart=False,  # forum topics share their group's flood limit
+        replace_pressed=True,
+        closes_streams=False,
+        restart_when_down=True,
     )
 
     def __init__(self, token: str, api_base: str, webhook_url: str | None, webhook_secret: str) -> None:
@@ -133,10 +141,10 @@ class TelegramAdapter:
         polling = getattr(updater, "_Updater__polling_task", None)
         return updater is not None and updater.running and not (polling is not None and polling.done())
 
-    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
+    async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
         return await self._outbound.send(chat, reply)
 
-    async def edit(self, ref: SentRef, reply: Reply) -> None:
+    async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
         await self._outbound.edit(ref, reply)
 
     async def typing(self, chat: ChatRef) -> None:
@@ -177,18 +185,15 @@ class TelegramAdapter:
             return
         if inbound is None:
             return
-        press = inbound.press
-        if press is not None and press.message_id is not None:
-            self._outbound.remember_press(inbound.message.message_id, press.chat_id, press.message_id)
         try:  # to the hub first: a tap followed by a typed message must reach the session in that order
             await self._on_message(inbound.message)
         except Exception:
             log.exception("handling telegram message %s failed", inbound.message.message_id)
-        if press is not None:
+        if (query_id := inbound.callback_query_id) is not None:
             try:
-                await self._app.bot.answer_callback_query(press.query_id)
+                await self._app.bot.answer_callback_query(query_id)
             except TelegramError as e:
-                log.info("callback query %s not acknowledged: %s", press.query_id, e.message)
+                log.info("callback query %s not acknowledged: %s", query_id, e.message)
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.error("telegram handler error: %r", context.error)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from telegram import CallbackQuery, Chat, Message, MessageEntity, Update, User
 
-from bot.messages import Attachment, IncomingMessage
+from bot.messages import Attachment, ButtonPress, IncomingMessage
 
 PLATFORM = "telegram"
 _MEDIA_KINDS = (
@@ -32,18 +32,9 @@ class BotIdentity:
 
 
 @dataclass(frozen=True, slots=True)
-class ButtonPress:
-    """What the adapter needs to acknowledge a press and later edit the keyboard message in place."""
-
-    query_id: str
-    chat_id: int
-    message_id: int | None
-
-
-@dataclass(frozen=True, slots=True)
 class Inbound:
     message: IncomingMessage
-    press: ButtonPress | None = None
+    callback_query_id: str | None = None  # a button press, to be acknowledged once the hub has it
 
 
 def parse_update(update: Update, me: BotIdentity) -> Inbound | None:
@@ -105,9 +96,9 @@ def _parse_press(query: CallbackQuery) -> Inbound | None:
             is_group=chat.type != Chat.PRIVATE,
             mentioned=True,
             text=query.data,
-            is_button=True,
+            origin=ButtonPress(query.id, str(source.message_id) if source.message_id else None),
         ),
-        ButtonPress(query.id, chat.id, source.message_id or None),
+        query.id,
     )
 
 

@@ -1,4 +1,4 @@
-"""Replies onto Telegram: HTML parts under the limit, inline keyboards, in-place keyboard edits, typed errors.
+"""Replies onto Telegram: HTML parts under the limit, inline keyboards, edits, typed errors.
 
 The hub owns pacing and retries; this module only turns one call into the right Bot API requests and
 Telegram's answers into RateLimited / ChatUnavailable / SendFailed.
@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dtm
 import logging
 import warnings
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -19,12 +18,11 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, Tele
 
 from adapters.telegram.render import Rendered, keyboard, render_parts
 from bot.adapter import ChatUnavailable, RateLimited, SendFailed
-from bot.messages import ChatRef, SentRef
+from bot.messages import ChatRef, ReplyTo, SentRef
 from bot.replies import Reply
 
 log = logging.getLogger("bothub.telegram")
 
-_REMEMBERED_PRESSES = 2048
 # 400s that mean "you cannot post here", not "this request was malformed"
 _UNAVAILABLE = ("chat not found", "not enough rights", "have no rights", "topic_closed", "bot was kicked")
 T = TypeVar("T")
@@ -38,13 +36,7 @@ def chat_key(chat_id: str) -> int | str:
 class Outbound:
     def __init__(self, bot: Bot) -> None:
         self.bot = bot
-        self._keyboards: OrderedDict[str, tuple[int, int]] = OrderedDict()  # "cb:<id>" → (chat, message)
         self._reported: set[str] = set()
-
-    def remember_press(self, press_id: str, chat_id: int, message_id: int) -> None:
-        self._keyboards[press_id] = (chat_id, message_id)
-        while len(self._keyboards) > _REMEMBERED_PRESSES:
-            self._keyboards.popitem(last=False)
 
     async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
         parts = render_parts(reply.text, monospace=reply.monospace, title=reply.title)
@@ -52,26 +44,8 @@ class Outbound:
         sent_id = 0
         for i, part in enumerate(parts):
             part_markup = markup if i == len(parts) - 1 else None
-            if i == 0 and (pressed := await self._replace_pressed(chat, part, part_markup)) is not None:
-                sent_id = pressed
-            else:
-                sent_id = (await self._send_part(chat, part, part_markup, quote=i == 0)).message_id
+            sent_id = (await self._send_part(chat, part, part_markup, quote=i == 0)).message_id
         return SentRef(chat, str(sent_id))
-
-    async def _replace_pressed(
-        self, chat: ChatRef, part: Rendered, markup: InlineKeyboardMarkup | None
-    ) -> int | None:
-        """The first reply to a button press replaces the message holding that keyboard."""
-        pressed = self._keyboards.get(chat.reply_to or "")
-        if pressed is None:
-            return None
-        try:
-            await self._edit_part(chat, pressed[1], part, markup)
-        except SendFailed as e:
-            log.info("keyboard message not updated (%s); answering in a new message", e)
-            pressed = None
-        self._keyboards.pop(chat.reply_to or "", None)
-        return pressed[1] if pressed else None
 
     async def edit(self, ref: SentRef, reply: Reply) -> None:
         parts = render_parts(reply.text, monospace=reply.monospace, title=reply.title)
@@ -91,8 +65,9 @@ class Outbound:
         self, chat: ChatRef, part: Rendered, markup: InlineKeyboardMarkup | None, *, quote: bool
     ) -> Message:
         quoted = None
-        if quote and chat.is_group and chat.reply_to and chat.reply_to.isdigit():
-            quoted = ReplyParameters(int(chat.reply_to), allow_sending_without_reply=True)
+        answered = chat.origin
+        if quote and chat.is_group and isinstance(answered, ReplyTo) and answered.message_id.isdigit():
+            quoted = ReplyParameters(int(answered.message_id), allow_sending_without_reply=True)
 
         def post(text: str, mode: str | None) -> Awaitable[Message]:
             return self.bot.send_message(

@@ -6,15 +6,17 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import OrderedDict
 
-from bot.adapter import Adapter, ChatUnavailable, RateLimited, SendError
+from bot.adapter import Adapter, ChatUnavailable, RateLimited, SendError, SendFailed
 from bot.hub.pacing import Pacer
-from bot.messages import ChatRef, SentRef
+from bot.messages import ButtonPress, ChatRef, SentRef
 from bot.replies import Reply, split_text
 
 log = logging.getLogger("bothub.delivery")
 
 MAX_ATTEMPTS = 5
+REMEMBERED_PRESSES = 2048
 
 
 class Delivery:
@@ -25,6 +27,7 @@ class Delivery:
         self.caps = adapter.capabilities
         self.pacer = Pacer(self.caps)
         self._gone: set[tuple[str, str | None]] = set()
+        self._answered_presses: OrderedDict[str, None] = OrderedDict()  # presses whose message was replaced
 
     def revive(self, chat: ChatRef) -> None:
         self._gone.discard((chat.chat_id, chat.thread_id))
@@ -40,7 +43,7 @@ class Delivery:
             last = i == len(parts) - 1
             title = reply.title if i == 0 else None
             piece = Reply(part, title, reply.buttons if last else (), reply.monospace)
-            ref = await self._call(chat, piece, None)
+            ref = await self._call(chat, piece, None, final=True)
             if ref is None:
                 return None
         return ref
@@ -48,7 +51,7 @@ class Delivery:
     async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> bool:
         """Edit a sent message. Intermediate edits are dropped when the chat has no budget; finals wait."""
         if final:
-            return await self._call(ref.chat, reply, ref) is not None
+            return await self._call(ref.chat, reply, ref, final=True) is not None
         return await self._once(ref.chat, reply, ref) is not None
 
     async def send_if_budget(self, chat: ChatRef, reply: Reply) -> SentRef | None:
@@ -60,7 +63,7 @@ class Delivery:
         if slot is None:
             return None
         try:
-            return await self._platform_call(chat, reply, ref)
+            return await self._platform_call(chat, reply, ref, final=False)
         except RateLimited as e:
             self.pacer.penalize(chat, e.retry_after)
         except ChatUnavailable:
@@ -71,19 +74,41 @@ class Delivery:
             slot.release()
         return None
 
-    async def _platform_call(self, chat: ChatRef, reply: Reply, ref: SentRef | None) -> SentRef:
+    async def _platform_call(self, chat: ChatRef, reply: Reply, ref: SentRef | None, *, final: bool) -> SentRef:
+        press = self._unanswered_press(chat) if ref is None else None
+        if press is not None and press.message_id is not None:
+            try:  # a rate limit propagates unanswered: the retry replaces the pressed message again
+                await self.adapter.edit(SentRef(chat, press.message_id), reply, final=final)
+            except SendFailed as e:  # too old to edit, or not ours: answer in a new message
+                log.info("pressed message %s not replaced (%s); sending anew", press.message_id, e)
+                self._answered(press)
+            else:
+                self._answered(press)
+                return SentRef(chat, press.message_id)
         if ref is None:
-            return await self.adapter.send(chat, reply)
-        await self.adapter.edit(ref, reply)
+            return await self.adapter.send(chat, reply, final=final)
+        await self.adapter.edit(ref, reply, final=final)
         return ref
 
-    async def _call(self, chat: ChatRef, reply: Reply, ref: SentRef | None) -> SentRef | None:
+    def _unanswered_press(self, chat: ChatRef) -> ButtonPress | None:
+        """The first reply to a button press replaces the pressed message, where the platform allows."""
+        press = chat.origin
+        if not (isinstance(press, ButtonPress) and press.message_id and self.caps.replace_pressed):
+            return None
+        return None if press.press_id in self._answered_presses else press
+
+    def _answered(self, press: ButtonPress) -> None:
+        self._answered_presses[press.press_id] = None
+        while len(self._answered_presses) > REMEMBERED_PRESSES:
+            self._answered_presses.popitem(last=False)
+
+    async def _call(self, chat: ChatRef, reply: Reply, ref: SentRef | None, *, final: bool) -> SentRef | None:
         for _ in range(MAX_ATTEMPTS):
             if self.is_gone(chat):
                 return None
             slot = await self.pacer.take(chat, new_message=ref is None)
             try:
-                return await self._platform_call(chat, reply, ref)
+                return await self._platform_call(chat, reply, ref, final=final)
             except RateLimited as e:
                 self.pacer.penalize(chat, e.retry_after)
                 wait = e.retry_after
@@ -123,6 +148,7 @@ class StreamWriter:
         self._text = ""
         self._refs: list[SentRef] = []
         self._shown: list[str] = []
+        self._final: list[bool] = []  # whether what each message shows was delivered as final
         self._last = 0.0
         self._flusher: asyncio.Task[None] | None = None
         self._sending = False
@@ -153,13 +179,16 @@ class StreamWriter:
 
     async def _show(self, i: int, part: str, *, final: bool) -> None:
         if i < len(self._refs):
-            if self._shown[i] != part and await self._d.edit(self._refs[i], Reply(part), final=final):
-                self._shown[i] = part
+            # the same text needs no edit, unless the platform shows the stream open until told it is final
+            closing = final and not self._final[i] and self._d.caps.closes_streams
+            if (self._shown[i] != part or closing) and await self._d.edit(self._refs[i], Reply(part), final=final):
+                self._shown[i], self._final[i] = part, final
             return
         ref = await (self._d.send if final else self._d.send_if_budget)(self._chat, Reply(part))
         if ref is not None:
             self._refs.append(ref)
             self._shown.append(part)
+            self._final.append(final)
 
     async def finish(self, final_text: str | None = None) -> None:
         """Deliver the complete answer; what the chat shows equals `final_text` (or everything fed)."""

@@ -94,20 +94,23 @@ class Pacer:
 
     def __init__(self, caps: Capabilities) -> None:
         self._caps = caps
-        self._chats: dict[str, Bucket] = {}  # flood limits are per chat, whatever the topic
-        self._group_sends: dict[str, Window] = {}
+        self._chats: dict[tuple[str, str | None], Bucket] = {}
+        self._group_sends: dict[tuple[str, str | None], Window] = {}
         self._global = Window(*caps.global_window)
 
     def _budgets(self, chat: ChatRef, new_message: bool) -> list[Budget]:
         budgets: list[Budget] = [self._global]
-        bucket = self._chats.get(chat.chat_id)
+        # a thread shares its chat's flood limit unless the platform counts it as a channel of its own
+        key = (chat.chat_id, chat.thread_id if self._caps.threads_paced_apart else None)
+        bucket = self._chats.get(key)
         if bucket is None:
-            bucket = self._chats[chat.chat_id] = Bucket(self._caps.burst, self._caps.rate)
+            bucket = self._chats[key] = Bucket(self._caps.burst, self._caps.rate)
         budgets.append(bucket)
-        if new_message and chat.is_group:
-            window = self._group_sends.get(chat.chat_id)
+        group_window = self._caps.group_send_window
+        if new_message and chat.is_group and group_window is not None:
+            window = self._group_sends.get(key)
             if window is None:
-                window = self._group_sends[chat.chat_id] = Window(*self._caps.group_send_window)
+                window = self._group_sends[key] = Window(*group_window)
             budgets.append(window)
         return budgets
 

@@ -73,18 +73,18 @@ class CountingAdapter:
     def connected(self) -> bool:
         return self.inner.connected()
 
-    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
+    async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
         try:
-            ref = await self.inner.send(chat, reply)
+            ref = await self.inner.send(chat, reply, final=final)
         except SendError as e:
             self._metrics.error(_send_error_kind(e))
             raise
         self._metrics.messages_out.labels(self.name).inc()
         return ref
 
-    async def edit(self, ref: SentRef, reply: Reply) -> None:
+    async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
         try:
-            await self.inner.edit(ref, reply)
+            await self.inner.edit(ref, reply, final=final)
         except SendError as e:
             self._metrics.error(_send_error_kind(e))
             raise

@@ -37,11 +37,11 @@ class BlockingOnce(RecordingAdapter):
         super().__init__()
         self.refusals = 1
 
-    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
+    async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
         if self.refusals:
             self.refusals -= 1
             raise ChatUnavailable("Forbidden: bot was blocked by the user")
-        return await super().send(chat, reply)
+        return await super().send(chat, reply, final=final)
 
 
 async def test_a_chat_that_blocked_the_bot_is_answered_again_when_it_returns(tmp_path: Path, fake: FakeOpenAI) -> None:

@@ -6,6 +6,7 @@ import pytest
 
 from adapters.discord import outbound as outbound_module
 from adapters.discord.adapter import DiscordAdapter
+from bot.messages import ButtonPress, SentRef
 from bot.replies import Button, Reply
 from tests.adapters.discord.conftest import Inbox
 from tests.fakes.discord_api import APP_ID, CHANNEL_ID, DM_CHANNEL_ID, THREAD_ID, Call, FakeDiscord
@@ -29,8 +30,8 @@ async def test_slash_new_is_deferred_then_answered_through_the_interaction(
 
     first = await adapter.send(message.chat, Reply("Started a new conversation."))
     second = await adapter.send(message.chat, Reply("(second part)"))
-    await adapter.edit(second, Reply("(second part, edited)"))
-    await adapter.edit(first, Reply("Started a new conversation as **coder**."))
+    await adapter.edit(second, Reply("(second part, edited)"), final=True)
+    await adapter.edit(first, Reply("Started a new conversation as **coder**."), final=True)
 
     assert [(c.method, c.path.removeprefix(f"/webhooks/{APP_ID}/")) for c in fake.calls
             if c.path.startswith("/webhooks/")] == [
@@ -107,11 +108,14 @@ async def test_button_press_is_a_command_and_updates_its_message_in_place(
     assert pressed.message_id == f"i:{press['id']}"
     assert [c.body["type"] for c in _callbacks(fake)] == [6]  # deferred update: acknowledged, no new message
 
+    assert pressed.origin == ButtonPress(press["id"], sent.message_id)
     moved = Reply("1 user: hi  ← cursor\n2 bot: hello", monospace=True, buttons=tree.buttons)
-    updated = await adapter.send(pressed.chat, moved)
-    assert updated.message_id == sent.message_id
+    await adapter.edit(SentRef(pressed.chat, sent.message_id), moved, final=True)  # the hub replaces it
     assert fake.messages[sent.message_id]["content"].startswith("```\n1 user: hi  ← cursor")
+    assert len(fake.calls_to("PATCH", r"/webhooks/.+/messages/@original")) == 1  # through the interaction
     assert len(fake.calls_to("POST", r"/channels/\d+/messages")) == 1  # nothing new was posted
+    await adapter.send(pressed.chat, Reply("and a second reply"))
+    assert len(fake.calls_to("POST", r"/webhooks/[^/]+/[^/]+")) == 1  # a followup, not another replacement
 
 
 async def test_a_redelivered_interaction_is_still_handed_over_once_acknowledged(
@@ -132,8 +136,8 @@ async def test_near_the_15_minute_limit_replies_continue_as_channel_messages(
     streaming = await adapter.send(message.chat, Reply("Working"))
     monkeypatch.setattr(outbound_module, "TOKEN_MARGIN", 16 * 60.0)  # from now on every token is about to expire
 
-    await adapter.edit(streaming, Reply("Working, still"))
-    await adapter.edit(streaming, Reply("Done."))
+    await adapter.edit(streaming, Reply("Working, still"), final=True)
+    await adapter.edit(streaming, Reply("Done."), final=True)
     tail = await adapter.send(message.chat, Reply("One more thing."))
 
     [moved] = fake.calls_to("POST", rf"/channels/{CHANNEL_ID}/messages")[:1]

@@ -7,7 +7,7 @@ import pytest
 from adapters.discord.adapter import DiscordAdapter
 from adapters.discord.render import render
 from bot.adapter import ChatUnavailable, RateLimited, SendFailed
-from bot.messages import ChatRef
+from bot.messages import ChatRef, ReplyTo
 from bot.replies import FENCE, Button, Reply, split_text
 from tests.fakes.discord_api import CHANNEL_ID, DM_CHANNEL_ID, THREAD_ID, FakeDiscord
 
@@ -51,7 +51,7 @@ def test_monospace_is_a_code_block_and_the_title_a_bold_line() -> None:
 
 
 async def test_guild_replies_quote_the_question_and_ping_nobody(adapter: DiscordAdapter, fake: FakeDiscord) -> None:
-    await adapter.send(ChatRef("discord", CHANNEL_ID, None, True, reply_to="1234"), Reply("@everyone hi"))
+    await adapter.send(ChatRef("discord", CHANNEL_ID, None, True, ReplyTo("1234")), Reply("@everyone hi"))
     [call] = fake.calls_to("POST", POSTS)
     assert call.body["allowed_mentions"] == {"parse": []}
     assert str(call.body["message_reference"]["message_id"]) == "1234"
@@ -60,7 +60,7 @@ async def test_guild_replies_quote_the_question_and_ping_nobody(adapter: Discord
 
 async def test_thread_replies_stay_in_the_thread(adapter: DiscordAdapter, fake: FakeDiscord) -> None:
     ref = await adapter.send(ChatRef("discord", CHANNEL_ID, THREAD_ID, True), Reply("in thread"))
-    await adapter.edit(ref, Reply("in thread, edited"))
+    await adapter.edit(ref, Reply("in thread, edited"), final=True)
     await adapter.typing(ref.chat)
     assert [(c.method, c.path) for c in fake.calls if c.path.startswith("/channels/")] == [
         ("POST", f"/channels/{THREAD_ID}/messages"),
@@ -73,7 +73,7 @@ async def test_thread_replies_stay_in_the_thread(adapter: DiscordAdapter, fake: 
 async def test_edit_can_remove_buttons(adapter: DiscordAdapter, fake: FakeDiscord) -> None:
     ref = await adapter.send(DM, Reply("pick", buttons=((Button("Retry", "/retry"),),)))
     assert fake.messages[ref.message_id]["components"]
-    await adapter.edit(ref, Reply("done"))
+    await adapter.edit(ref, Reply("done"), final=True)
     assert fake.messages[ref.message_id]["components"] == []
 
 
@@ -101,6 +101,6 @@ async def test_403_means_the_chat_is_unavailable(adapter: DiscordAdapter, fake: 
 async def test_other_rejections_are_send_failed_with_the_reason(adapter: DiscordAdapter) -> None:
     ref = await adapter.send(DM, Reply("hello"))
     with pytest.raises(SendFailed, match="10008"):
-        await adapter.edit(type(ref)(ref.chat, "123456789"), Reply("edit of a message that does not exist"))
+        await adapter.edit(type(ref)(ref.chat, "123456789"), Reply("edit of a message that does not exist"), final=True)
     with pytest.raises(SendFailed, match="not a discord id"):
         await adapter.send(ChatRef("discord", "general"), Reply("hi"))

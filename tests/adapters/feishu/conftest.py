@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 import aiohttp
-import pytest
 import pytest_asyncio
 from aiohttp import web
 
@@ -59,11 +58,6 @@ async def fake() -> AsyncIterator[FakeFeishu]:
     await server.start()
     yield server
     await server.stop()
-
-
-@pytest.fixture(autouse=True)
-def quick_close(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(feishu_adapter, "STREAM_IDLE_CLOSE", 0.3)
 
 
 def env() -> dict[str, str]:

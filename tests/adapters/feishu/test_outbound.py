@@ -2,69 +2,75 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
 
 from bot.adapter import ChatUnavailable, RateLimited
-from bot.messages import ChatRef
+from bot.messages import ButtonPress, ChatRef, ReplyTo, SentRef
 from bot.replies import Button, Reply
 from tests.adapters.feishu.conftest import VERIFICATION_TOKEN, StartAdapter
 from tests.fakes.feishu_api import CARD_LIMIT, card_action_event
 
-DM = ChatRef("feishu", "oc_dm", None, False, "om_in_1")
+DM = ChatRef("feishu", "oc_dm", None, False, ReplyTo("om_in_1"))
 
 
 def card_markdown(content: str) -> str:
     return str(json.loads(content)["body"]["elements"][0]["content"])
 
 
-async def test_streaming_card_sequence_increases_and_streaming_closes(start_adapter: StartAdapter) -> None:
+async def test_a_stream_is_a_streaming_card_closed_by_its_final_edit_in_one_call(start_adapter: StartAdapter) -> None:
     h = await start_adapter()
-    ref = await h.adapter.send(DM, Reply("Hel"))
-    for text in ("Hello", "Hello wor", "Hello world"):
-        await h.adapter.edit(ref, Reply(text))
+    ref = await h.adapter.send(DM, Reply("Hel"), final=False)
+    for text in ("Hello", "Hello wor"):
+        await h.adapter.edit(ref, Reply(text), final=False)
     ((card_id, entity),) = h.fake.cards.items()
     sent = h.fake.messages[ref.message_id]
     assert json.loads(sent["content"]) == {"type": "card", "data": {"card_id": card_id}}
-    assert entity.history == ["Hello", "Hello wor", "Hello world"]  # always the full text
+    assert entity.history == ["Hello", "Hello wor"]  # always the full text
     assert entity.streaming
-    await asyncio.sleep(0.6)  # idle close (0.3 s in tests)
-    assert not entity.streaming
-    sequences = [c.body["sequence"] for c in h.fake.requests(path_part=f"/cards/{card_id}/")]
-    assert sequences == sorted(set(sequences)) and len(sequences) == 4
-    settings = h.fake.requests("PATCH", "/settings")[-1].body
-    assert json.loads(settings["settings"])["config"]["streaming_mode"] is False
+    await h.adapter.edit(ref, Reply("Hello world"), final=True)
+    assert not entity.streaming and card_markdown(json.dumps(entity.card)) == "Hello world"
+    updates = h.fake.requests(path_part=f"/cards/{card_id}")
+    assert [c.method for c in updates] == ["PUT", "PUT", "PUT"]  # two element updates, one whole-card close
+    sequences = [c.body["sequence"] for c in updates]
+    assert sequences == sorted(set(sequences))
 
 
-async def test_edit_after_idle_close_reopens_streaming(start_adapter: StartAdapter) -> None:
+async def test_the_final_edit_closes_the_stream_even_when_the_text_is_unchanged(start_adapter: StartAdapter) -> None:
     h = await start_adapter()
-    ref = await h.adapter.send(DM, Reply("thinking"))
-    await asyncio.sleep(0.5)  # a slow tool call: the stream was closed meanwhile
-    await h.adapter.edit(ref, Reply("thinking… done"))
+    ref = await h.adapter.send(DM, Reply("all of it"), final=False)
+    await h.adapter.edit(ref, Reply("all of it"), final=True)
     (entity,) = h.fake.cards.values()
-    assert entity.history == ["thinking… done"] and entity.streaming
+    assert not entity.streaming and card_markdown(json.dumps(entity.card)) == "all of it"
 
 
-async def test_next_send_to_the_chat_closes_the_open_stream(start_adapter: StartAdapter) -> None:
+async def test_an_edit_after_the_final_one_reopens_streaming(start_adapter: StartAdapter) -> None:
     h = await start_adapter()
-    await h.adapter.send(DM, Reply("part one"))
-    await h.adapter.send(DM, Reply("part two"))
-    first, second = h.fake.cards.values()
-    assert (first.streaming, second.streaming) == (False, True)
+    ref = await h.adapter.send(DM, Reply("thinking"), final=False)
+    await h.adapter.edit(ref, Reply("thinking"), final=True)
+    await h.adapter.edit(ref, Reply("thinking… more"), final=False)
+    (entity,) = h.fake.cards.values()
+    assert entity.history == ["thinking… more"] and entity.streaming
+
+
+async def test_a_complete_reply_is_one_ordinary_card_and_no_stream(start_adapter: StartAdapter) -> None:
+    h = await start_adapter()
+    ref = await h.adapter.send(DM, Reply("the whole answer"))
+    assert h.fake.cards == {} and len(h.fake.requests("POST")) == 2  # the token, then the message
+    assert card_markdown(h.fake.messages[ref.message_id]["content"]) == "the whole answer"
 
 
 async def test_cardkit_refused_falls_back_to_patched_card(start_adapter: StartAdapter) -> None:
     h = await start_adapter()
     h.fake.fail("POST", "/cardkit/v1/cards", code=99991672, times=None)  # no CardKit permission
-    ref = await h.adapter.send(DM, Reply("Hel"))
-    await h.adapter.edit(ref, Reply("Hello"))
-    await h.adapter.edit(ref, Reply("Hello world"))
+    ref = await h.adapter.send(DM, Reply("Hel"), final=False)
+    await h.adapter.edit(ref, Reply("Hello"), final=False)
+    await h.adapter.edit(ref, Reply("Hello world"), final=True)
     message = h.fake.messages[ref.message_id]
     assert message["msg_type"] == "interactive" and message["updates"] == 2
     assert card_markdown(message["content"]) == "Hello world"
-    await h.adapter.send(DM, Reply("next"))
+    await h.adapter.send(DM, Reply("next"), final=False)
     assert len(h.fake.requests("POST", "/cardkit/v1/cards")) == 1  # not asked again for a while
 
 
@@ -72,8 +78,8 @@ async def test_cards_refused_falls_back_to_text(start_adapter: StartAdapter) -> 
     h = await start_adapter()
     h.fake.fail("POST", "/cardkit/v1/cards", code=99991672, times=None)
     h.fake.fail("POST", "/im/v1/messages", code=230099, times=1)  # the card message is refused
-    ref = await h.adapter.send(DM, Reply("plain **answer**", title="Title"))
-    await h.adapter.edit(ref, Reply("plain **answer**, edited", title="Title"))
+    ref = await h.adapter.send(DM, Reply("plain **answer**", title="Title"), final=False)
+    await h.adapter.edit(ref, Reply("plain **answer**, edited", title="Title"), final=True)
     message = h.fake.messages[ref.message_id]
     assert message["msg_type"] == "text"
     assert json.loads(message["content"]) == {"text": "Title\nplain **answer**, edited"}
@@ -83,7 +89,7 @@ async def test_long_cjk_answer_is_split_under_the_card_limit(start_adapter: Star
     h = await start_adapter()
     paragraph = "长文本测试" * 200  # 1000 CJK characters, 3000 bytes
     text = "\n\n".join([paragraph] * 24)  # ~72 KB: far over one card
-    ref = await h.adapter.send(DM, Reply(text, title="Report"))
+    ref = await h.adapter.send(DM, Reply(text, title="Report"), final=False)
     bodies = [h.fake.cards[cid].card for cid in h.fake.cards] + [
         json.loads(m["content"]) for m in h.fake.messages.values() if '"schema"' in m["content"]
     ]
@@ -93,7 +99,7 @@ async def test_long_cjk_answer_is_split_under_the_card_limit(start_adapter: Star
     assert shown.count("长文本测试") == 200 * 24
     assert ref.message_id == list(h.fake.messages)[-1]
     # an edit cannot split: it is cut to fit instead of being refused
-    await h.adapter.edit(ref, Reply(text))
+    await h.adapter.edit(ref, Reply(text), final=False)
     last = list(h.fake.cards.values())[-1]
     assert last.history[-1].endswith("\n…") and last.history[-1].startswith(paragraph)
     assert len(json.dumps(last.card, ensure_ascii=False).encode()) <= CARD_LIMIT
@@ -103,7 +109,7 @@ async def test_buttons_round_trip_and_update_the_card_in_place(start_adapter: St
     h = await start_adapter()
     tree = Reply("1 hi\n└─ 2 hello", title="Tree", monospace=True,
                  buttons=((Button("Go 2", "/goto 2"), Button("New", "/new")),))
-    group = ChatRef("feishu", "oc_group1", None, True, "om_in_5")
+    group = ChatRef("feishu", "oc_group1", None, True, ReplyTo("om_in_5"))
     ref = await h.adapter.send(group, tree)
     card = json.loads(h.fake.messages[ref.message_id]["content"])
     assert card["config"]["update_multi"] is True
@@ -115,16 +121,16 @@ async def test_buttons_round_trip_and_update_the_card_in_place(start_adapter: St
     await h.post(card_action_event("ev-press", "/goto 2", card_message_id=ref.message_id, token=VERIFICATION_TOKEN))
     (press,) = await h.wait_received(1)
     assert (press.text, press.is_button, press.is_group) == ("/goto 2", True, True)
-    answer = await h.adapter.send(press.chat, Reply("Moved to 2", buttons=((Button("Back", "/goto 1"),),)))
-    assert answer.message_id == ref.message_id  # the pressed card was updated, nothing new was sent
+    assert press.origin == ButtonPress("ev-press", ref.message_id)
+    await h.adapter.edit(SentRef(press.chat, ref.message_id), Reply("Moved to 2"), final=True)
     assert "Moved to 2" in card_markdown(h.fake.messages[ref.message_id]["content"])
-    again = await h.adapter.send(press.chat, Reply("a second reply is a new message"))
-    assert again.message_id != ref.message_id
+    again = await h.adapter.send(press.chat, Reply("a reply to a press hangs under the pressed card"))
+    assert h.fake.messages[again.message_id]["reply_to"] == ref.message_id
 
 
 async def test_replies_in_a_topic_stay_in_the_thread(start_adapter: StartAdapter) -> None:
     h = await start_adapter()
-    topic = ChatRef("feishu", "oc_topics", "omt_1", True, "om_in_topic_msg")
+    topic = ChatRef("feishu", "oc_topics", "omt_1", True, ReplyTo("om_in_topic_msg"))
     ref = await h.adapter.send(topic, Reply("in thread"))
     (call,) = h.fake.requests("POST", "/reply")
     assert call.path == "/open-apis/im/v1/messages/om_in_topic_msg/reply"
@@ -136,7 +142,7 @@ async def test_platform_failures_are_typed(start_adapter: StartAdapter) -> None:
     h = await start_adapter()
     h.fake.fail("POST", "/cardkit/v1/cards", code=99991400, status=429)
     with pytest.raises(RateLimited):
-        await h.adapter.send(DM, Reply("x"))
+        await h.adapter.send(DM, Reply("x"), final=False)
     h.fake.fail("POST", "/im/v1/messages", code=230002)  # the bot was removed from the chat
     with pytest.raises(ChatUnavailable):
         await h.adapter.send(DM, Reply("x"))

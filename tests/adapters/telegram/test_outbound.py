@@ -6,7 +6,7 @@ import pytest
 
 from adapters.telegram.adapter import TelegramAdapter
 from bot.adapter import ChatUnavailable, RateLimited, SendFailed
-from bot.messages import ChatRef, SentRef
+from bot.messages import ButtonPress, ChatRef, SentRef
 from bot.replies import Button, Reply
 from tests.fakes.telegram_api import FakeTelegram
 from tests.fakes.telegram_rules import parse_html
@@ -94,13 +94,13 @@ async def test_unknown_chat_is_unavailable_and_other_errors_fail(fake: FakeTeleg
 async def test_streaming_edits_and_unchanged_edits(fake: FakeTelegram, adapter: TelegramAdapter) -> None:
     fake.open_chat(42)
     ref = await adapter.send(DM, Reply("Hel"))
-    await adapter.edit(ref, Reply("Hello **world**"))
-    await adapter.edit(ref, Reply("Hello **world**"))  # Telegram: "message is not modified" → ignored
+    await adapter.edit(ref, Reply("Hello **world**"), final=True)
+    await adapter.edit(ref, Reply("Hello **world**"), final=True)  # Telegram: "message is not modified" → ignored
     assert fake.bot_texts(42) == ["Hello world"]
     assert len(fake.calls_of("editMessageText")) == 2
     fake.fail("editMessageText", 400, "Bad Request: message to edit not found")
     with pytest.raises(SendFailed):
-        await adapter.edit(ref, Reply("gone"))
+        await adapter.edit(ref, Reply("gone"), final=True)
 
 
 async def test_monospace_reply_with_keyboard(fake: FakeTelegram, adapter: TelegramAdapter) -> None:
@@ -114,31 +114,21 @@ async def test_monospace_reply_with_keyboard(fake: FakeTelegram, adapter: Telegr
                                                          {"text": "Go 2", "callback_data": "/goto 2"}]]}
 
 
-async def test_reply_to_a_press_edits_the_keyboard_message(fake: FakeTelegram, polling) -> None:
+async def test_a_press_names_the_keyboard_message_which_an_edit_replaces(fake: FakeTelegram, polling) -> None:
     adapter, inbox = polling
     fake.open_chat(42)
     keyboard = await adapter.send(DM, Reply("pick", buttons=((Button("B", "/switch b"),),)))
     fake.inject_callback(42, int(keyboard.message_id), "/switch b")
     press = await inbox.next()
-    ref = await adapter.send(press.chat, Reply("switched", buttons=((Button("Back", "/switch a"),),)))
-    assert ref.message_id == keyboard.message_id
+    assert isinstance(press.origin, ButtonPress) and press.origin.message_id == keyboard.message_id
+    await adapter.edit(SentRef(press.chat, keyboard.message_id),
+                       Reply("switched", buttons=((Button("Back", "/switch a"),),)), final=True)
     [edit] = fake.calls_of("editMessageText")
     assert edit["reply_markup"] == {"inline_keyboard": [[{"text": "Back", "callback_data": "/switch a"}]]}
     assert fake.bot_texts(42) == ["switched"]
-    await adapter.send(press.chat, Reply("second part"))  # only the first reply replaces the keyboard
+    await adapter.send(press.chat, Reply("second part"))
     assert fake.bot_texts(42) == ["switched", "second part"]
-
-
-async def test_press_on_a_vanished_message_is_answered_anew(fake: FakeTelegram, polling) -> None:
-    adapter, inbox = polling
-    fake.open_chat(42)
-    keyboard = await adapter.send(DM, Reply("pick", buttons=((Button("B", "/switch b"),),)))
-    fake.inject_callback(42, int(keyboard.message_id), "/switch b")
-    press = await inbox.next()
-    fake.fail("editMessageText", 400, "Bad Request: message to edit not found")
-    ref = await adapter.send(press.chat, Reply("switched"))
-    assert ref.message_id != keyboard.message_id
-    assert fake.bot_texts(42) == ["pick", "switched"]
+    assert "reply_parameters" not in fake.calls_of("sendMessage")[-1]  # a press is not quoted
 
 
 async def test_topic_replies_and_typing_stay_in_the_topic(fake: FakeTelegram, polling) -> None:

@@ -1,0 +1,64 @@
+"""The adapter contract carries intent: final flags on sends and edits, and the reply to a button press."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from bot.adapter import SendFailed
+from bot.hub.delivery import Delivery, StreamWriter
+from bot.messages import ButtonPress, ChatRef, ReplyTo, SentRef
+from bot.replies import Reply
+from tests.harness import ROOMY, RecordingAdapter
+
+PRESS = ChatRef("recording", "c1", origin=ButtonPress("press-1", "m-pressed"))
+
+
+async def test_the_first_reply_to_a_press_replaces_the_pressed_message_and_later_ones_are_new() -> None:
+    rec = RecordingAdapter()
+    delivery = Delivery(rec)
+    first = await delivery.send(PRESS, Reply("moved"))
+    second = await delivery.send(PRESS, Reply("and more"))
+    assert first is not None and first.message_id == "m-pressed"
+    assert [(ref.message_id, reply.text, final) for ref, reply, final in rec.edits] == [("m-pressed", "moved", True)]
+    assert [reply.text for _, reply in rec.sent] == ["and more"]
+    assert second is not None and second.message_id != "m-pressed"
+
+
+async def test_a_pressed_message_that_cannot_be_edited_is_answered_anew_once() -> None:
+    class Refusing(RecordingAdapter):
+        async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
+            raise SendFailed("message to edit not found")
+
+    rec = Refusing()
+    delivery = Delivery(rec)
+    await delivery.send(PRESS, Reply("moved"))
+    await delivery.send(PRESS, Reply("again"))
+    assert [reply.text for _, reply in rec.sent] == ["moved", "again"]
+
+
+async def test_a_platform_that_cannot_replace_gets_a_new_message() -> None:
+    rec = RecordingAdapter(dataclasses.replace(ROOMY, replace_pressed=False))
+    await Delivery(rec).send(PRESS, Reply("moved"))
+    assert rec.edits == [] and [reply.text for _, reply in rec.sent] == ["moved"]
+
+
+async def test_a_stream_starts_unfinished_and_ends_with_a_final_edit() -> None:
+    rec = RecordingAdapter()
+    chat = ChatRef("recording", "c1", origin=ReplyTo("in-1"))
+    writer = StreamWriter(Delivery(rec), chat)
+    writer.feed("Hello")
+    await writer._flusher  # type: ignore[misc]  # the first text goes out at once
+    await writer.finish("Hello world")
+    assert rec.sent_final == [False]
+    assert [(reply.text, final) for _, reply, final in rec.edits] == [("Hello world", True)]
+
+
+async def test_a_finished_stream_with_unchanged_text_is_closed_only_where_the_platform_needs_it() -> None:
+    for closes, expected_edits in ((False, []), (True, [("all of it", True)])):
+        rec = RecordingAdapter(dataclasses.replace(ROOMY, closes_streams=closes))
+        writer = StreamWriter(Delivery(rec), ChatRef("recording", "c1"))
+        writer.feed("all of it")
+        await writer._flusher  # type: ignore[misc]
+        await writer.finish()
+        assert rec.sent_final == [False]
+        assert [(reply.text, final) for _, reply, final in rec.edits] == expected_edits
