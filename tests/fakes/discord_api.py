@@ -207,6 +207,15 @@ class FakeDiscord:
             payload["message"] = message
         return payload
 
+    def replay(self, recorded: dict, message: dict | None = None) -> dict:
+        """A recorded interaction payload, re-stamped with a fresh id and token this fake will accept."""
+        payload = {**recorded, "id": self.snowflake(), "token": f"itoken-{next(self._serial)}"}
+        if message is not None:
+            payload["message"] = message
+        self._interactions[payload["token"]] = _Interaction(payload["id"], payload["type"], payload["channel_id"],
+                                                            time.time(), original_id=message["id"] if message else None)
+        return payload
+
     def slash(self, name: str, options: dict[str, Any] | None = None, **where: Any) -> dict:
         opts = [{"name": k, "type": 4 if isinstance(v, int) else 3, "value": v} for k, v in (options or {}).items()]
         return self.interaction(2, {"id": self.snowflake(), "name": name, "type": 1, "options": opts}, **where)

@@ -115,7 +115,10 @@ class FakeFeishu:
 
     def incoming(self, event_id: str, **kwargs: Any) -> dict[str, Any]:
         """A user's message event (see `message_event`) the platform also knows, so replies find its chat."""
-        event = message_event(event_id, **kwargs)
+        return self.record_incoming(message_event(event_id, **kwargs))
+
+    def record_incoming(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Make the user's message of a (recorded) message event known, as the platform would."""
         message = event["event"]["message"]
         self.messages[message["message_id"]] = {
             "msg_type": message["message_type"], "content": message["content"], "chat_id": message["chat_id"],
