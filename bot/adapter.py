@@ -40,6 +40,8 @@ class AdapterServices:
     seen: Callable[[str], Awaitable[bool]]  # records an event key; True if it was already handled
     add_route: Callable[[str, str, WebHandler], None]  # (method, path, handler) on the hub's aiohttp server
     language: str = "en"
+    # resolves once everything a chat has sent so far is answered: a script feeds its next line only then
+    answered: Callable[[ChatRef], Awaitable[None]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,7 +100,8 @@ class App:
         def add_route(method: str, path: str, handler: WebHandler) -> None:
             self.web.router.add_route(method, path, handler)
 
-        return AdapterServices(list_conversations, self.store.inbox.seen, add_route, self.cfg.language)
+        return AdapterServices(list_conversations, self.store.inbox.seen, add_route, self.cfg.language,
+                               self.hub.answered)
 
     def add_adapter(self, adapter: Adapter) -> None:
         self.adapters.append(adapter)

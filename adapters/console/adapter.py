@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TextIO
 
-from adapters.console.inbound import is_exit, parse_line
+from adapters.console.inbound import is_exit, is_interrupt, parse_line
 from adapters.console.outbound import ConsoleOutput
 from bot.adapter import Capabilities, MessageHandler
 from bot.messages import ChatRef, SentRef
 from bot.replies import Reply
+
+Answered = Callable[[ChatRef], Awaitable[None]]
 
 
 class ConsoleAdapter:
@@ -24,33 +27,60 @@ class ConsoleAdapter:
         restart_when_down=False,
     )
 
-    def __init__(self, chat: str, stdin: TextIO, stdout: TextIO) -> None:
+    def __init__(self, chat: str, stdin: TextIO, stdout: TextIO, answered: Answered | None = None) -> None:
         self.chat = chat
         self._in = stdin
         self._output = ConsoleOutput(stdout, interactive=stdin.isatty())
         self._closed = asyncio.Event()
+        # piped stdin is a script: each line waits until the one before it is answered
+        self._answered = answered if not stdin.isatty() else None
 
     def connected(self) -> bool:
         return not self._closed.is_set()
 
     async def start(self, on_message: MessageHandler) -> None:
         loop = asyncio.get_running_loop()
-        lines: asyncio.Queue[str | None] = asyncio.Queue()
+        lines: asyncio.Queue[str | None] = asyncio.Queue(maxsize=1)  # the reader waits until a line is taken
 
         def read() -> None:  # a daemon thread: a blocked readline must never hold up shutdown
-            for line in self._in:
-                loop.call_soon_threadsafe(lines.put_nowait, line.rstrip("\n"))
-            loop.call_soon_threadsafe(lines.put_nowait, None)
+            try:
+                for line in self._in:
+                    asyncio.run_coroutine_threadsafe(lines.put(line.rstrip("\n")), loop).result()
+                asyncio.run_coroutine_threadsafe(lines.put(None), loop).result()
+            except (RuntimeError, concurrent.futures.CancelledError):
+                return  # the loop closed under us: bothub is exiting
 
         threading.Thread(target=read, name="console-stdin", daemon=True).start()
         self._pump = asyncio.create_task(self._dispatch(lines, on_message))
         self._output.banner(f"bothub console — chat {self.chat!r}. /help lists the commands, /exit quits.\n")
 
     async def _dispatch(self, lines: asyncio.Queue[str | None], on_message: MessageHandler) -> None:
-        while (line := await lines.get()) is not None and not is_exit(line):
-            if (msg := parse_line(self.chat, line)) is not None:
-                await on_message(msg)
+        held: list[str | None] = []  # a line read while an answer was running: it goes next
+        while (line := held.pop() if held else await lines.get()) is not None and not is_exit(line):
+            if (msg := parse_line(self.chat, line)) is None:
+                continue
+            await on_message(msg)
+            if self._answered is not None:
+                held += await self._until_answered(self._answered(msg.chat), lines, on_message)
         self._closed.set()
+
+    async def _until_answered(self, answered: Awaitable[None], lines: asyncio.Queue[str | None],
+                              on_message: MessageHandler) -> list[str | None]:
+        """Wait for the answer. A `/stop` read meanwhile goes through at once; any other line is held
+        back (and nothing more is read) until the answer is complete. Returns the held line, if any."""
+        done = asyncio.ensure_future(answered)
+        while True:
+            following = asyncio.ensure_future(lines.get())
+            await asyncio.wait((done, following), return_when=asyncio.FIRST_COMPLETED)
+            if not following.done():
+                following.cancel()  # a cancelled Queue.get leaves its item in the queue
+                return []
+            line = following.result()
+            if not is_interrupt(line):
+                await done
+                return [line]
+            if (stop := parse_line(self.chat, line or "")) is not None:
+                await on_message(stop)
 
     async def wait_closed(self) -> None:
         """Resolves at end of input or /exit."""
@@ -69,5 +99,5 @@ class ConsoleAdapter:
         return None
 
 
-def create(env: Mapping[str, str]) -> ConsoleAdapter:
-    return ConsoleAdapter(env.get("BOTHUB_CONSOLE_CHAT", "local"), sys.stdin, sys.stdout)
+def create(env: Mapping[str, str], answered: Answered | None = None) -> ConsoleAdapter:
+    return ConsoleAdapter(env.get("BOTHUB_CONSOLE_CHAT", "local"), sys.stdin, sys.stdout, answered)

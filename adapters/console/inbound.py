@@ -8,10 +8,16 @@ from bot.messages import IncomingMessage
 
 PLATFORM = "console"
 EXIT_WORDS = {"/exit", "/quit"}
+INTERRUPT = "/stop"
 
 
 def is_exit(line: str) -> bool:
     return line.strip() in EXIT_WORDS
+
+
+def is_interrupt(line: str | None) -> bool:
+    """`/stop` is meant for the answer still running, so a script sends it without waiting."""
+    return line is not None and line.strip().lower() == INTERRUPT
 
 
 def parse_line(chat: str, line: str) -> IncomingMessage | None:

@@ -103,6 +103,15 @@ class Lane:
             self._current.cancel()
         return running, dropped
 
+    async def interrupt(self) -> tuple[bool, int]:
+        """`stop`, then wait until the cancelled job has wound down, so its partial answer is shown before
+        whatever is said next."""
+        current = self._current
+        running, dropped = self.stop()
+        if running and current is not None:
+            await asyncio.wait([current])
+        return running, dropped
+
     async def join(self) -> None:
         if self._worker is not None:
             await asyncio.shield(self._worker)

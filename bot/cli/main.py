@@ -138,7 +138,7 @@ async def _serve(cfg: Config, platforms: list[str], chat_name: str) -> int:
     except ConfigError as e:
         print(f"bothub: {e}", file=sys.stderr)
         return 2
-    stop = asyncio.Event()
+    stop, exit_code = asyncio.Event(), 0
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):
@@ -153,12 +153,15 @@ async def _serve(cfg: Config, platforms: list[str], chat_name: str) -> int:
             w.cancel()
         if console is not None and not stop.is_set():
             await app.hub.idle()  # end of piped input: answer everything first
+            if failed := app.metrics.failed_answers():  # a script must know that answers are missing
+                print(f"bothub: {failed} answer(s) failed", file=sys.stderr)
+                exit_code = 1
     except (ConfigError, ConnectionError) as e:  # e.g. a platform refused the credentials at start
         print(f"bothub: {e}", file=sys.stderr)
         return 2
     finally:
         await app.stop()
-    return 0
+    return exit_code
 
 
 async def _adapter_command(cfg: Config, spec: AdapterSpec[Any], command: CliCommand[Any],

@@ -18,7 +18,7 @@ from bot.config import Config
 from bot.hub.delivery import Delivery
 from bot.hub.runner import AgentRunner, TurnContext
 from bot.i18n import t
-from bot.messages import IncomingMessage
+from bot.messages import ChatRef, IncomingMessage
 from bot.ops.metrics import Metrics
 from bot.replies import Reply
 from bot.store import Store
@@ -151,6 +151,10 @@ class Hub:
         log.exception("error %s in %s chat %s", error_id, msg.platform, msg.chat_id)
         self.metrics.error("internal")
         await delivery.send(msg.chat, Reply(t(lang, "internal_error", error_id=error_id)))
+
+    async def answered(self, chat: ChatRef) -> None:
+        """Returns once everything this chat has sent so far is answered (its lane is empty and idle)."""
+        await self.sessions.lane(SessionKey(chat.platform, chat.chat_id, chat.thread_id)).join()
 
     async def idle(self) -> None:
         """Wait until every session's queue is empty (e.g. piped console input fully answered)."""

@@ -48,6 +48,12 @@ class Metrics:
         self.runs.labels(outcome).inc()
         self.run_seconds.observe(seconds)
 
+    def failed_answers(self) -> int:
+        """Runs that ended without an answer (provider down, deadline) plus internal errors, since start."""
+        samples = [("bothub_runs_total", {"outcome": "failed"}), ("bothub_runs_total", {"outcome": "deadline"}),
+                   ("bothub_errors_total", {"kind": "internal"})]
+        return int(sum(self.registry.get_sample_value(name, labels) or 0 for name, labels in samples))
+
     def error(self, kind: str) -> None:
         self.errors.labels(kind).inc()
 

@@ -9,7 +9,9 @@ import re
 import sys
 from pathlib import Path
 
-from tests.fakes.openai_api import FakeOpenAI
+from tests.fakes.openai_api import Error, FakeOpenAI, Text
+
+NO_RETRIES = Path(__file__).with_name("no_retries.yaml")
 
 
 async def chat(data_dir: Path, base_url: str, script: str, *extra: str) -> str:
@@ -92,3 +94,69 @@ async def test_export_and_import_round_trip_through_the_cli(tmp_path: Path, fake
     new_id = said.split("conversation ")[1].split()[0]
     again = await chat(data, fake.base_url, f"/switch {new_id}\n/tree\n", "--chat", "other")
     assert last_tree(again) == last_tree(out)
+
+
+async def test_a_long_script_is_answered_line_by_line_in_order(tmp_path: Path) -> None:
+    """Piped stdin is a script: nothing is refused as busy, commands keep their place among messages."""
+    slow = FakeOpenAI(words_delay=0.01)  # every answer takes a moment: the old console queued past max_queue
+    await slow.start()
+    try:
+        questions = [f"question {i} please" for i in range(1, 61)]
+        script = "\n".join([*questions[:30], "/lang zh", "/help", *questions[30:], "/status", "/tree"]) + "\n"
+        out = await chat(tmp_path / "data", slow.base_url, script)
+    finally:
+        await slow.stop()
+    assert "still working" not in out and "还在处理" not in out
+    answers = [line for line in out.splitlines() if line.startswith("question ")]
+    assert answers == questions  # each echoed once, in order
+    help_at = out.index("我是这个聊天里的助手")  # /help after /lang zh speaks Chinese…
+    assert out.index("question 30 please") < help_at < out.index("question 31 please")  # …in its place
+    assert "消息数：120" in out  # /status after the last answer counts every message
+    assert len(slow.requests) == 60
+
+
+async def test_a_script_exits_non_zero_when_answers_failed(tmp_path: Path) -> None:
+    down = FakeOpenAI()
+    await down.start()
+    down.script(Error(500), Error(500))
+    try:
+        env = {**os.environ, "OPENAI_BASE_URL": down.base_url, "OPENAI_API_KEY": "k", "BOTHUB_LOG_LEVEL": "ERROR"}
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", "chat", "--data-dir", str(tmp_path / "data"), "--config", str(NO_RETRIES),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+            cwd=tmp_path)
+        out, err = await asyncio.wait_for(proc.communicate(b"first\nsecond\n/status\n"), 30)
+    finally:
+        await down.stop()
+    assert proc.returncode == 1
+    assert b"model provider failed" in out and b"2 answer(s) failed" in err
+
+
+async def test_stop_in_a_script_prints_the_partial_answer_once(tmp_path: Path) -> None:
+    words = " ".join(f"w{i}" for i in range(200))
+    llm = FakeOpenAI()
+    await llm.start()
+    llm.script(Text(words, delay=0.05))
+    env = {**os.environ, "OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "k", "BOTHUB_LOG_LEVEL": "WARNING"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "chat", "--data-dir", str(tmp_path / "data"),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+        cwd=tmp_path)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(b"talk for a while\n")
+        await proc.stdin.drain()
+        shown = await asyncio.wait_for(proc.stdout.readuntil(b"w5 "), 20)  # the answer is streaming
+        proc.stdin.write(b"/stop\n/tree\n")
+        proc.stdin.close()
+        rest, err = await asyncio.wait_for(proc.communicate(), 20)
+    finally:
+        await llm.stop()
+    out = (shown + rest).decode()
+    assert proc.returncode == 0, err.decode()
+    said, tree = out.split("== Conversation")
+    assert said.count("w0 w1 w2") == 1 and said.count("(interrupted)") == 1
+    partial = said.split("\n\n(interrupted)")[0]
+    assert partial.startswith("w0 w1 w2 w3 w4 w5 ") and "w199" not in partial
+    assert out.index("(interrupted)") < out.index("Stopped. 0 queued")  # the partial, then the confirmation
+    assert "AI: w0 w1 w2" in tree  # kept in the tree
