@@ -32,7 +32,7 @@ from bot.messages import ChatRef
 from bot.ops.health import Health
 from bot.ops.metrics import Metrics
 from bot.ops.watchdog import Watchdog
-from bot.store.sqlite import SqliteStore
+from bot.store.backends import store_for_url
 
 log = logging.getLogger("bothub.app")
 
@@ -45,7 +45,7 @@ class App:
     def __init__(self, cfg: Config, env: Mapping[str, str]) -> None:
         self.cfg = cfg
         self.env = env
-        self.store = SqliteStore(cfg.data_dir / "bothub.sqlite3")
+        self.store = store_for_url(cfg.database_url, cfg.database.pool_size)
         self.llm = LLMClient(cfg.llm)
         workspace = cfg.workspace_dir
         if restored := prepare_workspace(workspace):

@@ -55,6 +55,13 @@ class ToolsConfig(_Section):
     web_allow_hosts: list[str] = Field(default_factory=list)  # exceptions to the SSRF rules, for tests
 
 
+class DatabaseConfig(_Section):
+    """Where the store lives: SQLite in data_dir by default, or PostgreSQL for several replicas."""
+
+    url: str | None = Field(default=None, repr=False)  # env BOTHUB_DATABASE_URL; may hold a password
+    pool_size: int = Field(default=10, ge=1)  # PostgreSQL connections per process
+
+
 class Config(_Section):
     data_dir: Path = Path("data")  # env BOTHUB_DATA_DIR
     workspace: Path | None = None  # defaults to <data_dir>/workspace, seeded from the bundled one
@@ -67,6 +74,7 @@ class Config(_Section):
     server: ServerConfig = Field(default_factory=ServerConfig)
     platforms: list[str] | None = None  # adapters to run; unset: each one whose required secrets are set
     sections: dict[str, PlatformConfig] = Field(default_factory=dict)  # adapter name → its own section
+    database: DatabaseConfig = Field(default_factory=DatabaseConfig)
 
     @model_validator(mode="before")
     @classmethod
@@ -94,6 +102,10 @@ class Config(_Section):
     @property
     def enabled_platforms(self) -> list[str]:
         return [name for name, section in self.sections.items() if section.enabled]
+
+    @property
+    def database_url(self) -> str:
+        return self.database.url or f"sqlite:///{self.data_dir / 'bothub.sqlite3'}"
 
 
 def _under(key: str, error: ErrorDetails) -> InitErrorDetails:
@@ -164,6 +176,9 @@ def _apply_env(cfg: Config, env: dict[str, str]) -> None:
         cfg.data_dir = Path(env["BOTHUB_DATA_DIR"])
     if env.get("BOTHUB_WORKSPACE"):
         cfg.workspace = Path(env["BOTHUB_WORKSPACE"])
+    cfg.database.url = env.get("BOTHUB_DATABASE_URL") or cfg.database.url
+    if cfg.database.url and not cfg.database.url.startswith(("sqlite:///", "postgresql://", "postgres://")):
+        raise ConfigError("database.url (or BOTHUB_DATABASE_URL) must start with sqlite:/// or postgresql://")
     cfg.log_level = env.get("BOTHUB_LOG_LEVEL") or cfg.log_level
     language = env.get("BOTHUB_LANGUAGE")
     if language in LANGUAGES:

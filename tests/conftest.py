@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
+import pytest
 import pytest_asyncio
 
 from tests.fakes.openai_api import FakeOpenAI
+from tests.postgres import PostgresServer
 
 
 @pytest_asyncio.fixture
@@ -16,3 +18,14 @@ async def fake() -> AsyncIterator[FakeOpenAI]:
     await server.start()
     yield server
     await server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One throwaway PostgreSQL server for the whole run, started on first use; tests take fresh databases."""
+    server = PostgresServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()

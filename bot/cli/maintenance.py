@@ -10,7 +10,8 @@ import sys
 from bot.agent.workspace import init_workspace
 from bot.chats.pairing import Pairing
 from bot.config import Config
-from bot.store.sqlite import SqliteStore
+from bot.store import Store
+from bot.store.backends import sqlite_path, store_for_url
 from bot.tree.jsonl import export_jsonl, import_jsonl
 
 
@@ -23,12 +24,12 @@ async def run(cfg: Config, command: str, args: argparse.Namespace) -> int:
     if command == "doctor":
         doctor = importlib.import_module("bot.cli.doctor")
         return int(await doctor.run(cfg, dict(os.environ)))
-    database = cfg.data_dir / "bothub.sqlite3"
-    if command in ("chats", "export") and not database.exists():
+    database = sqlite_path(cfg.database_url)
+    if command in ("chats", "export") and database is not None and not database.exists():
         print(f"bothub: no database at {database} yet (wrong --data-dir? it is created on first start)",
               file=sys.stderr)
         return 1
-    store = SqliteStore(database)
+    store = store_for_url(cfg.database_url, cfg.database.pool_size)
     await store.open()
     try:
         if command == "chats":
@@ -59,7 +60,7 @@ async def run(cfg: Config, command: str, args: argparse.Namespace) -> int:
     return 2
 
 
-async def _chats(store: SqliteStore) -> int:
+async def _chats(store: Store) -> int:
     summaries = await store.conversations.summaries()
     if not summaries:
         print("no chats yet")
@@ -71,7 +72,7 @@ async def _chats(store: SqliteStore) -> int:
     return 0
 
 
-async def _export(store: SqliteStore, chat: str, wanted: str) -> int:
+async def _export(store: Store, chat: str, wanted: str) -> int:
     """The conversation id may be typed as /list shows it (`a1b2c3d4`, backticks and all) or as a unique prefix."""
     keys = [key for key, _ in await store.conversations.summaries()]
     if chat not in keys:

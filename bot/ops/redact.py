@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bot.adapter import installed_specs
 
-CORE_SECRET_ENV_VARS = ("OPENAI_API_KEY",)
+CORE_SECRET_ENV_VARS = ("OPENAI_API_KEY", "BOTHUB_DATABASE_URL")  # a database URL may hold a password
 MASK = "***"
 MIN_SECRET_LEN = 6  # shorter values would mask ordinary words
 

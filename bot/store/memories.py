@@ -14,6 +14,7 @@ from typing import Protocol
 
 MEMORY_TYPES = ("fact", "pref", "decision", "context", "lesson")
 MAX_QUERY_WORDS = 8
+BIGINT_MAX = 2**63 - 1  # a bigger page or number from a chat command would overflow a database integer
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,3 +56,8 @@ class MemoryStore(Protocol):
 
 def query_words(query: str) -> list[str]:
     return list(dict.fromkeys(query.lower().split()))[:MAX_QUERY_WORDS]
+
+
+def bounded(value: int) -> int:
+    """A limit, offset or number as a database integer: negative is 0, huge is the largest."""
+    return min(max(value, 0), BIGINT_MAX)

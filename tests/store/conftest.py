@@ -1,4 +1,5 @@
-"""Stores for the contract suite: every test in tests/store/contract/ runs once per backend."""
+"""Stores for the contract suite: every test in tests/store/contract/ runs once per backend, each on a
+fresh database (a file for SQLite, a new database on the test PostgreSQL server)."""
 
 from __future__ import annotations
 
@@ -9,19 +10,27 @@ from pathlib import Path
 import pytest
 
 from bot.store import Store
+from bot.store.postgres import PostgresStore
 from bot.store.sqlite import SqliteStore
+from tests.postgres import PostgresServer
 
 StoreFactory = Callable[..., Store]  # (clock=...) -> an unopened store on this test's database
-BACKENDS = ["sqlite"]
 
 
-@pytest.fixture(params=BACKENDS)
-def new_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
-    def sqlite(clock: Callable[[], float] = time.time) -> Store:
-        return SqliteStore(tmp_path / "data" / "bothub.sqlite3", clock)
+@pytest.fixture(params=["sqlite", "postgres"])
+async def new_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
+    if request.param == "sqlite":
+        def sqlite(clock: Callable[[], float] = time.time) -> Store:
+            return SqliteStore(tmp_path / "data" / "bothub.sqlite3", clock)
 
-    factories: dict[str, StoreFactory] = {"sqlite": sqlite}
-    return factories[request.param]
+        return sqlite
+    server: PostgresServer = request.getfixturevalue("postgres")
+    url = await server.new_database()
+
+    def postgres(clock: Callable[[], float] = time.time) -> Store:
+        return PostgresStore(url, clock=clock)
+
+    return postgres
 
 
 @pytest.fixture

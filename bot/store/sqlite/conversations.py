@@ -100,7 +100,7 @@ def _create(db: sqlite3.Connection, chat: str, role: str) -> ConversationInfo:
 
 
 def _insert(db: sqlite3.Connection, info: ConversationInfo, msgs: Sequence[Message], cursor: str) -> None:
-    known, parent_default, title = {info.root_id}, info.current_message_id, ""
+    known, parent_default, title = {info.root_id, info.current_message_id}, info.current_message_id, ""
     for msg in msgs:
         parent = msg.parent_id or parent_default
         if msg.role not in STORED_ROLES:

@@ -9,11 +9,10 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from bot.store.memories import MemoryEntry, query_words
+from bot.store.memories import BIGINT_MAX, MemoryEntry, bounded, query_words
 from bot.store.sqlite.codec import now_iso, parse_time
 from bot.store.sqlite.database import Database
 
-SQL_INT_MAX = 2**63 - 1  # a bigger page or number from a chat command would overflow the SQLite binding
 _COLUMNS = "id, chat, type, tags, content, uses, created_at, last_used_at"
 TOP_SQL = f"SELECT {_COLUMNS} FROM memories WHERE chat = ? ORDER BY uses DESC, id DESC LIMIT ?"  # per agent turn
 _WORD_MATCH = "(content LIKE ? ESCAPE '\\' OR tags LIKE ? ESCAPE '\\')"
@@ -28,10 +27,6 @@ def _entry(row: Sequence[Any]) -> MemoryEntry:
 def _like(word: str) -> str:
     escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
-
-
-def bounded(value: int) -> int:
-    return min(max(value, 0), SQL_INT_MAX)
 
 
 class SqliteMemories:
@@ -83,7 +78,7 @@ class SqliteMemories:
         return int(await self._db.read(lambda db: db.execute(sql, (chat,)).fetchone()[0]))
 
     async def delete(self, chat: str, number: int) -> bool:
-        if not 1 <= number <= SQL_INT_MAX:
+        if not 1 <= number <= BIGINT_MAX:
             return False
         sql = ("DELETE FROM memories WHERE chat = ? AND id = "
                "(SELECT id FROM memories WHERE chat = ? ORDER BY id LIMIT 1 OFFSET ?)")

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from bot.store.sqlite.codec import now_iso
 from bot.store.sqlite.database import Database
 
+_CODE_SQL = """
+INSERT INTO pairing (platform, user_id, code, expires_at) VALUES (:platform, :user, :code, :expires)
+ON CONFLICT (platform, user_id) DO UPDATE SET
+    code = CASE WHEN pairing.expires_at > :now THEN pairing.code ELSE excluded.code END,
+    expires_at = CASE WHEN pairing.expires_at > :now THEN pairing.expires_at ELSE excluded.expires_at END
+RETURNING code
+"""
 _APPROVE_SQL = ("UPDATE pairing SET approved_at = ?, code = NULL, expires_at = NULL "
                 "WHERE platform = ? AND code = ? AND expires_at > ? RETURNING user_id")
 
@@ -20,17 +25,9 @@ class SqlitePairing:
         return await self._db.read(lambda db: db.execute(sql, (platform, user_id)).fetchone() is not None)
 
     async def code_for(self, platform: str, user_id: str, new_code: str, expires_at: float, now: float) -> str:
-        def op(db: sqlite3.Connection) -> str:
-            sql = "SELECT code FROM pairing WHERE platform = ? AND user_id = ? AND expires_at > ?"
-            row = db.execute(sql, (platform, user_id, now)).fetchone()
-            if row:
-                return str(row[0])
-            db.execute("INSERT INTO pairing (platform, user_id, code, expires_at) VALUES (?, ?, ?, ?) "
-                       "ON CONFLICT (platform, user_id) DO UPDATE SET code = excluded.code, "
-                       "expires_at = excluded.expires_at", (platform, user_id, new_code, expires_at))
-            return new_code
-
-        return await self._db.write(op)
+        params = {"platform": platform, "user": user_id, "code": new_code, "expires": expires_at, "now": now}
+        row = await self._db.write(lambda db: db.execute(_CODE_SQL, params).fetchone())
+        return str(row[0])
 
     async def approve(self, platform: str, code: str, now: float) -> str | None:
         row = await self._db.write(lambda db: db.execute(_APPROVE_SQL, (now_iso(), platform, code, now)).fetchone())

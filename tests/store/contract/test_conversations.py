@@ -150,6 +150,8 @@ async def test_listing_finding_and_titles(store: Store) -> None:
     assert await store.conversations.find("tg:2", first.id) == []
     await store.conversations.set_active("tg:1", first.id)
     assert await store.conversations.active("tg:1") == first.id
+    await store.conversations.create("tg:0")
+    assert await store.conversations.summaries() == [("tg:0", 1), ("tg:1", 2)]
     assert await store.conversations.active("tg:2") is None
 
 

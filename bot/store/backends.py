@@ -1,0 +1,27 @@
+"""Pick the backend a database URL names: `sqlite:///data/bothub.sqlite3` (a relative path; four slashes
+for an absolute one) or `postgresql://user@host/db`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.store import Store
+from bot.store.postgres import PostgresStore
+from bot.store.sqlite import SqliteStore
+
+SQLITE = "sqlite:///"
+POSTGRES = ("postgresql://", "postgres://")
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The database file a sqlite URL names; None for any other backend."""
+    return Path(url[len(SQLITE):]) if url.startswith(SQLITE) else None
+
+
+def store_for_url(url: str, pool_size: int = 10) -> Store:
+    path = sqlite_path(url)
+    if path is not None:
+        return SqliteStore(path)
+    if url.startswith(POSTGRES):
+        return PostgresStore(url, pool_size)
+    raise ValueError("the database URL must start with sqlite:/// or postgresql://")  # never echo it: a password

@@ -1,0 +1,46 @@
+"""The connection pool shared by the PostgreSQL concern stores. asyncpg makes a pool on the running loop,
+so it is made in `open`; the stores are built before that and reach it through `pool`."""
+
+from __future__ import annotations
+
+import json
+
+import asyncpg
+
+from bot.store.postgres.migrations import migrate
+
+
+async def _codecs(conn: asyncpg.Connection) -> None:
+    """JSON columns in and out as Python values."""
+    for kind in ("json", "jsonb"):
+        await conn.set_type_codec(kind, schema="pg_catalog", encoder=lambda v: json.dumps(v, ensure_ascii=False),
+                                  decoder=json.loads)
+
+
+class Database:
+    def __init__(self, url: str, pool_size: int) -> None:
+        self.url = url
+        self._pool_size = pool_size
+        self._pool: asyncpg.Pool | None = None
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        if self._pool is None:
+            raise RuntimeError("store is not open")
+        return self._pool
+
+    async def open(self) -> None:
+        """Connect, then run the migrations this database has not seen (under an advisory lock)."""
+        pool = await asyncpg.create_pool(self.url, min_size=1, max_size=self._pool_size, init=_codecs)
+        try:
+            async with pool.acquire() as conn:
+                await migrate(conn)
+        except BaseException:
+            await pool.close()
+            raise
+        self._pool = pool
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()

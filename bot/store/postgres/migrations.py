@@ -1,0 +1,115 @@
+"""Append-only schema migrations for PostgreSQL, run at start-up under an advisory lock so replicas
+starting together never race; `bothub_schema.version` records how many have run.
+
+Never edit a migration that has shipped: add a new one at the end instead.
+"""
+
+from __future__ import annotations
+
+import asyncpg
+
+MIGRATION_LOCK = 0x626F74687562  # "bothub": the advisory lock key every replica agrees on
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the schema of SQLite migrations 1-3 in PostgreSQL's own types.
+    """
+    CREATE TABLE chats (
+        key TEXT PRIMARY KEY,
+        active_conversation TEXT,
+        settings JSONB NOT NULL DEFAULT '{}',
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    CREATE TABLE conversations (
+        id TEXT NOT NULL,
+        chat TEXT NOT NULL,
+        root_id TEXT NOT NULL,
+        title TEXT NOT NULL DEFAULT '',
+        role TEXT NOT NULL DEFAULT 'default',
+        current_message_id TEXT NOT NULL,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        created_at TIMESTAMPTZ NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL,
+        seq BIGINT GENERATED ALWAYS AS IDENTITY,
+        PRIMARY KEY (chat, id)
+    );
+    CREATE INDEX conversations_recent ON conversations (chat, updated_at DESC, seq DESC);
+    CREATE TABLE messages (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        chat TEXT NOT NULL,
+        parent_id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        tool_calls JSON,
+        tool_call_id TEXT,
+        author TEXT,
+        interrupted BOOLEAN NOT NULL DEFAULT false,
+        created_at TIMESTAMPTZ NOT NULL
+    );
+    CREATE UNIQUE INDEX messages_by_id ON messages (chat, conversation_id, id);
+    CREATE INDEX messages_by_parent ON messages (chat, conversation_id, parent_id);
+    CREATE TABLE seen_events (
+        key TEXT PRIMARY KEY,
+        expires_at DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX seen_events_expiry ON seen_events (expires_at);
+    CREATE TABLE memories (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        chat TEXT NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('fact', 'pref', 'decision', 'context', 'lesson')),
+        tags TEXT[] NOT NULL DEFAULT '{}',
+        content TEXT NOT NULL,
+        uses INTEGER NOT NULL DEFAULT 0,
+        created_at TIMESTAMPTZ NOT NULL,
+        last_used_at TIMESTAMPTZ
+    );
+    CREATE INDEX memories_top ON memories (chat, uses DESC, id DESC);
+    CREATE INDEX memories_by_chat ON memories (chat, id);
+    CREATE TABLE pairing (
+        platform TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        code TEXT,
+        expires_at DOUBLE PRECISION,
+        approved_at TIMESTAMPTZ,
+        PRIMARY KEY (platform, user_id)
+    );
+    CREATE UNIQUE INDEX pairing_codes ON pairing (platform, code);
+    CREATE TABLE jobs (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        chat TEXT NOT NULL,
+        conversation_id TEXT,
+        created_by TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('once', 'cron', 'interval')),
+        spec TEXT NOT NULL,
+        timezone TEXT NOT NULL,
+        next_due TIMESTAMPTZ,
+        text TEXT NOT NULL,
+        runs_agent BOOLEAN NOT NULL,
+        enabled BOOLEAN NOT NULL DEFAULT true,
+        last_run TIMESTAMPTZ,
+        last_result TEXT,
+        claimed_at TIMESTAMPTZ,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    CREATE INDEX jobs_due ON jobs (next_due) WHERE enabled AND claimed_at IS NULL;
+    CREATE INDEX jobs_by_chat ON jobs (chat, next_due);
+    """,
+)
+
+
+async def migrate(conn: asyncpg.Connection) -> int:
+    """Run the migrations this database has not seen yet, all in one transaction; returns the new version."""
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+        await conn.execute("CREATE TABLE IF NOT EXISTS bothub_schema (version INTEGER NOT NULL)")
+        version = await conn.fetchval("SELECT version FROM bothub_schema")
+        if version is None:
+            await conn.execute("INSERT INTO bothub_schema (version) VALUES (0)")
+            version = 0
+        if version > len(MIGRATIONS):
+            raise RuntimeError(
+                f"database schema version {version} is newer than this program ({len(MIGRATIONS)}); upgrade bothub")
+        for script in MIGRATIONS[version:]:
+            await conn.execute(script)
+        await conn.execute("UPDATE bothub_schema SET version = $1", len(MIGRATIONS))
+    return len(MIGRATIONS)

@@ -1,0 +1,33 @@
+"""PostgresStore: the backend for several replicas, on asyncpg; one store per concern sharing one pool."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from bot.store.postgres.conversations import PostgresConversations
+from bot.store.postgres.database import Database
+from bot.store.postgres.inbox import PostgresInbox
+from bot.store.postgres.jobs import PostgresJobs
+from bot.store.postgres.memories import PostgresMemories
+from bot.store.postgres.pairing import PostgresPairing
+from bot.store.postgres.settings import PostgresSettings
+
+POOL_SIZE = 10
+
+
+class PostgresStore:
+    def __init__(self, url: str, pool_size: int = POOL_SIZE, clock: Callable[[], float] = time.time) -> None:
+        self._db = Database(url, pool_size)
+        self.conversations = PostgresConversations(self._db)
+        self.settings = PostgresSettings(self._db)
+        self.inbox = PostgresInbox(self._db, clock)  # wall clock: dedupe expiry must survive restarts
+        self.memories = PostgresMemories(self._db)
+        self.pairing = PostgresPairing(self._db)
+        self.jobs = PostgresJobs(self._db)
+
+    async def open(self) -> None:
+        await self._db.open()
+
+    async def close(self) -> None:
+        await self._db.close()
