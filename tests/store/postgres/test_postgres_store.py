@@ -9,8 +9,8 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from bot.chats.sessions import SessionKey
 from bot.config import ConfigError, load_config
-from bot.hub.sessions import SessionKey
 from bot.store import ChatSettings
 from bot.store.backends import store_for_url
 from bot.store.postgres import PostgresStore
