@@ -18,9 +18,11 @@ from bot.agent.prompt import PromptBuilder
 from bot.agent.skill_tools import register_skill_tools
 from bot.agent.skills import SkillSet
 from bot.agent.tools import default_registry, shell
+from bot.agent.tools import schedule as schedule_tool
 from bot.agent.tools import web as web_tool
 from bot.agent.tools.registry import ToolRegistry
 from bot.agent.workspace import check_workspace, prepare_workspace
+from bot.chats.access import Access
 from bot.chats.conversations import Conversations
 from bot.chats.pairing import Pairing
 from bot.chats.sessions import SessionKey, Sessions
@@ -28,11 +30,15 @@ from bot.commands import CommandServices
 from bot.config import Config, ConfigError
 from bot.hub.hub import Hub
 from bot.hub.runner import AgentRunner
+from bot.hub.scheduled import JobTurns
 from bot.messages import ChatRef
 from bot.ops.health import Health
 from bot.ops.metrics import Metrics
 from bot.ops.watchdog import Watchdog
 from bot.store.backends import store_for_url
+from bot.scheduler.clock import Clock, SystemClock
+from bot.scheduler.runner import Scheduler
+from bot.scheduler.service import Schedules
 
 log = logging.getLogger("bothub.app")
 
@@ -42,10 +48,14 @@ PURGE_EVERY = 3600.0  # seconds
 class App:
     """Owns every long-lived component; `start` and `stop` are the only lifecycle calls."""
 
-    def __init__(self, cfg: Config, env: Mapping[str, str]) -> None:
+    def __init__(self, cfg: Config, env: Mapping[str, str], clock: Clock | None = None) -> None:
         self.cfg = cfg
         self.env = env
         self.store = store_for_url(cfg.database_url, cfg.database.pool_size)
+        self.clock = clock or SystemClock()
+        self._job_changes = asyncio.Event()  # set when a job is added or resumed: the scheduler looks again
+        self.schedules = (Schedules(self.store, cfg.scheduler, cfg.heartbeat.interval, self.clock,
+                                    self._job_changes.set) if cfg.scheduler.enabled else None)
         self.llm = LLMClient(cfg.llm)
         workspace = cfg.workspace_dir
         if restored := prepare_workspace(workspace):
@@ -66,8 +76,14 @@ class App:
         self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.tools.names,
                                   memory=self.memory, metrics=self.metrics)
         services = CommandServices(self.conversations, self.store, self.prompts, self.memory, self.approvals,
-                                   Pairing(self.store.pairing), Sessions(), cfg.llm)
+                                   Pairing(self.store.pairing), Sessions(), cfg.llm, self.schedules)
         self.hub = Hub(cfg, self.store, services, self.runner, self.metrics)
+        self.scheduler: Scheduler | None = None
+        if self.schedules is not None:
+            turns = JobTurns(self.hub, self.store, self.clock, workspace)
+            self.scheduler = Scheduler(self.store.jobs, self.clock, turns, catch_up=cfg.scheduler.catch_up,
+                                       poll=cfg.scheduler.poll, stale_claims=2 * cfg.llm.run_deadline,
+                                       wake=self._job_changes)
         self.adapters: list[Adapter] = []
         self.health = Health(self.adapters, self.metrics)
         self.watchdog = Watchdog(self.adapters, self._start_adapter, self.metrics)
@@ -84,6 +100,8 @@ class App:
                        self.cfg.tools.shell_network)
         if self.cfg.tools.web_fetch_enabled:
             web_tool.register(tools, self.cfg.tools.web_allow_hosts)
+        if self.schedules is not None:
+            schedule_tool.register(tools, self.schedules, Access(self.cfg).may_change)
 
         def make_loop(registry: ToolRegistry, model: str, max_turns: int) -> AgentLoop:
             return AgentLoop(self.llm, registry, model, max_turns)
@@ -130,6 +148,8 @@ class App:
             await self._start_adapter(adapter)
         self.watchdog.start()
         self._housekeeping = asyncio.create_task(self._purge_dedupe_keys(), name="housekeeping")
+        if self.scheduler is not None:
+            self.scheduler.start()  # after the adapters: a job due at start-up needs its platform
 
     async def _start_adapter(self, adapter: Adapter) -> None:
         await adapter.start(self.health.track(adapter.name, self.hub.handle))
@@ -149,6 +169,8 @@ class App:
         if self._housekeeping is not None:
             self._housekeeping.cancel()
         await self.watchdog.stop()
+        if self.scheduler is not None:
+            await self.scheduler.stop()
         await self.hub.shutdown(self.cfg.shutdown_grace)
         for adapter in self.adapters:
             try:

@@ -62,6 +62,20 @@ class DatabaseConfig(_Section):
     pool_size: int = Field(default=10, ge=1)  # PostgreSQL connections per process
 
 
+class SchedulerConfig(_Section):
+    """Reminders and recurring jobs (bot/scheduler)."""
+
+    enabled: bool = True
+    timezone: str = "UTC"  # for chats that never ran /tz
+    catch_up: float = 3600.0  # seconds: a due time older than this when seen (e.g. after downtime) is missed
+    poll: float = 30.0  # seconds between looks for jobs another replica added
+    max_jobs_per_chat: int = 50
+
+
+class HeartbeatConfig(_Section):
+    interval: float = Field(default=1800.0, ge=60.0)  # seconds between checklist runs in opted-in chats
+
+
 class Config(_Section):
     data_dir: Path = Path("data")  # env BOTHUB_DATA_DIR
     workspace: Path | None = None  # defaults to <data_dir>/workspace, seeded from the bundled one
@@ -71,6 +85,8 @@ class Config(_Section):
     shutdown_grace: float = Field(default=8.0, ge=0)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
+    heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
     platforms: list[str] | None = None  # adapters to run; unset: each one whose required secrets are set
     sections: dict[str, PlatformConfig] = Field(default_factory=dict)  # adapter name → its own section

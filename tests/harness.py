@@ -38,11 +38,12 @@ async def running_app(
     config: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
     adapters: tuple[Any, ...] = (),
+    clock: Any = None,
 ) -> AsyncIterator[App]:
     """Start the whole app with the named platform adapters (plus any adapter objects given)."""
     cfg, full_env = make_config(tmp_path, llm_base_url, config, env)
     cfg.llm.max_retries = 0
-    app = App(cfg, full_env)
+    app = App(cfg, full_env, clock)
     for name in platforms:
         app.load_adapter(name)
     for adapter in adapters:

@@ -41,8 +41,11 @@ class Access:
         return Verdict.PAIR if policy.dm_policy == "pairing" else Verdict.DENY
 
     def may_navigate(self, msg: IncomingMessage) -> bool:
-        """Config may reserve /new, /switch, /goto, /retry in groups to admins."""
-        policy = self.policy(msg.platform)
-        if policy is None or not msg.is_group or policy.group_commands == "anyone":
+        """Config may reserve /new, /switch, /goto, /retry (and creating jobs) in groups to admins."""
+        return self.may_change(msg.platform, msg.user_id, msg.is_group)
+
+    def may_change(self, platform: str, user_id: str, is_group: bool) -> bool:
+        policy = self.policy(platform)
+        if policy is None or not is_group or policy.group_commands == "anyone":
             return True
-        return self.is_admin(msg)
+        return user_id in policy.admins

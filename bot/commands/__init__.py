@@ -6,6 +6,7 @@ from bot.commands import navigation as navigation  # isort: skip
 from bot.commands import control as control  # isort: skip
 from bot.commands import info as info  # isort: skip
 from bot.commands import memory as memory  # isort: skip
+from bot.commands import schedule as schedule  # isort: skip
 from bot.commands.registry import COMMANDS, Command, CommandContext, UsageError, parse_command
 from bot.commands.services import CommandServices
 

@@ -18,6 +18,7 @@ from bot.chats.conversations import Conversations
 from bot.chats.pairing import Pairing
 from bot.chats.sessions import Session, Sessions
 from bot.config import LLMConfig
+from bot.scheduler.service import Schedules
 from bot.store import Store
 
 
@@ -31,6 +32,7 @@ class CommandServices:
     pairing: Pairing
     sessions: Sessions  # lanes, for /stop
     llm: LLMConfig  # default and allowed models
+    schedules: Schedules | None = None  # None when scheduling is turned off
 
     async def set_setting(self, session: Session, **values: str) -> None:
         """Persist a per-chat choice and apply it to the live session at once."""

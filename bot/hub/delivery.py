@@ -203,3 +203,24 @@ class StreamWriter:
         parts = split_text(self._text, self._d.caps.max_text) if self._text.strip() else []
         for i, part in enumerate(parts):
             await self._show(i, part, final=True)
+
+
+class HeldReply:
+    """Stands in for a StreamWriter when a run may have nothing to say (a heartbeat): nothing shows while the
+    model works, and the whole answer is sent at the end unless it is exactly the silent reply."""
+
+    visible = False
+
+    def __init__(self, delivery: Delivery, chat: ChatRef, silent: str) -> None:
+        self._d = delivery
+        self._chat = chat
+        self._silent = silent
+        self._text = ""
+
+    def feed(self, delta: str) -> None:
+        self._text += delta
+
+    async def finish(self, final_text: str | None = None) -> None:
+        text = self._text if final_text is None else final_text
+        if text.strip() and text.strip() != self._silent:
+            await self._d.send(self._chat, Reply(text))

@@ -21,7 +21,7 @@ from bot.agent.tools.registry import ToolContext
 from bot.chats.conversations import Conversations
 from bot.chats.sessions import Session
 from bot.config import Config
-from bot.hub.delivery import Delivery, StreamWriter
+from bot.hub.delivery import Delivery, HeldReply, StreamWriter
 from bot.i18n import STRINGS, t
 from bot.messages import ChatRef
 from bot.ops.metrics import Metrics
@@ -44,6 +44,9 @@ class TurnContext:
     user_text: str
     is_admin: bool
     lang: str
+    conversation_id: str | None = None
+    job_id: str | None = None  # a scheduled job started this turn: its messages are marked with it
+    silent_reply: str | None = None  # an answer of exactly this is not sent (heartbeat: HEARTBEAT_OK)
 
 
 class AgentRunner:
@@ -77,9 +80,10 @@ class AgentRunner:
     async def answer(self, session: Session, turn: TurnContext, delivery: Delivery) -> None:
         """Store the user's message (the session is loaded), then answer it."""
         if turn.chat.is_group:  # the model must know who is speaking in a shared chat
-            message = Message.new("user", f"[{turn.user_name}] {turn.user_text}", author=turn.user_name)
+            message = Message.new("user", f"[{turn.user_name}] {turn.user_text}", author=turn.user_name,
+                                  job_id=turn.job_id)
         else:
-            message = Message.new("user", turn.user_text)
+            message = Message.new("user", turn.user_text, job_id=turn.job_id)
         self.conversations.add(session, message)  # stored while the model is asked; `run` waits for it
         await self.run(session, turn, delivery)
 
@@ -97,11 +101,15 @@ class AgentRunner:
             chat=chat_key,
             workdir=self.workdir(session),
             user_id=turn.user_id,
+            user_name=turn.user_name,
             is_admin=turn.is_admin,
             is_group=turn.chat.is_group,
             notify=lambda reply: delivery.send(turn.chat, reply),  # approvals ask in this chat
+            where=turn.chat,
+            conversation_id=session.conversation_id,
         )
-        stream = StreamWriter(delivery, turn.chat)
+        stream: StreamWriter | HeldReply = (HeldReply(delivery, turn.chat, turn.silent_reply) if turn.silent_reply
+                                            else StreamWriter(delivery, turn.chat))
         typing = TypingIndicator(delivery, turn.chat, stream)
         partial = ""
         started = time.monotonic()
@@ -118,7 +126,7 @@ class AgentRunner:
                         self.conversations.add(
                             session,
                             Message.new(event.role, event.content, tool_calls=event.tool_calls,
-                                        tool_call_id=event.tool_call_id),
+                                        tool_call_id=event.tool_call_id, job_id=turn.job_id),
                         )
                     elif isinstance(event, ToolStarted | ToolFinished):
                         typing.tool_running = isinstance(event, ToolStarted)
@@ -178,7 +186,9 @@ class AgentRunner:
                 return
             retried, budget = True, budget // 2
 
-    async def _keep_partial(self, session: Session, partial: str, stream: StreamWriter, turn: TurnContext) -> None:
+    async def _keep_partial(
+        self, session: Session, partial: str, stream: StreamWriter | HeldReply, turn: TurnContext
+    ) -> None:
         """A stopped or timed-out run keeps what was said so far, marked interrupted."""
         note = t(turn.lang, "interrupted")
         if partial.strip():
@@ -200,11 +210,13 @@ class AgentRunner:
 class TypingIndicator:
     """Shows "typing…" while the model thinks (nothing visible yet) or a tool runs."""
 
-    def __init__(self, delivery: Delivery, chat: ChatRef, stream: StreamWriter) -> None:
+    def __init__(self, delivery: Delivery, chat: ChatRef, stream: StreamWriter | HeldReply) -> None:
         self.tool_running = False
         self._task = asyncio.create_task(self._loop(delivery, chat, stream))
 
-    async def _loop(self, delivery: Delivery, chat: ChatRef, stream: StreamWriter) -> None:
+    async def _loop(self, delivery: Delivery, chat: ChatRef, stream: StreamWriter | HeldReply) -> None:
+        if isinstance(stream, HeldReply):
+            return  # a run that may stay silent must not show "typing…" either
         with contextlib.suppress(Exception):
             while True:
                 if not stream.visible or self.tool_running:

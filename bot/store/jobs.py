@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol
 
+from bot.messages import ChatRef
+
 JobKind = Literal["once", "cron", "interval"]
 JOB_KINDS: tuple[JobKind, ...] = ("once", "cron", "interval")
 
@@ -26,6 +28,9 @@ class NewJob:
     next_due: datetime  # aware
     text: str  # the prompt, or the text to post
     runs_agent: bool
+    where: ChatRef | None = None  # where runs are delivered (platform, chat, thread, group)
+    created_by_name: str = ""
+    heartbeat: bool = False  # runs the workspace's HEARTBEAT.md checklist; HEARTBEAT_OK is not sent
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +49,9 @@ class Job:
     last_run: datetime | None
     last_result: str | None
     claimed_at: datetime | None  # set while a run is in progress
+    where: ChatRef | None = None
+    created_by_name: str = ""
+    heartbeat: bool = False
 
 
 Reschedule = Callable[[Job], datetime | None]
@@ -64,4 +72,22 @@ class JobStore(Protocol):
 
     async def finish(self, job_id: int, ran_at: datetime, result: str) -> None:
         """Record a claimed job's run and release the claim."""
+        ...
+
+    async def delete(self, chat: str, job_id: int) -> bool: ...
+
+    async def set_enabled(self, chat: str, job_id: int, enabled: bool, next_due: datetime | None = None) -> Job | None:
+        """Pause or resume one of this chat's jobs (resuming may move its due time); None if there is none."""
+        ...
+
+    async def disable_chat(self, chat: str) -> int:
+        """Pause every enabled job of a chat that can no longer be reached; returns how many."""
+        ...
+
+    async def next_due(self) -> datetime | None:
+        """The soonest due time of any enabled, unclaimed job: the scheduler sleeps until then."""
+        ...
+
+    async def release_claims(self, claimed_before: datetime) -> int:
+        """Release claims older than a run can take (their process died mid-run); returns how many."""
         ...

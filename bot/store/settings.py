@@ -12,6 +12,7 @@ from typing import Any, Protocol
 class ChatSettings:
     language: str | None = None
     model: str | None = None
+    timezone: str | None = None  # IANA name for /remind, /every and /jobs
 
     def stored(self) -> dict[str, str]:
         """The chosen values only, as the backends keep them (one JSON object per chat)."""

@@ -31,6 +31,7 @@ class Message:
     tool_call_id: str | None = None
     author: str | None = None  # sender display name in groups (content already carries it)
     interrupted: bool = False  # a partial answer cut short by /stop
+    job_id: str | None = None  # set on the turn a scheduled job started (bot/scheduler)
 
     @classmethod
     def new(cls, role: str, content: str, parent_id: str | None = None, **fields: Any) -> Message:

@@ -17,6 +17,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.config",),  # platform sections come from the adapter specs
     ("bot.tree", "bot.ops"),
     ("bot.store",),
+    ("bot.scheduler",),  # time forms, next due times, the claiming loop; runs reach chats via bot.hub.scheduled
     ("bot.agent",),
     ("bot.chats",),
     ("bot.commands",),

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.messages import ChatRef
 from bot.replies import Reply
 
 MAX_TOOL_OUTPUT = 50_000  # characters of one tool result handed back to the model
@@ -23,10 +24,13 @@ class ToolContext:
     chat: str  # the session's storage key
     workdir: Path  # this chat's own folder; file tools are jailed here
     user_id: str = ""
+    user_name: str = ""
     is_admin: bool = False
     is_group: bool = False
     notify: Notify | None = None  # how approvals ask in this chat; None: this run cannot ask anyone
     skill_chain: tuple[str, ...] = ()  # tool skills this call is nested in, outermost first (depth and cycles)
+    where: ChatRef | None = None  # the chat's address, for tools that act later (schedule)
+    conversation_id: str | None = None
 
 
 ToolFunc = Callable[..., Awaitable[str]]
