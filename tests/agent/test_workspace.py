@@ -19,7 +19,8 @@ def test_init_creates_the_defaults_once(tmp_path: Path) -> None:
     target = tmp_path / "ws"
     created = init_workspace(target)
     expected = {"SOUL.md", "AGENTS.md", "IDENTITY.md", "USER.md", "TOOLS.md", "MEMORY.md", "HEARTBEAT.md",
-                "roles/default.md", "roles/coder.md", "skills/code-reviewer.md", "skills/weekly-report.md", "skills/summarize-url.md"}
+                "roles/default.md", "roles/coder.md", "skills/code-reviewer.md", "skills/weekly-report.md",
+                "skills/summarize-url.md"}
     assert set(created) == expected
     assert (target / "SOUL.md").read_text(encoding="utf-8") == (BUNDLED_WORKSPACE / "SOUL.md").read_text(
         encoding="utf-8")
