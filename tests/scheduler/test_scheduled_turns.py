@@ -203,10 +203,10 @@ class BlockingAdapter(RecordingAdapter):
 
     blocked = False
 
-    async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
+    async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
         if self.blocked:
             raise ChatUnavailable("Forbidden: bot was blocked by the user")
-        return await super().send(chat, reply)
+        return await super().send(chat, reply, final=final)
 
 
 async def test_a_chat_that_blocked_the_bot_gets_its_jobs_paused(tmp_path: Path, fake: FakeOpenAI) -> None:
