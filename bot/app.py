@@ -35,10 +35,10 @@ from bot.messages import ChatRef
 from bot.ops.health import Health
 from bot.ops.metrics import Metrics
 from bot.ops.watchdog import Watchdog
-from bot.store.backends import store_for_url
 from bot.scheduler.clock import Clock, SystemClock
 from bot.scheduler.runner import Scheduler
 from bot.scheduler.service import Schedules
+from bot.store.backends import store_for_url
 
 log = logging.getLogger("bothub.app")
 

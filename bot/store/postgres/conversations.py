@@ -21,7 +21,7 @@ from bot.store.settings import ChatSettings
 from bot.tree.model import Conversation, Message, new_id, utc_now
 
 _CONV_COLUMNS = "id, chat, root_id, title, role, current_message_id, message_count, created_at, updated_at"
-_MSG_COLUMNS = "id, role, parent_id, content, created_at, tool_calls, tool_call_id, author, interrupted"
+_MSG_COLUMNS = "id, role, parent_id, content, created_at, tool_calls, tool_call_id, author, interrupted, job_id"
 _CHAIN_SQL = f"""
 WITH RECURSIVE chain(mid, depth) AS (
     SELECT $3::text, 0
@@ -37,7 +37,7 @@ _INSERT_CONV = (f"INSERT INTO conversations ({_CONV_COLUMNS}) VALUES ($1, $2, $3
                 f"ON CONFLICT DO NOTHING RETURNING {_CONV_COLUMNS}")
 _INSERT_MESSAGE = (
     "INSERT INTO messages (id, conversation_id, chat, parent_id, role, content, tool_calls, tool_call_id, author, "
-    "interrupted, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
+    "interrupted, created_at, job_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
     "ON CONFLICT DO NOTHING RETURNING seq"
 )
 _ACTIVATE = ("INSERT INTO chats (key, active_conversation) VALUES ($1, $2) "
@@ -49,8 +49,8 @@ def _info(row: asyncpg.Record) -> ConversationInfo:
 
 
 def _message(row: asyncpg.Record) -> Message:
-    mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted = row
-    return Message(mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted)
+    mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id = row
+    return Message(mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id)
 
 
 async def _conv(db: asyncpg.Connection, chat: str, conv_id: str, lock: bool = False) -> ConversationInfo | None:
@@ -95,7 +95,8 @@ async def _insert(db: asyncpg.Connection, info: ConversationInfo, msgs: Sequence
             raise KeyError(f"message {msg.id!r}: unknown parent {parent!r}")
         for attempt in range(ID_ATTEMPTS):
             inserted = await db.fetchval(_INSERT_MESSAGE, msg.id, info.id, info.chat, parent, msg.role, msg.content,
-                                         msg.tool_calls, msg.tool_call_id, msg.author, msg.interrupted, msg.created_at)
+                                         msg.tool_calls, msg.tool_call_id, msg.author, msg.interrupted, msg.created_at,
+                                         msg.job_id)
             if inserted is not None:
                 break
             # Ids are 8 hex (seed 000): a lone new message has no children yet and simply takes another id.

@@ -94,6 +94,16 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX jobs_due ON jobs (next_due) WHERE enabled AND claimed_at IS NULL;
     CREATE INDEX jobs_by_chat ON jobs (chat, next_due);
     """,
+    # 2: where a job's runs go, who made it, heartbeat jobs; messages remember the job that started their turn.
+    """
+    ALTER TABLE jobs ADD COLUMN platform TEXT NOT NULL DEFAULT '';
+    ALTER TABLE jobs ADD COLUMN chat_id TEXT NOT NULL DEFAULT '';
+    ALTER TABLE jobs ADD COLUMN thread_id TEXT;
+    ALTER TABLE jobs ADD COLUMN is_group BOOLEAN NOT NULL DEFAULT false;
+    ALTER TABLE jobs ADD COLUMN created_by_name TEXT NOT NULL DEFAULT '';
+    ALTER TABLE jobs ADD COLUMN heartbeat BOOLEAN NOT NULL DEFAULT false;
+    ALTER TABLE messages ADD COLUMN job_id TEXT;
+    """,
 )
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
+from bot.messages import ChatRef
+from bot.scheduler.runner import Claim, Scheduler
 from bot.store import Job, NewJob, Store
 from bot.store.jobs import JobKind
+from tests.store.conftest import StoreFactory
 
 T0 = datetime(2026, 12, 24, 9, 0, tzinfo=UTC)
 
@@ -57,3 +61,89 @@ async def test_concurrent_claims_take_each_due_job_exactly_once(store: Store) ->
     ids = [j.id for batch in batches for j in batch]
     assert len(ids) == 50 and len(set(ids)) == 50
     assert all(len(batch) <= 7 for batch in batches)
+
+
+def _at(chat: str, due: datetime, where: ChatRef | None = None, kind: JobKind = "once") -> NewJob:
+    return NewJob(chat, "conv1", "u1", kind, "1800" if kind == "interval" else "", "UTC", due, "water plants",
+                  runs_agent=True, where=where, created_by_name="Li", heartbeat=True)
+
+
+async def test_delivery_address_creator_and_heartbeat_round_trip(store: Store) -> None:
+    where = ChatRef("telegram", "-100", "7", is_group=True)
+    job = await store.jobs.add(_at("telegram:-100#7", T0, where))
+    [stored] = await store.jobs.for_chat("telegram:-100#7")
+    assert stored == job
+    assert (stored.where, stored.created_by_name, stored.heartbeat, stored.conversation_id) == (where, "Li", True,
+                                                                                                 "conv1")
+    plain = await store.jobs.add(_new("tg:1", T0))
+    assert (plain.where, plain.created_by_name, plain.heartbeat) == (None, "", False)
+
+
+async def test_pause_resume_delete_are_scoped_by_chat(store: Store) -> None:
+    job = await store.jobs.add(_at("tg:1", T0))
+    assert await store.jobs.set_enabled("tg:2", job.id, False) is None  # another chat's id is "not found"
+    assert not await store.jobs.delete("tg:2", job.id)
+    paused = await store.jobs.set_enabled("tg:1", job.id, False)
+    assert paused is not None and not paused.enabled and paused.next_due == T0
+    assert await store.jobs.claim_due(T0 + timedelta(hours=1), 10, _never) == []  # paused jobs are not claimed
+    assert await store.jobs.next_due() is None
+    resumed = await store.jobs.set_enabled("tg:1", job.id, True, T0 + timedelta(hours=2))
+    assert resumed is not None and resumed.enabled and resumed.next_due == T0 + timedelta(hours=2)
+    assert await store.jobs.next_due() == T0 + timedelta(hours=2)
+    assert await store.jobs.delete("tg:1", job.id)
+    assert await store.jobs.for_chat("tg:1") == []
+
+
+async def test_a_gone_chat_has_all_its_jobs_disabled(store: Store) -> None:
+    for _ in range(3):
+        await store.jobs.add(_at("tg:gone", T0))
+    other = await store.jobs.add(_at("tg:here", T0))
+    assert await store.jobs.disable_chat("tg:gone") == 3
+    assert [j.enabled for j in await store.jobs.for_chat("tg:gone")] == [False, False, False]
+    assert [j.id for j in await store.jobs.claim_due(T0, 10, _never)] == [other.id]
+
+
+async def test_stale_claims_are_released(store: Store) -> None:
+    job = await store.jobs.add(_at("tg:1", T0, kind="interval"))
+    await store.jobs.claim_due(T0, 10, lambda j: T0 + timedelta(minutes=30))
+    assert await store.jobs.next_due() is None  # claimed: not due for anyone while its run goes on
+    assert await store.jobs.release_claims(T0) == 0  # not older than the cutoff
+    assert await store.jobs.release_claims(T0 + timedelta(hours=1)) == 1
+    assert [j.id for j in await store.jobs.claim_due(T0 + timedelta(minutes=30), 10, _never)] == [job.id]
+
+
+async def test_two_schedulers_on_one_database_fire_each_of_1000_due_jobs_once(new_store: StoreFactory) -> None:
+    """Two stores (two connections or pools, as two replicas have) share one database."""
+    stores = [new_store(), new_store()]
+    for s in stores:
+        await s.open()
+    try:
+        for i in range(1000):
+            await stores[0].jobs.add(_at(f"tg:{i % 20}", T0 - timedelta(seconds=i), kind=("once", "interval")[i % 2]))
+        fired: list[int] = []
+
+        def dispatcher(s: Store) -> Callable[[Claim], Awaitable[None]]:
+            async def dispatch(claim: Claim) -> None:
+                fired.append(claim.job.id)
+                await s.jobs.finish(claim.job.id, T0, "ok")
+
+            return dispatch
+
+        schedulers = [Scheduler(s.jobs, _Fixed(T0), dispatcher(s), catch_up=3600, batch=25) for s in stores]
+        counts = await asyncio.gather(*(s.tick() for s in schedulers))
+        assert sum(counts) == 1000 and len(fired) == 1000 and len(set(fired)) == 1000
+        assert await asyncio.gather(*(s.tick() for s in schedulers)) == [0, 0]
+    finally:
+        for s in stores:
+            await s.close()
+
+
+class _Fixed:
+    def __init__(self, now: datetime) -> None:
+        self._now = now
+
+    def now(self) -> datetime:
+        return self._now
+
+    async def sleep(self, seconds: float) -> None:
+        raise AssertionError("never sleeps")
