@@ -52,6 +52,9 @@ async def test_remind_posts_once_at_its_time_as_a_marked_turn(tmp_path: Path, fa
         await app.hub.idle()
         assert path_of(app) == [("user", "[scheduled reminder] call Li", True),
                                 ("assistant", "⏰ Reminder: call Li", True)]
+        await rec.say("/tree")
+        await app.hub.idle()
+        assert "[1] You: ⏰ [scheduled reminder] call Li" in rec.texts()[-1]  # /tree marks scheduled turns
         clock.advance(hours=5)
         assert await tick(app) == 0
         await app.hub.idle()
