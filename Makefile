@@ -30,10 +30,10 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: lint
-	PTB_TIMEDELTA=true $(BIN)/pytest -q
+	$(BIN)/pytest -q --cov --cov-report=term:skip-covered
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.*

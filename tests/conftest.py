@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -9,6 +10,11 @@ import pytest_asyncio
 
 from tests.fakes.openai_api import FakeOpenAI
 from tests.postgres import PostgresServer
+
+# python-telegram-bot's opt-in to timedelta durations, so its deprecation warning (an error under
+# `filterwarnings = error`) never fires inside the SDK; set here so plain `pytest` runs like `make test`.
+# The integer form production gets without it has its own test (test_outbound.py).
+os.environ.setdefault("PTB_TIMEDELTA", "true")
 
 
 @pytest_asyncio.fixture

@@ -11,7 +11,7 @@ import pytest_asyncio
 from bot.agent.llm import LLMClient
 from bot.agent.tools.registry import ToolContext
 from bot.config import LLMConfig
-from tests.fakes.openai_api import FakeOpenAI
+from tests.fakes.openai_api import API_KEY, FakeOpenAI
 
 MakeLLM = Callable[..., Awaitable[LLMClient]]
 
@@ -21,7 +21,7 @@ async def make_llm(fake: FakeOpenAI) -> AsyncIterator[MakeLLM]:
     """LLMClient factory; fast by default (no SDK retries), override timeout/max_retries per test."""
     clients: list[LLMClient] = []
 
-    async def make(read_timeout: float = 10.0, max_retries: int = 0, api_key: str | None = None) -> LLMClient:
+    async def make(read_timeout: float = 10.0, max_retries: int = 0, api_key: str | None = API_KEY) -> LLMClient:
         cfg = LLMConfig(base_url=fake.base_url, api_key=api_key, timeout=read_timeout, max_retries=max_retries)
         clients.append(LLMClient(cfg))
         return clients[-1]

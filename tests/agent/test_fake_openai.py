@@ -8,6 +8,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
 import openai
 import pytest
 import pytest_asyncio
@@ -67,20 +68,77 @@ async def test_stream_without_usage_option_has_no_usage_chunk(
     assert all(c.usage is None for c in chunks)
 
 
-@pytest.mark.parametrize("messages", [
-    [{"role": "tool", "tool_call_id": "call_x", "content": "orphan result"}],
-    [{"role": "user", "content": "hi"},
-     {"role": "assistant", "content": None, "tool_calls": [
-         {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
-     {"role": "user", "content": "result never sent"}],
-])
+@pytest.mark.parametrize(("messages", "param"), [
+    ([{"role": "tool", "tool_call_id": "call_x", "content": "orphan result"}], "messages.[0].role"),
+    ([{"role": "user", "content": "hi"},
+      {"role": "assistant", "content": None, "tool_calls": [
+          {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+      {"role": "user", "content": "result never sent"}], "messages.[2].role"),
+    ([{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "read file", "arguments": "{}"}}]},
+      {"role": "tool", "tool_call_id": "call_1", "content": "x"}], "messages[0].tool_calls[0].function.name"),
+], ids=["orphan-result", "missing-result", "bad-name-in-history"])
 async def test_rejects_message_lists_the_real_api_rejects(
-    fake: FakeOpenAI, client: openai.AsyncOpenAI, messages: list[dict[str, object]]
+    fake: FakeOpenAI, client: openai.AsyncOpenAI, messages: list[dict[str, object]], param: str
 ) -> None:
     with pytest.raises(openai.BadRequestError) as caught:
         await client.chat.completions.create(model="m", messages=messages, stream=True)  # type: ignore[arg-type]
-    assert "tool" in caught.value.message
+    assert caught.value.param == param
     assert fake.pending == 0 and len(fake.requests) == 1
+
+
+def function_tool(name: str, parameters: object = None) -> dict[str, object]:
+    function: dict[str, object] = {"name": name, "description": "d"}
+    if parameters is not None:
+        function["parameters"] = parameters
+    return {"type": "function", "function": function}
+
+
+GOOD_TOOL = function_tool("read_file", {"type": "object", "properties": {"path": {"type": "string"}}})
+
+
+@pytest.mark.parametrize(("tool", "param", "code"), [
+    (function_tool("web.fetch"), "tools[1].function.name", "invalid_value"),
+    (function_tool("read file"), "tools[1].function.name", "invalid_value"),
+    (function_tool(""), "tools[1].function.name", "invalid_value"),
+    (function_tool("x" * 65), "tools[1].function.name", "string_above_max_length"),
+    (function_tool("ok", {"type": "string"}), "tools[1].function.parameters", "invalid_function_parameters"),
+    (function_tool("ok", ["not", "a", "schema"]), "tools[1].function.parameters", "invalid_function_parameters"),
+    ({"type": "function"}, "tools[1].function", "missing_required_parameter"),
+], ids=["dot", "space", "empty", "65-chars", "string-schema", "list-schema", "no-function"])
+async def test_rejects_tools_the_real_api_rejects(
+    fake: FakeOpenAI, client: openai.AsyncOpenAI, tool: dict[str, object], param: str, code: str
+) -> None:
+    fake.script(Text("never served"))
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(model="m", messages=HELLO, tools=[GOOD_TOOL, tool])  # type: ignore
+    assert (caught.value.status_code, caught.value.param, caught.value.code) == (400, param, code)
+    assert fake.pending == 1  # refused before the script
+
+
+async def test_accepts_the_longest_legal_tool_name_and_a_tool_without_parameters(
+    fake: FakeOpenAI, client: openai.AsyncOpenAI
+) -> None:
+    fake.script(Text("fine"))
+    tools = [function_tool("a-Z_9" + "x" * 59), function_tool("no_params")]
+    answer = await client.chat.completions.create(model="m", messages=HELLO, tools=tools)  # type: ignore
+    assert answer.choices[0].message.content == "fine"
+    assert fake.refusals == []
+
+
+async def test_wrong_or_missing_api_key_is_refused_with_401(fake: FakeOpenAI, client: openai.AsyncOpenAI) -> None:
+    wrong = client.with_options(api_key="sk-wrong-key-0123")
+    with pytest.raises(openai.AuthenticationError) as caught:
+        await wrong.chat.completions.create(model="m", messages=HELLO)
+    assert caught.value.code == "invalid_api_key"
+    assert caught.value.message.startswith("Error code: 401 - ") and "sk-wrong-key-0123" not in caught.value.message
+    with pytest.raises(openai.AuthenticationError):
+        await wrong.models.list()
+    async with aiohttp.ClientSession() as http:
+        bare = await http.post(f"{fake.base_url}/chat/completions", json={"model": "m", "messages": HELLO})
+        assert bare.status == 401
+        assert (await bare.json())["error"]["message"].startswith("You didn't provide an API key.")
+    assert [r.status for r in fake.refusals] == [401, 401]
 
 
 async def test_models_endpoint(client: openai.AsyncOpenAI) -> None:

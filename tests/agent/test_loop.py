@@ -162,6 +162,7 @@ async def test_auth_failure_never_logs_the_key(
     fake: FakeOpenAI, make_llm: MakeLLM, ctx: ToolContext, caplog: pytest.LogCaptureFixture
 ) -> None:
     key = "sk-test-PLACEHOLDER0123456789"
+    fake.api_key = key  # accepted by the key check, then a provider that echoes the whole key in its 401
     fake.script(Error(401, code="invalid_api_key", message=f"Incorrect API key provided: {key}"))
     with caplog.at_level(logging.DEBUG):
         events = await run(await make_llm(api_key=key), ctx)
@@ -223,6 +224,7 @@ async def test_unreachable_server_is_a_connection_failure(ctx: ToolContext) -> N
 async def test_no_key_with_base_url_uses_a_placeholder_and_records_usage(
     fake: FakeOpenAI, make_llm: MakeLLM
 ) -> None:
+    fake.api_key = None  # a local server (vLLM, Ollama) that ignores the key
     llm = await make_llm(api_key=None)
     fake.script(Text("hello there"))
     items = [item async for item in llm.stream([{"role": "user", "content": "hi"}], None, "fake-model")]

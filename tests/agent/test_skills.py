@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
+from bot.agent.events import RunFailed
 from bot.agent.llm import LLMClient
 from bot.agent.loop import AgentLoop
 from bot.agent.skill_tools import LANGUAGE_LEAD_IN, MakeLoop, register_skill_tools
@@ -156,3 +158,21 @@ async def test_nesting_depth_is_limited_to_three(fake: FakeOpenAI, make_llm: Mak
     c_second_turn = fake.requests[4]["body"]["messages"]
     assert c_second_turn[-1]["tool_call_id"] == "t3"
     assert "skills may nest at most 3 levels deep" in c_second_turn[-1]["content"]
+
+
+@pytest.mark.parametrize("name", ["web.search", "x" * 60], ids=["dot", "too-long"])
+async def test_a_skill_name_the_api_refuses_would_fail_every_run(
+    fake: FakeOpenAI, make_llm: MakeLLM, ctx: ToolContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    name: str,
+) -> None:
+    """Mutation: a laxer skill-name rule. The fake refuses the tool as the API would, so the test catches it."""
+    folder = write_skills(tmp_path / "skills", {"s.md": tool_skill(name, ["read_file"])})
+    assert SkillSet.load(folder).tool_skills() == []  # the real rule keeps such names out of the tool list
+    monkeypatch.setattr("bot.agent.skills.NAME_RE", re.compile(r".+"))
+    registry = default_registry()
+    register_skill_tools(registry, SkillSet.load(folder), loop_factory(await make_llm()), "m")
+    loop = AgentLoop(await make_llm(), registry, "m", 3)
+    events = [e async for e in loop.run([{"role": "user", "content": "hi"}], ctx)]
+    assert isinstance(events[-1], RunFailed)
+    [refusal] = fake.refusals
+    assert (refusal.status, refusal.param) == (400, f"tools[{len(registry.names) - 1}].function.name")

@@ -21,9 +21,11 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.openai_rules import Refusal, check_key, check_request
 from tests.fakes.serve import serve_local
 
 MODEL = "fake-model"
+API_KEY = "test-key"  # what the fake accepts unless told otherwise
 
 
 @dataclass(frozen=True)
@@ -98,44 +100,21 @@ def _content_text(content: Any) -> str:
     return ""
 
 
-def _validate(body: Any) -> str | None:
-    """Reject what the real API rejects, so a broken message list fails the test that produced it."""
-    if not isinstance(body, dict) or not body.get("model"):
-        return "you must provide a model parameter"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "'messages' must be a non-empty array"
-    if "tools" in body and not body["tools"]:
-        return "[] is too short - 'tools'"
-    pending: set[str] = set()
-    for i, m in enumerate(messages):
-        role = m.get("role") if isinstance(m, dict) else None
-        if role not in ("system", "developer", "user", "assistant", "tool"):
-            return f"messages[{i}]: invalid role {role!r}"
-        if pending and role != "tool":
-            return ("An assistant message with 'tool_calls' must be followed by tool messages responding "
-                    f"to each 'tool_call_id'. Missing: {sorted(pending)}")
-        if role == "tool":
-            if m.get("tool_call_id") not in pending:
-                return (f"messages[{i}]: messages with role 'tool' must be a response to a preceding "
-                        "message with 'tool_calls'")
-            pending.discard(m["tool_call_id"])
-        elif role == "assistant" and m.get("tool_calls"):
-            pending = {c.get("id") for c in m["tool_calls"]}
-    if pending:
-        return f"tool_calls without tool results: {sorted(pending)}"
-    return None
-
-
 class FakeOpenAI:
-    """`await start()`, point the SDK at `base_url`, queue steps with `script(...)`, inspect `requests`."""
+    """`await start()`, point the SDK at `base_url`, queue steps with `script(...)`, inspect `requests`.
+
+    Strict like the real API: a request without `api_key` as its bearer token gets 401 (`api_key=None`
+    is a local server that accepts any key), and invalid messages or tools get 400 before any script runs.
+    """
 
     def __init__(self, words_delay: float = 0.0, first_token_delay: float = 0.0,
-                 responder: Responder | None = None) -> None:
+                 responder: Responder | None = None, api_key: str | None = API_KEY) -> None:
+        self.api_key = api_key
         self.words_delay = words_delay
         self.first_token_delay = first_token_delay
         self.responder = responder or self._echo
         self.requests: list[dict[str, Any]] = []
+        self.refusals: list[Refusal] = []  # every 401/400 the rules gave, for tests to assert on
         self._steps: list[Step] = []
         self._runner: web.AppRunner | None = None
         self._ids = itertools.count(1)
@@ -174,6 +153,8 @@ class FakeOpenAI:
                     first_token_delay=self.first_token_delay)
 
     async def _models(self, request: web.Request) -> web.Response:
+        if refusal := check_key(request.headers.get("Authorization"), self.api_key):
+            return self._refuse(refusal)
         return web.json_response({"object": "list", "data": [
             {"id": MODEL, "object": "model", "created": 1700000000, "owned_by": "fake"}]})
 
@@ -181,11 +162,12 @@ class FakeOpenAI:
         try:
             body = await request.json()
         except json.JSONDecodeError:
-            return self._error_response(Error(400, message="We could not parse the JSON body of your request"))
+            return self._refuse(Refusal(400, "We could not parse the JSON body of your request."))
         self.requests.append({"body": body, "headers": dict(request.headers)})
-        problem = _validate(body)
-        if problem is not None:
-            return self._error_response(Error(400, message=problem))
+        refusal = check_key(request.headers.get("Authorization"), self.api_key) or check_request(body)
+        if refusal is not None:
+            self.refusals.append(refusal)
+            return self._refuse(refusal)
         step = self._steps.pop(0) if self._steps else self.responder(body)
         if isinstance(step, Hang):
             await asyncio.sleep(step.seconds)
@@ -203,9 +185,13 @@ class FakeOpenAI:
     @staticmethod
     def _error_response(err: Error) -> web.Response:
         headers = {"retry-after": str(err.retry_after)} if err.retry_after is not None else None
-        payload = {"error": {"message": err.message, "type": _ERROR_TYPES.get(err.status, "api_error"),
-                             "param": None, "code": err.code}}
-        return web.json_response(payload, status=err.status, headers=headers)
+        return FakeOpenAI._refuse(Refusal(err.status, err.message, code=err.code), headers)
+
+    @staticmethod
+    def _refuse(refusal: Refusal, headers: dict[str, str] | None = None) -> web.Response:
+        payload = {"error": {"message": refusal.message, "type": _ERROR_TYPES.get(refusal.status, "api_error"),
+                             "param": refusal.param, "code": refusal.code}}
+        return web.json_response(payload, status=refusal.status, headers=headers)
 
     @staticmethod
     def _usage(body: dict[str, Any], completion_pieces: int) -> dict[str, int]:

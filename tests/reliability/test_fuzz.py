@@ -17,6 +17,9 @@ from typing import Any
 
 import pytest
 
+from adapters.discord import inbound as discord_inbound
+from adapters.feishu import inbound as feishu_inbound
+from adapters.telegram import inbound as telegram_inbound
 from bot.messages import Attachment, IncomingMessage
 from tests.fakes.openai_api import FakeOpenAI
 from tests.harness import RecordingAdapter, answered_id, running_app
@@ -142,11 +145,10 @@ def fuzz_parser(build: Callable[[dict[str, Any]], Any], parse: Callable[[Any], A
 
 
 def test_telegram_parser_fuzz() -> None:
-    inbound = pytest.importorskip("adapters.telegram.inbound", reason="Telegram inbound parser not present")
     from telegram import Bot, Update
 
     bot = Bot("123456:TEST-TOKEN")
-    me = inbound.BotIdentity(1, "hubbot")
+    me = telegram_inbound.BotIdentity(1, "hubbot")
     user = {"id": 7, "is_bot": False, "first_name": "Ann", "username": "ann"}
     group = {"id": -100123, "type": "supergroup", "title": "G", "is_forum": True}
     templates = [
@@ -166,13 +168,12 @@ def test_telegram_parser_fuzz() -> None:
                                             "message": {"message_id": 8, "date": 1700000000, "chat": group,
                                                         "text": "tree"}}},
     ]
-    parsed = fuzz_parser(lambda d: Update.de_json(d, bot), lambda u: inbound.parse_update(u, me), templates,
+    parsed = fuzz_parser(lambda d: Update.de_json(d, bot), lambda u: telegram_inbound.parse_update(u, me), templates,
                          TELEGRAM_REQUIRED)
     assert parsed > 100  # the fuzzing reached the parser's interesting paths, not just the SDK's refusals
 
 
 def test_discord_parser_fuzz() -> None:
-    inbound = pytest.importorskip("adapters.discord.inbound", reason="Discord inbound parser not present")
     import discord
 
     from tests.fakes.discord_api import APP_ID, BOT_USER, CHANNEL_ID, DM_CHANNEL_ID, GUILD_ID, HUMAN, FakeDiscord
@@ -197,12 +198,11 @@ def test_discord_parser_fuzz() -> None:
     def build(data: dict[str, Any]) -> Any:
         return discord.Message(state=state, channel=dm if "guild_id" not in data else channel, data=data)
 
-    parsed = fuzz_parser(build, lambda m: inbound.parse_message(m, int(APP_ID)), templates, DISCORD_REQUIRED)
+    parsed = fuzz_parser(build, lambda m: discord_inbound.parse_message(m, int(APP_ID)), templates, DISCORD_REQUIRED)
     assert parsed > 100
 
 
 def test_feishu_parser_fuzz() -> None:
-    inbound = pytest.importorskip("adapters.feishu.inbound", reason="Feishu inbound parser not present")
     import lark_oapi as lark
     from lark_oapi.api.im.v1 import P2ImMessageReceiveV1
     from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger
@@ -222,11 +222,11 @@ def test_feishu_parser_fuzz() -> None:
         event({**base, "message_type": "file", "content": json.dumps({"file_name": "a.pdf"})}),
     ]
     parsed = fuzz_parser(lambda d: lark.JSON.unmarshal(json.dumps(d), P2ImMessageReceiveV1),
-                         lambda e: inbound.parse_message(e, "ou_bot"), templates)
+                         lambda e: feishu_inbound.parse_message(e, "ou_bot"), templates)
     assert parsed > 100
     card = {"schema": "2.0", "header": {"event_id": "e2", "event_type": "card.action.trigger"},
             "event": {"operator": {"open_id": "ou_1"}, "action": {"value": {"action": "/goto 2"}, "tag": "button"},
                       "context": {"open_chat_id": "oc_1", "open_message_id": "om_2"}}}
     pressed = fuzz_parser(lambda d: lark.JSON.unmarshal(json.dumps(d), P2CardActionTrigger),
-                          inbound.parse_card_action, [card])
+                          feishu_inbound.parse_card_action, [card])
     assert pressed > 100
