@@ -241,7 +241,7 @@ def report(sec: Section, label: str, out: Outcome, first_token_delay: float, *, 
     else:
         sec.add(f"{label}: throughput", f"{out.throughput():.1f} msg/s")
     limit_first = first_token_delay + 0.1
-    # Each chat's first two questions fit in its burst of 5 calls (a send and an edit each): "while it has budget".
+    # Each chat's first two questions get their first message out of its burst of 3 calls: "while it has budget".
     budgeted = [t for n, t in out.first.items() if n < 2 * CHATS]
     sec.add(f"{label}: first visible text p50 / p95 / p99 (all)",
             " / ".join(f"{percentile(first, p) * 1000:.0f}" for p in (50, 95, 99)) + " ms")

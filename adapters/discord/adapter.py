@@ -194,7 +194,8 @@ class DiscordAdapter:
 
 def _raise_start_failure(runner: asyncio.Task[None]) -> None:
     error = runner.exception() if not runner.cancelled() else None
-    if isinstance(error, discord.LoginFailure):
+    revoked = isinstance(error, discord.ConnectionClosed) and error.code == 4004  # gateway: "Authentication failed"
+    if isinstance(error, discord.LoginFailure) or revoked:
         raise ConfigError("Discord rejected DISCORD_BOT_TOKEN; copy the token again from the Bot page "
                           "of the developer portal") from error
     if isinstance(error, discord.PrivilegedIntentsRequired):

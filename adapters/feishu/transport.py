@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 import threading
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
@@ -45,6 +46,8 @@ class ApiError(Exception):
 
 class FeishuHttp:
     """Authenticated JSON calls; the token is refreshed in the background at half its lifetime."""
+
+    pause: Callable[[float], Awaitable[None]] = staticmethod(asyncio.sleep)  # the refresher's wait; tests drive it
 
     def __init__(self, base_url: str, app_id: str, app_secret: str, timeout: float = 15.0) -> None:
         self.base_url = base_url
@@ -114,7 +117,7 @@ class FeishuHttp:
 
     async def _refresh_forever(self, lifetime: float) -> None:
         while True:
-            await asyncio.sleep(max(lifetime / 2, 1.0))
+            await self.pause(max(lifetime / 2, 1.0))
             try:
                 async with self._token_lock:
                     lifetime = await self._fetch_token()

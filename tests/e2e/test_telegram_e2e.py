@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_asyncio
 
+from adapters.telegram.adapter import TelegramAdapter
 from bot.app import App
 from tests.fakes.openai_api import FakeOpenAI, Text
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
-from tests.fakes.telegram_rules import FloodLimits, utf16_len
+from tests.fakes.telegram_rules import utf16_len
 from tests.harness import running_app, wait_for
 
 GROUP = -100777
@@ -98,7 +100,7 @@ async def test_ten_thousand_characters_arrive_complete_and_in_order(
     fake.script(Text(answer, chunks=40))
     tg.inject_message(42, "a very long answer please")
     await wait_for(lambda: " ".join(tg.bot_texts(42)).split()[-1:] == words[-1:], within=20)
-    await asyncio.sleep(0.3)  # let any trailing edit land
+    await tg.quiet()  # any trailing edit has landed
     texts = tg.bot_texts(42)
     assert len(texts) >= 3
     assert " ".join(texts).split() == words
@@ -115,7 +117,6 @@ async def test_flood_429_is_recovered_without_loss(app: App, tg: FakeTelegram, f
 
 async def test_fifty_chats_at_once_under_telegram_flood_limits(
         app: App, tg: FakeTelegram, fake: FakeOpenAI) -> None:
-    tg.flood = FloodLimits()
     chats = range(1001, 1051)
     for chat_id in chats:
         tg.inject_message(chat_id, f"question from chat {chat_id}", from_user={**BOB, "id": chat_id})
@@ -123,7 +124,27 @@ async def test_fifty_chats_at_once_under_telegram_flood_limits(
     for chat_id in chats:
         assert tg.bot_texts(chat_id) == [f"question from chat {chat_id}"]
     assert len(fake.requests) == 50
+    assert tg.flood is not None
     assert tg.flood.rejected == 0  # the hub paced itself inside the limits instead of provoking 429s
+
+
+@pytest.mark.parametrize("burst", [None, 10], ids=["as-shipped", "mutation-burst-10"])
+async def test_a_reply_in_five_parts_stays_inside_telegrams_per_chat_limit(
+        tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram, monkeypatch: pytest.MonkeyPatch,
+        burst: int | None) -> None:
+    """The hub paces itself by the adapter's capabilities; a bolder burst than Telegram allows gets 429s."""
+    if burst is not None:
+        monkeypatch.setattr(TelegramAdapter, "capabilities", replace(TelegramAdapter.capabilities, burst=burst))
+    words = [f"w{n:05d}" for n in range(2600)]  # 15 600 characters: five parts of at most 3800
+    fake.script(Text(" ".join(words), chunks=1))
+    async with running_app(tmp_path, fake.base_url, ("telegram",), env=_env(tg)):
+        tg.inject_message(42, "the whole thing at once")
+        await wait_for(lambda: " ".join(tg.bot_texts(42)).split() == words, within=30)
+    assert tg.flood is not None
+    if burst is None:
+        assert (len(tg.bot_texts(42)), tg.flood.rejected) == (5, 0)
+    else:
+        assert tg.flood.rejected >= 1  # the suite notices a hub that sends faster than Telegram allows
 
 
 async def test_redelivered_update_after_restart_is_not_answered_twice(
@@ -135,7 +156,7 @@ async def test_redelivered_update_after_restart_is_not_answered_twice(
         tg.redeliver(update)
         tg.inject_message(42, "a new question")
         await _answered(tg, 42, "a new question")
-        await asyncio.sleep(0.2)
+        await tg.quiet()
     assert sum("only once please" in text for text in tg.bot_texts(42)) == 1
     assert len(fake.requests) == 2
 

@@ -3,8 +3,11 @@
 It performs the real handshake (HELLO → IDENTIFY → READY → GUILD_CREATE, heartbeat ACKs), lets a test
 inject MESSAGE_CREATE / INTERACTION_CREATE dispatches, keeps the messages the bot posts so in-place
 updates can be asserted, and is strict where Discord is: content over 2000 characters (50035), empty
-messages (50006), bad components, a second acknowledgement of one interaction (40060), webhook calls
-before the acknowledgement (10015) or after the 15-minute token life (50027), and scripted 429s.
+messages (50006), bad components, a second acknowledgement of one interaction (40060), an
+acknowledgement after Discord's 3 seconds (10062: the user sees "This interaction failed"), webhook calls
+before the acknowledgement (10015) or after the 15-minute token life (50027), per-route rate limits with
+the real headers (discord_limits.py), and scripted 429s. The gateway closes 4004 for a wrong token and
+4014 for privileged intents the application has not enabled.
 Every REST call is recorded. JSON replies carry Content-Type exactly `application/json`, because
 discord.py parses a body as JSON only on that exact header.
 """
@@ -23,6 +26,13 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes.discord_rules import (
+    RouteLimits,
+    error_response,
+    invalid_body,
+    json_response,
+    route_bucket,
+)
 from tests.fakes.serve import serve_local
 
 TOKEN = "TEST-TOKEN"
@@ -35,23 +45,15 @@ THREAD2_ID = "800000000000000005"
 DM_CHANNEL_ID = "800000000000000004"
 USER_ID = "700000000000000001"
 DISCORD_EPOCH_MS = 1420070400000
-MAX_CONTENT = 2000
 TOKEN_LIFETIME = 15 * 60.0
+ACK_DEADLINE = 3.0  # seconds Discord waits for an interaction's first response
+PRIVILEGED_INTENTS = {1 << 1: "GUILD_MEMBERS", 1 << 8: "GUILD_PRESENCES", 1 << 15: "MESSAGE_CONTENT"}
 
 BOT_USER = {"id": APP_ID, "username": "hub", "discriminator": "0", "global_name": None,
             "avatar": None, "bot": True, "flags": 0}
 HUMAN = {"id": USER_ID, "username": "ann", "discriminator": "0", "global_name": "Ann", "avatar": None}
 OTHER_BOT = {"id": "700000000000000099", "username": "otherbot", "discriminator": "0",
              "global_name": None, "avatar": None, "bot": True}
-
-
-def _json(obj: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(body=json.dumps(obj).encode(), status=status,
-                        headers={"Content-Type": "application/json", **(headers or {})})
-
-
-def _error(status: int, code: int, message: str) -> web.Response:
-    return _json({"message": message, "code": code}, status=status)
 
 
 def _now_iso() -> str:
@@ -101,7 +103,13 @@ class _Interaction:
 
 
 class FakeDiscord:
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock  # unix seconds: interaction deadlines and token lifetimes
+        self.limits = RouteLimits()
+        self.enabled_intents = 1 << 15  # privileged intents switched on in the developer portal
+        self.gateway_token = TOKEN  # what IDENTIFY must carry (a test may revoke it after REST login)
+        self.expired: list[str] = []  # interaction ids acknowledged too late: "This interaction failed"
+        self.gateway_closes: list[int] = []
         self.calls: list[Call] = []
         self.messages: dict[str, dict] = {}  # id -> message the bot posted, as it now reads
         self.identify: dict | None = None
@@ -135,7 +143,7 @@ class FakeDiscord:
         return f"ws://127.0.0.1:{self.port}/gateway"
 
     def snowflake(self, age: float = 0.0) -> str:
-        ms = int((time.time() - age) * 1000) - DISCORD_EPOCH_MS
+        ms = int((self.clock() - age) * 1000) - DISCORD_EPOCH_MS
         return str((ms << 22) | (next(self._serial) & 0xFFF))
 
     # ------------------------------------------------------------- scripting
@@ -148,10 +156,10 @@ class FakeDiscord:
         body = {"message": "You are being rate limited.", "retry_after": retry_after, "global": False}
         headers = {"Via": "1.1 google", "Retry-After": str(max(1, round(retry_after))),
                    "X-RateLimit-Scope": "user"}
-        self.fail(method, path_regex, lambda: _json(body, 429, headers), times)
+        self.fail(method, path_regex, lambda: json_response(body, 429, headers), times)
 
     def forbid(self, method: str, path_regex: str) -> None:
-        self.fail(method, path_regex, lambda: _error(403, 50013, "Missing Permissions"))
+        self.fail(method, path_regex, lambda: error_response(403, 50013, "Missing Permissions"))
 
     def calls_to(self, method: str, path_regex: str) -> list[Call]:
         return [c for c in self.calls if c.method == method and re.fullmatch(path_regex, c.path)]
@@ -185,7 +193,7 @@ class FakeDiscord:
                     age: float = 0.0, message: dict | None = None) -> dict:
         interaction_id, token = self.snowflake(age), f"itoken-{next(self._serial)}"
         channel_id = DM_CHANNEL_ID if dm else channel_id
-        self._interactions[token] = _Interaction(interaction_id, itype, channel_id, time.time() - age,
+        self._interactions[token] = _Interaction(interaction_id, itype, channel_id, self.clock() - age,
                                                  original_id=message["id"] if message else None)
         payload: dict[str, Any] = {
             "id": interaction_id, "application_id": APP_ID, "type": itype, "token": token, "version": 1,
@@ -247,6 +255,10 @@ class FakeDiscord:
                 await ws.send_json({"op": 11, "d": None, "s": None, "t": None})
             elif op["op"] == 2:
                 self.identify = op["d"]
+                if close := self._refuse_identify(op["d"]):
+                    self.gateway_closes.append(close[0])
+                    await ws.close(code=close[0], message=close[1].encode())
+                    break
                 await self.dispatch("READY", {
                     "v": 10, "user": BOT_USER, "session_id": "session-1", "resume_gateway_url": self.gateway_url,
                     "guilds": [{"id": GUILD_ID, "unavailable": True}], "private_channels": [],
@@ -254,6 +266,14 @@ class FakeDiscord:
                 await self.dispatch("GUILD_CREATE", guild_payload())
                 self.ready.set()
         return ws
+
+    def _refuse_identify(self, identify: dict) -> tuple[int, str] | None:
+        if identify.get("token") not in (self.gateway_token, f"Bot {self.gateway_token}"):
+            return 4004, "Authentication failed."
+        asked = int(identify.get("intents", 0))
+        if any(asked & bit and not self.enabled_intents & bit for bit in PRIVILEGED_INTENTS):
+            return 4014, "Disallowed intent(s)."
+        return None
 
     # ------------------------------------------------------------------ REST
     async def _rest(self, request: web.Request) -> web.StreamResponse:
@@ -267,51 +287,66 @@ class FakeDiscord:
         parts = path.strip("/").split("/")
         # interaction callbacks and followups authenticate with the token in the URL, not the bot token
         if parts[0] not in ("interactions", "webhooks") and request.headers.get("Authorization") != f"Bot {TOKEN}":
-            return _error(401, 0, "401: Unauthorized")
+            return error_response(401, 0, "401: Unauthorized")
+        bucket = route_bucket(request.method, parts)
+        if bucket is None:
+            return self._route(request.method, path, parts, body)
+        headers, retry_after = self.limits.take(bucket)
+        if retry_after is not None:
+            return json_response({"message": "You are being rate limited.", "retry_after": round(retry_after, 3),
+                          "global": False}, 429, headers)
+        response = self._route(request.method, path, parts, body)
+        response.headers.update(headers)
+        return response
+
+    def _route(self, method: str, path: str, parts: list[str], body: Any) -> web.Response:
         if path == "/users/@me":
-            return _json(BOT_USER)
+            return json_response(BOT_USER)
         if path == "/oauth2/applications/@me":
-            return _json({"id": APP_ID, "name": "hub", "description": "", "icon": None, "bot_public": False,
+            return json_response({"id": APP_ID, "name": "hub", "description": "", "icon": None, "bot_public": False,
                           "bot_require_code_grant": False, "owner": HUMAN, "verify_key": "00" * 32,
                           "flags": 0, "summary": "", "team": None})
         if path == "/gateway/bot":
-            return _json({"url": self.gateway_url, "shards": 1, "session_start_limit": {
+            return json_response({"url": self.gateway_url, "shards": 1, "session_start_limit": {
                 "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}})
-        if parts[0] == "applications" and parts[-1] == "commands" and request.method == "PUT":
+        if parts[0] == "applications" and parts[-1] == "commands" and method == "PUT":
             return self._put_commands(body, parts)
         if parts[0] == "interactions" and parts[-1] == "callback":
             return self._callback(parts[1], parts[2], body)
         if parts[0] == "webhooks" and len(parts) >= 3:
-            return self._webhook(request.method, parts[2], parts[4] if len(parts) > 4 else None, body)
+            return self._webhook(method, parts[2], parts[4] if len(parts) > 4 else None, body)
         if parts[0] == "channels" and parts[-1] == "typing":
             return web.Response(status=204)
-        if parts[0] == "channels" and parts[-1] == "messages" and request.method == "POST":
+        if parts[0] == "channels" and parts[-1] == "messages" and method == "POST":
             return self._create(parts[1], body)
-        if parts[0] == "channels" and parts[-2] == "messages" and request.method == "PATCH":
+        if parts[0] == "channels" and parts[-2] == "messages" and method == "PATCH":
             return self._update(parts[-1], body)
-        return _error(404, 0, "404: Not Found")
+        return error_response(404, 0, "404: Not Found")
 
     def _put_commands(self, body: list[dict], parts: list[str]) -> web.Response:
         for command in body:
             if not re.fullmatch(r"[-_a-z0-9]{1,32}", command.get("name", "")) or \
                     not 1 <= len(command.get("description", "")) <= 100:
-                return _error(400, 50035, "Invalid Form Body")
+                return error_response(400, 50035, "Invalid Form Body")
         guild_id = parts[3] if len(parts) > 3 else None
-        return _json([{**c, "id": self.snowflake(), "application_id": APP_ID, "version": "1",
+        return json_response([{**c, "id": self.snowflake(), "application_id": APP_ID, "version": "1",
                        "guild_id": guild_id, "default_member_permissions": None} for c in body])
 
     def _callback(self, interaction_id: str, token: str, body: dict) -> web.Response:
         state = self._interactions.get(token)
         if state is None or state.interaction_id != interaction_id:
-            return _error(404, 10062, "Unknown interaction")
+            return error_response(404, 10062, "Unknown interaction")
         if state.acked:
-            return _error(400, 40060, "Interaction has already been acknowledged.")
+            return error_response(400, 40060, "Interaction has already been acknowledged.")
+        if self.clock() - state.created > ACK_DEADLINE:
+            self.expired.append(interaction_id)
+            return error_response(404, 10062, "Unknown interaction")
         rtype = body["type"]
         if rtype == 8:
             choices = body["data"]["choices"]
             if len(choices) > 25 or any(not 1 <= len(c["name"]) <= 100 for c in choices):
-                return _error(400, 50035, "Invalid Form Body")
-        elif rtype in (4, 7) and (problem := self._invalid(body.get("data") or {})):
+                return error_response(400, 50035, "Invalid Form Body")
+        elif rtype in (4, 7) and (problem := invalid_body(body.get("data") or {})):
             return problem
         state.acked = True
         resource: dict[str, Any] = {"type": rtype}
@@ -321,35 +356,36 @@ class FakeDiscord:
             resource["message"] = message
         elif rtype == 7 and state.original_id:
             resource["message"] = self._apply(state.original_id, body.get("data") or {})
-        return _json({"interaction": {"id": interaction_id, "type": state.type, "response_message_loading": rtype == 5,
-                                      "response_message_ephemeral": False}, "resource": resource})
+        return json_response({"interaction": {"id": interaction_id, "type": state.type,
+                                              "response_message_loading": rtype == 5,
+                                              "response_message_ephemeral": False}, "resource": resource})
 
     def _webhook(self, method: str, token: str, target: str | None, body: dict | None) -> web.Response:
         state = self._interactions.get(token)
         if state is None or not state.acked:
-            return _error(404, 10015, "Unknown Webhook")
-        if time.time() - state.created > TOKEN_LIFETIME:
-            return _error(401, 50027, "Invalid Webhook Token")
+            return error_response(404, 10015, "Unknown Webhook")
+        if self.clock() - state.created > TOKEN_LIFETIME:
+            return error_response(401, 50027, "Invalid Webhook Token")
         if method == "POST" and target is None:
             return self._create(state.channel_id, body or {}, webhook_id=APP_ID)
         if method == "PATCH" and target is not None:
             message_id = state.original_id if target == "@original" else target
             return self._update(message_id or "", body or {})
-        return _error(405, 0, "405: Method Not Allowed")
+        return error_response(405, 0, "405: Method Not Allowed")
 
     def _create(self, channel_id: str, body: dict, **extra: Any) -> web.Response:
-        if problem := self._invalid(body):
+        if problem := invalid_body(body):
             return problem
         if not (body.get("content") or body.get("embeds") or body.get("components")):
-            return _error(400, 50006, "Cannot send an empty message")
-        return _json(self._store(channel_id, body, **extra))
+            return error_response(400, 50006, "Cannot send an empty message")
+        return json_response(self._store(channel_id, body, **extra))
 
     def _update(self, message_id: str, body: dict) -> web.Response:
         if message_id not in self.messages:
-            return _error(404, 10008, "Unknown Message")
-        if problem := self._invalid(body):
+            return error_response(404, 10008, "Unknown Message")
+        if problem := invalid_body(body):
             return problem
-        return _json(self._apply(message_id, body))
+        return json_response(self._apply(message_id, body))
 
     def _store(self, channel_id: str, body: dict, flags: int = 0, **extra: Any) -> dict:
         message = {"id": self.snowflake(), "channel_id": channel_id, "author": BOT_USER,
@@ -370,17 +406,3 @@ class FakeDiscord:
         message["flags"] = message["flags"] & ~128
         message["edited_timestamp"] = _now_iso()
         return message
-
-    @staticmethod
-    def _invalid(body: dict) -> web.Response | None:
-        """What Discord rejects with 400 in a message body: long content and malformed buttons."""
-        if len(body.get("content") or "") > MAX_CONTENT:
-            return _error(400, 50035, "Invalid Form Body: content must be 2000 or fewer in length.")
-        rows = body.get("components") or []
-        buttons = [b for row in rows for b in row.get("components", [])]
-        ids = [b.get("custom_id") for b in buttons]
-        if len(rows) > 5 or any(len(row.get("components", [])) > 5 for row in rows) or len(set(ids)) != len(ids) \
-                or any(not 1 <= len(b.get("custom_id") or "") <= 100 or len(b.get("label") or "") > 80
-                       for b in buttons):
-            return _error(400, 50035, "Invalid Form Body: components")
-        return None

@@ -71,7 +71,7 @@ class FakeFeishu:
         self.messages: dict[str, dict[str, Any]] = {}
         self.cards: dict[str, CardEntity] = {}
         self.chat_modes: dict[str, str] = {}  # chat_id → "p2p" | "group" | "topic"
-        self.token_delay = 0.0
+        self.token_gate: asyncio.Event | None = None  # when set to an Event, token requests wait for it
         self.token_expire = 7200
         self.ws_acks: list[dict[str, Any]] = []
         self.ws_connected = asyncio.Event()
@@ -144,7 +144,8 @@ class FakeFeishu:
     async def _token(self, request: web.Request) -> web.Response:
         body = await request.json()
         self.calls.append(Call("POST", request.path, dict(request.query), body, dict(request.headers)))
-        await asyncio.sleep(self.token_delay)
+        if self.token_gate is not None:
+            await self.token_gate.wait()
         if body.get("app_id") != APP_ID or body.get("app_secret") != APP_SECRET:
             return self._error(10014, "app secret invalid")
         token = f"t-fake-{next(self._ids)}"

@@ -4,7 +4,8 @@ Speaks the real wire format (POST /bot<token>/<method>, form-encoded with JSON-e
 values; {"ok":…} answers with real HTTP statuses), is strict like Telegram (HTML entities, 4096
 UTF-16 units, "message is not modified", unknown chats, stale callback queries), records every call,
 lets tests inject updates (delivered by getUpdates long polling, or POSTed to a webhook once one is
-set) and shows each chat as its members would see it: the current text of every message after edits.
+set, filtered by `allowed_updates` as Telegram does) and shows each chat as its members would see it: the
+current text of every message after edits. Flood limits are on, with Telegram's published values.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import asyncio
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -23,6 +23,10 @@ from tests.fakes.serve import serve_local
 from tests.fakes.telegram_rules import (
     CHAT_ACTIONS,
     MEDIA,
+    ApiError,
+    Call,
+    ChatMessage,
+    Failure,
     FloodLimits,
     Rejected,
     auto_entities,
@@ -32,6 +36,7 @@ from tests.fakes.telegram_rules import (
     decode_form,
     visible_text,
 )
+from tests.fakes.telegram_updates import UpdateFeed
 
 TOKEN = "123456:TEST-TOKEN"
 BOT_USER = {"id": 1000001, "is_bot": True, "first_name": "Hub", "username": "hub_test_bot",
@@ -39,51 +44,13 @@ BOT_USER = {"id": 1000001, "is_bot": True, "first_name": "Hub", "username": "hub
 DEFAULT_USER = {"id": 42, "is_bot": False, "first_name": "Ann", "last_name": "Lee", "username": "ann"}
 
 
-class ApiError(Exception):
-    def __init__(self, status: int, description: str, retry_after: int | None = None) -> None:
-        super().__init__(description)
-        self.status, self.description, self.retry_after = status, description, retry_after
-
-
-@dataclass
-class Call:
-    method: str
-    params: dict[str, Any]
-    at: float = field(default_factory=time.monotonic)
-
-
-@dataclass
-class ChatMessage:
-    """One message as the chat shows it now."""
-
-    chat_id: int
-    message_id: int
-    from_bot: bool
-    text: str  # visible text after entity parsing and edits
-    thread_id: int | None = None
-    raw: str = ""  # what was sent, before parsing (HTML source)
-    entities: list[Any] = field(default_factory=list)
-    reply_markup: dict[str, Any] | None = None
-    reply_to: int | None = None
-    edits: int = 0
-
-
-@dataclass
-class Failure:
-    method: str
-    status: int
-    description: str
-    retry_after: int | None = None
-    chat_id: int | None = None
-    times: int = 1
-
-
 class FakeTelegram:
     def __init__(self, token: str = TOKEN, bot_user: dict[str, Any] | None = None) -> None:
         self.token = token
         self.bot_user = bot_user or dict(BOT_USER)
         self.calls: list[Call] = []
-        self.flood: FloodLimits | None = None  # set to enable Telegram's flood limits
+        self.flood: FloodLimits | None = FloodLimits()  # None only where a test says why
+        self.updates = UpdateFeed()
         self.webhook: dict[str, Any] | None = None
         self.webhook_statuses: list[int] = []
         self.commands: dict[tuple[str, str], list[dict[str, str]]] = {}  # (scope type, language) → list
@@ -95,9 +62,8 @@ class FakeTelegram:
         self._messages: dict[int, dict[int, ChatMessage]] = {}
         self._queries: set[str] = set()
         self._last_ids: dict[int, int] = {}
-        self._pending: list[dict[str, Any]] = []
-        self._arrived = asyncio.Event()
-        self._update_ids = itertools.count(1)
+        self._in_flight = 0  # bot requests being answered (long polls not counted)
+        self._last_request = time.monotonic()
         self._query_ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
         self._client: aiohttp.ClientSession | None = None
@@ -154,13 +120,15 @@ class FakeTelegram:
         self._blocked.add(chat_id)
 
     def inject_update(self, update: dict[str, Any]) -> dict[str, Any]:
-        update = {"update_id": next(self._update_ids), **update}
+        """Telegram creates an update; one of a type the bot did not allow ends in `updates.dropped`."""
+        created = self.updates.create(update)
+        if created is None:
+            return self.updates.dropped[-1]
         if self.webhook is not None:
-            self._spawn(self._post_webhook(update))
+            self._spawn(self._post_webhook(created))
         else:
-            self._pending.append(update)
-            self._arrived.set()
-        return update
+            self.updates.queue(created)
+        return created
 
     def redeliver(self, update: dict[str, Any]) -> dict[str, Any]:
         """Telegram sends the same event again (e.g. after a crash) under a new update_id."""
@@ -225,6 +193,12 @@ class FakeTelegram:
                 raise AssertionError(f"condition not met in {within}s; calls: {[c.method for c in self.calls]}")
             await asyncio.sleep(0.01)
 
+    async def quiet(self, settle: float = 0.3, within: float = 10.0) -> None:
+        """For negative checks: every update was taken and confirmed (polling) or posted (webhook), no
+        call is being answered, and the bot has made none for `settle` seconds since."""
+        await self.wait_until(lambda: self.updates.unconfirmed == 0 and not self._tasks and not self._in_flight
+                              and time.monotonic() - self._last_request >= settle, within)
+
     # ---- HTTP plumbing --------------------------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.Response:
         if request.match_info["token"] != self.token:
@@ -236,6 +210,15 @@ class FakeTelegram:
             form = await request.post()
             params = decode_form(form)
         self.calls.append(Call(method, params))
+        polling = method == "getUpdates"
+        self._in_flight += not polling
+        try:
+            return await self._answer(method, params)
+        finally:
+            self._in_flight -= not polling
+            self._last_request = time.monotonic()
+
+    async def _answer(self, method: str, params: dict[str, Any]) -> web.Response:
         handler = getattr(self, f"_m_{method}", None)
         try:
             if handler is None:
@@ -279,28 +262,21 @@ class FakeTelegram:
         if self.webhook is not None:
             raise ApiError(409, "Conflict: can't use getUpdates method while webhook is active; "
                                 "use deleteWebhook to delete the webhook first")
-        offset, limit = int(p.get("offset") or 0), int(p.get("limit") or 100)
-        deadline = time.monotonic() + float(p.get("timeout") or 0)
-        self._pending = [u for u in self._pending if u["update_id"] >= offset]  # offset confirms
-        while not self._pending and (remaining := deadline - time.monotonic()) > 0:
-            self._arrived.clear()
-            try:
-                await asyncio.wait_for(self._arrived.wait(), remaining)
-            except TimeoutError:
-                break
-        return self._pending[:limit]
+        self.updates.allow(p.get("allowed_updates"))
+        return await self.updates.poll(int(p.get("offset") or 0), int(p.get("limit") or 100),
+                                       float(p.get("timeout") or 0))
 
     async def _m_setWebhook(self, p: dict[str, Any]) -> bool:
         self.webhook = {"url": p["url"], "secret_token": check_secret(p.get("secret_token", ""))}
-        for update in self._pending:
+        self.updates.allow(p.get("allowed_updates"))
+        for update in self.updates.take_all():
             self._spawn(self._post_webhook(update))
-        self._pending = []
         return True
 
     async def _m_deleteWebhook(self, p: dict[str, Any]) -> bool:
         self.webhook = None
         if p.get("drop_pending_updates"):
-            self._pending = []
+            self.updates.drop_pending()
         return True
 
     async def _m_setMyCommands(self, p: dict[str, Any]) -> bool:

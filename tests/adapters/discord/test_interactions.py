@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from adapters.discord import outbound as outbound_module
@@ -157,3 +159,28 @@ async def test_an_interaction_older_than_the_margin_is_answered_in_the_channel(
     ref = await adapter.send(late.chat, Reply("answer to an old command"))
     assert fake.messages[ref.message_id]["channel_id"] == CHANNEL_ID
     assert not [c for c in fake.calls if c.path.startswith("/webhooks/")]
+
+
+async def test_acknowledgements_arrive_inside_discords_three_seconds(
+        adapter: DiscordAdapter, fake: FakeDiscord, inbox: Inbox) -> None:
+    await fake.dispatch("INTERACTION_CREATE", fake.slash("status"))
+    await inbox.wait()
+    assert [c.body["type"] for c in _callbacks(fake)] == [5] and fake.expired == []
+
+
+async def test_an_acknowledgement_after_three_and_a_half_seconds_fails_the_interaction(
+        adapter: DiscordAdapter, fake: FakeDiscord, inbox: Inbox, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Mutation: the adapter acknowledges 3.5 s after the command (the fake's clock jumps as it does)."""
+    acknowledge = DiscordAdapter._acknowledge
+
+    async def late(self: DiscordAdapter, interaction: object, *, thinking: bool) -> None:
+        fake.clock = lambda: time.time() + 3.5
+        await acknowledge(self, interaction, thinking=thinking)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(DiscordAdapter, "_acknowledge", late)
+    payload = fake.slash("status")
+    await fake.dispatch("INTERACTION_CREATE", payload)
+    await inbox.wait()
+    assert fake.expired == [payload["id"]]  # Discord shows the user "This interaction failed"
+    assert f"could not acknowledge interaction {payload['id']}" in caplog.text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import aiohttp
 import pytest
 
 from adapters.discord.adapter import DiscordAdapter
@@ -9,7 +10,7 @@ from adapters.discord.render import render
 from bot.adapter import ChatUnavailable, RateLimited, SendFailed
 from bot.messages import ChatRef, ReplyTo
 from bot.replies import FENCE, Button, Reply, split_text
-from tests.fakes.discord_api import CHANNEL_ID, DM_CHANNEL_ID, THREAD_ID, FakeDiscord
+from tests.fakes.discord_api import CHANNEL_ID, DM_CHANNEL_ID, THREAD_ID, TOKEN, FakeDiscord
 
 CHANNEL = ChatRef("discord", CHANNEL_ID, None, is_group=True)
 DM = ChatRef("discord", DM_CHANNEL_ID, None, is_group=False)
@@ -34,6 +35,28 @@ async def test_long_markdown_is_split_in_order_without_breaking_code(adapter: Di
     assert all(p.count(FENCE) % 2 == 0 for p in posted)  # every part opens and closes its own blocks
     words = "\n".join(posted).replace(FENCE + "python", "").replace(FENCE, "").split()
     assert words == text.replace(FENCE + "python", "").replace(FENCE, "").split()
+    assert fake.limits.rejected == 0  # discord.py read the rate-limit headers and waited instead of a 429
+
+
+async def test_every_answer_carries_the_routes_rate_limit_headers_and_a_sixth_post_is_refused(
+        adapter: DiscordAdapter, fake: FakeDiscord) -> None:
+    """Mutation: a client that ignores the headers (discord.py's limiter bypassed) gets Discord's 429."""
+    url = f"{fake.api_base}/channels/{CHANNEL_ID}/messages"
+    headers = {"Authorization": f"Bot {TOKEN}"}
+    async with aiohttp.ClientSession() as http:
+        remaining = []
+        for n in range(5):
+            async with http.post(url, json={"content": f"m{n}"}, headers=headers) as ok:
+                assert ok.status == 200 and ok.headers["X-RateLimit-Limit"] == "5"
+                assert float(ok.headers["X-RateLimit-Reset-After"]) <= 5.0 and ok.headers["X-RateLimit-Bucket"]
+                remaining.append(ok.headers["X-RateLimit-Remaining"])
+        async with http.post(url, json={"content": "m5"}, headers=headers) as refused:
+            body = await refused.json()
+            assert refused.status == 429 and refused.headers["X-RateLimit-Remaining"] == "0"
+            assert (refused.headers["X-RateLimit-Scope"], body["global"]) == ("user", False)
+            assert 0 < body["retry_after"] <= 5.0 and refused.headers["Retry-After"] in {"1", "2", "3", "4", "5"}
+    assert remaining == ["4", "3", "2", "1", "0"]
+    assert fake.limits.rejected == 1 and len(fake.messages) == 5
 
 
 async def test_send_never_exceeds_the_limit_even_if_rendering_grows(adapter: DiscordAdapter,

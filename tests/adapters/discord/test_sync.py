@@ -58,3 +58,33 @@ async def test_sync_on_start_is_opt_in(make_adapter: Callable[..., DiscordAdapte
         await running.start(inbox)
         await running.stop()
         assert len(fake.calls_to("PUT", rf"/applications/{APP_ID}/commands")) == int(sync_on_start)
+
+
+async def test_a_token_the_gateway_refuses_closes_4004_and_is_a_clear_error(
+        make_adapter: Callable[..., DiscordAdapter], inbox: Inbox, fake: FakeDiscord) -> None:
+    fake.gateway_token = "revoked-after-login"  # REST still accepts it; the gateway's IDENTIFY does not
+    running = make_adapter()
+    with pytest.raises(ConfigError, match="Discord rejected DISCORD_BOT_TOKEN"):
+        await running.start(inbox)
+    await running.stop()
+    assert fake.gateway_closes == [4004]
+
+
+async def test_message_content_intent_not_enabled_closes_4014_and_is_a_clear_error(
+        make_adapter: Callable[..., DiscordAdapter], inbox: Inbox, fake: FakeDiscord) -> None:
+    fake.enabled_intents = 0  # the developer portal's Message Content switch is off
+    running = make_adapter(message_content_intent=True)
+    with pytest.raises(ConfigError, match="the Message Content intent is not enabled"):
+        await running.start(inbox)
+    await running.stop()
+    assert fake.gateway_closes == [4014]
+    assert fake.identify is not None and fake.identify["intents"] & (1 << 15)
+
+
+async def test_by_default_no_privileged_intent_is_asked_for(
+        make_adapter: Callable[..., DiscordAdapter], inbox: Inbox, fake: FakeDiscord) -> None:
+    fake.enabled_intents = 0
+    running = make_adapter()
+    await running.start(inbox)
+    assert running.connected() and fake.gateway_closes == []
+    await running.stop()

@@ -3,54 +3,67 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
 from adapters.feishu import FeishuConfig
 from adapters.feishu.adapter import create
+from adapters.feishu.transport import FeishuHttp
 from bot.adapter import AdapterServices
 from bot.config import ConfigError
 from bot.messages import ChatRef, IncomingMessage
 from bot.replies import Reply
-from tests.adapters.feishu.conftest import StartAdapter, env, no_conversations
+from tests.adapters.feishu.conftest import StartAdapter, env, eventually, no_conversations
 from tests.fakes.feishu_api import FakeFeishu
 
 
-async def ticker(gaps: list[float], stop: asyncio.Event) -> None:
-    last = time.monotonic()
-    while not stop.is_set():
-        await asyncio.sleep(0.005)
-        now = time.monotonic()
-        gaps.append(now - last)
-        last = now
+def token_requests(fake: FakeFeishu) -> int:
+    return len(fake.requests("POST", "tenant_access_token"))
 
 
 async def test_token_fetch_and_refresh_never_block_the_loop(fake: FakeFeishu, start_adapter: StartAdapter) -> None:
-    fake.token_delay = 0.5  # a slow token endpoint: a blocking fetch would freeze the loop this long
-    gaps: list[float] = []
-    stop = asyncio.Event()
-    ticking = asyncio.create_task(ticker(gaps, stop))
-    h = await start_adapter()  # webhook mode: no long-connection thread competing for the GIL
+    """The fake holds each token request; this test's own code runs meanwhile, so the loop is free.
+
+    A blocking fetch would hold the loop inside the request, and the fake (on the same loop) could never
+    even record it: the wait below would fail instead of a stall being measured in milliseconds.
+    """
+    fake.token_gate = asyncio.Event()
+    starting = asyncio.create_task(start_adapter())  # webhook mode: no long-connection thread
+    await eventually(lambda: token_requests(fake) == 1)
+    assert not starting.done()
+    fake.token_gate.set()
+    h = await starting
+    fake.token_gate.clear()
     fake.expire_tokens()  # the next call refreshes the token
-    await h.adapter.send(ChatRef("feishu", "oc_dm"), Reply("after refresh"))
-    stop.set()
-    await ticking
-    assert len(fake.requests("POST", "tenant_access_token")) == 2
-    assert sum(gaps) > 0.9  # the ticker really ran across both slow fetches
-    assert max(gaps) < 0.05, f"event loop blocked for {max(gaps) * 1000:.0f} ms"
-
-
-
-async def test_token_is_refreshed_in_the_background_before_it_expires(
-        fake: FakeFeishu, start_adapter: StartAdapter) -> None:
-    fake.token_expire = 2  # refreshed at half its lifetime
-    h = await start_adapter()
-    await asyncio.sleep(1.3)
-    assert len(fake.requests("POST", "tenant_access_token")) == 2
-    await h.adapter.send(ChatRef("feishu", "oc_dm"), Reply("uses the fresh token"))
-    assert len(fake.issued_tokens) == 2
+    sending = asyncio.create_task(h.adapter.send(ChatRef("feishu", "oc_dm"), Reply("after refresh")))
+    await eventually(lambda: token_requests(fake) == 2)
+    assert not sending.done()
+    fake.token_gate.set()
+    await sending
     assert fake.calls[-1].headers["Authorization"] == f"Bearer {fake.issued_tokens[-1]}"
+
+
+async def test_token_is_refreshed_in_the_background_at_half_its_lifetime(
+        fake: FakeFeishu, start_adapter: StartAdapter, monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: asyncio.Queue[float] = asyncio.Queue()
+    wake = asyncio.Event()
+
+    async def pause(seconds: float) -> None:  # the refresher's clock, advanced by this test
+        await waits.put(seconds)
+        await wake.wait()
+        wake.clear()
+
+    monkeypatch.setattr(FeishuHttp, "pause", staticmethod(pause))
+    fake.token_expire = 7200
+    h = await start_adapter()
+    assert await waits.get() == 3600  # half the lifetime Feishu gave
+    assert token_requests(fake) == 1
+    wake.set()
+    assert await waits.get() == 3600  # the next wait starts only after the refresh
+    assert token_requests(fake) == 2
+    await h.adapter.send(ChatRef("feishu", "oc_dm"), Reply("uses the fresh token"))
+    assert fake.calls[-1].headers["Authorization"] == f"Bearer {fake.issued_tokens[-1]}"
+    assert len(fake.issued_tokens) == 2
 
 
 async def test_a_wrong_secret_is_a_clear_config_error(fake: FakeFeishu) -> None:

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
+from adapters.telegram import TelegramConfig
+from adapters.telegram.adapter import create
 from bot.messages import Attachment, IncomingMessage
 from bot.replies import Button, Reply
+from tests.adapters.telegram.conftest import Inbox, env, services
 from tests.fakes.telegram_api import BOT_USER, FakeTelegram
 
 GROUP = -100500
@@ -109,6 +114,7 @@ async def test_caption_mention_in_group_is_stripped(fake: FakeTelegram, polling)
 
 async def test_other_update_shapes_are_skipped_without_harm(fake: FakeTelegram, polling) -> None:
     _, inbox = polling
+    await fake.wait_until(lambda: bool(fake.calls_of("getUpdates")))  # allowed_updates is in force
     chat = fake.open_chat(GROUP)
     fake.inject_message(42, "edited text", kind="edited_message")
     fake.inject_message(GROUP, "a post", kind="channel_post")
@@ -123,7 +129,11 @@ async def test_other_update_shapes_are_skipped_without_harm(fake: FakeTelegram, 
     fake.inject_message(42, "still alive")
     msg = await inbox.next()
     assert msg.text == "still alive"
+    await fake.quiet()
     assert inbox.received == []
+    # Telegram never creates the kinds the adapter did not ask for; the message-shaped ones reach the parser
+    assert [next(k for k in u if k != "update_id") for u in fake.updates.dropped] == [
+        "edited_message", "channel_post", "my_chat_member", "something_new"]
 
 
 async def test_button_press_becomes_a_command_and_is_answered(fake: FakeTelegram, polling) -> None:
@@ -136,6 +146,30 @@ async def test_button_press_becomes_a_command_and_is_answered(fake: FakeTelegram
     assert (press.text, press.is_button, press.mentioned) == ("/goto 7", True, True)
     assert press.message_id == f"cb:{query_id}"
     await fake.wait_until(lambda: fake.answered == [query_id])  # acknowledged right after the hub has it
+
+
+async def test_allowed_updates_without_callback_query_would_lose_every_button(
+        fake: FakeTelegram, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mutation: the adapter forgets `callback_query`. Telegram then never creates the update; so does the fake."""
+    monkeypatch.setattr("adapters.telegram.adapter.ALLOWED_UPDATES", ["message"])
+    adapter = create(TelegramConfig(), env(fake), services())
+    inbox = Inbox()
+    await adapter.start(inbox)
+    try:
+        fake.inject_message(42, "/tree")
+        asked = await inbox.next()
+        ref = await adapter.send(asked.chat, Reply("tree", buttons=((Button("7", "/goto 7"),),)))
+        fake.inject_callback(42, int(ref.message_id), "/goto 7")
+        await fake.quiet()
+    finally:
+        await adapter.stop()
+    assert inbox.received == [] and fake.answered == []
+    assert [u["callback_query"]["data"] for u in fake.updates.dropped] == ["/goto 7"]
+
+
+async def test_the_adapter_asks_for_messages_and_button_presses(fake: FakeTelegram, polling) -> None:
+    await fake.wait_until(lambda: bool(fake.calls_of("getUpdates")))
+    assert fake.calls_of("getUpdates")[0]["allowed_updates"] == ["message", "callback_query"]
 
 
 async def test_updates_from_different_chats_are_handled_concurrently(fake: FakeTelegram, polling) -> None:

@@ -82,6 +82,51 @@ async def test_flood_answer_raises_rate_limited(fake: FakeTelegram, adapter: Tel
     assert fake.bot_texts(42) == ["hello"]
 
 
+def test_flood_limits_are_on_with_telegrams_published_values() -> None:
+    flood = FakeTelegram().flood
+    assert flood is not None  # on unless a test turns it off
+    # Bot FAQ: ~1 message/s per chat after a short burst, 20 new messages/minute per group, 30/s overall
+    assert (flood.per_chat_rate, flood.group_per_minute, flood.global_per_second) == (1.0, 20, 30)
+    assert flood.per_chat_burst == 3
+
+
+async def test_twenty_first_message_into_a_group_within_a_minute_is_refused(
+        fake: FakeTelegram, adapter: TelegramAdapter) -> None:
+    """Mutation of the hub's pacing in miniature: sending past the group rule gets Telegram's 429."""
+    now = [1000.0]
+    assert fake.flood is not None
+    fake.flood.clock = lambda: now[0]
+    fake.open_chat(GROUP)
+    group = ChatRef("telegram", str(GROUP), is_group=True)
+    for n in range(20):
+        now[0] += 1.0  # inside the per-chat rule: one a second
+        await adapter.send(group, Reply(f"message {n}"))
+    now[0] += 1.0
+    with pytest.raises(RateLimited) as caught:
+        await adapter.send(group, Reply("one too many"))
+    assert caught.value.retry_after == 40  # the first of the 20 leaves the 60 s window 40 s from now
+    now[0] += 40.0
+    await adapter.send(group, Reply("one too many"))
+    assert len(fake.bot_texts(GROUP)) == 21 and fake.flood.rejected == 1
+
+
+async def test_a_burst_past_the_per_chat_rule_is_refused_and_edits_count(
+        fake: FakeTelegram, adapter: TelegramAdapter) -> None:
+    now = [1000.0]
+    assert fake.flood is not None
+    fake.flood.clock = lambda: now[0]
+    fake.open_chat(42)
+    first = await adapter.send(DM, Reply("one"))
+    await adapter.send(DM, Reply("two"))
+    await adapter.edit(first, Reply("one, edited"))
+    with pytest.raises(RateLimited) as caught:
+        await adapter.send(DM, Reply("four"))
+    assert caught.value.retry_after == 1
+    now[0] += 1.0
+    await adapter.send(DM, Reply("four"))
+    assert fake.bot_texts(42) == ["one, edited", "two", "four"]
+
+
 async def test_blocked_chat_raises_chat_unavailable(fake: FakeTelegram, adapter: TelegramAdapter) -> None:
     fake.open_chat(42)
     fake.block(42)
