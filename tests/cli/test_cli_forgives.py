@@ -43,6 +43,7 @@ async def test_version_and_help_for_every_subcommand_and_argument(tmp_path: Path
 
 
 async def test_global_options_work_after_the_subcommand_and_dotenv_is_read(tmp_path: Path, fake: FakeOpenAI) -> None:
+    fake.api_key = "from-dotenv"  # the fake refuses any other key
     (tmp_path / ".env").write_text(
         f"# the LLM\nexport OPENAI_BASE_URL={fake.base_url}\nOPENAI_API_KEY='from-dotenv'\nBOTHUB_MODEL=from-dotenv\n",
         encoding="utf-8")
@@ -62,7 +63,7 @@ async def test_global_options_work_after_the_subcommand_and_dotenv_is_read(tmp_p
 
 
 async def test_chats_export_by_list_id_and_import_makes_it_active(tmp_path: Path, fake: FakeOpenAI) -> None:
-    env = clean_env(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="k", BOTHUB_MODEL="fake-model")
+    env = clean_env(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="test-key", BOTHUB_MODEL="fake-model")
     code, out, err = await bothub(tmp_path, "chat", stdin="first question\n/new\nsecond one\n/list\n", env=env)
     assert code == 0, err
     listed = [line for line in out.splitlines() if line.startswith("· `")]

@@ -15,9 +15,8 @@ from tests.fakes.feishu_api import (
     APP_SECRET,
     BOT_OPEN_ID,
     FakeFeishu,
-    card_action_event,
-    signed_request,
 )
+from tests.fakes.feishu_events import card_action_event, signed_request
 from tests.fakes.openai_api import FakeOpenAI, Text
 from tests.harness import running_app, wait_for
 

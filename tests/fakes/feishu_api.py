@@ -2,36 +2,37 @@
 
 REST: tenant token, bot/v3/info, im/v1 messages (create, reply, PATCH card, PUT text), chats,
 CardKit (create entity, stream element content with a strictly increasing sequence, settings,
-full update). Errors are data (`{"code": n, "msg": ...}`), as on the real platform. Every request
-is recorded. Also: the long-connection endpoint and a websocket speaking lark-oapi's protobuf
-frames, and builders for webhook events encrypted and signed exactly like Feishu does it.
+full update). Errors are data (`{"code": n, "msg": ...}`), as on the real platform; cards are
+validated like JSON 2.0 (feishu_cards.py) and a refusal is recorded in `card_errors`; a rate-limit answer
+carries the x-ogw-ratelimit-* headers. Every request is recorded. Also: the long-connection endpoint and
+a websocket speaking lark-oapi's protobuf frames. Webhook events are built in feishu_events.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import itertools
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import WSMsgType, web
-from Crypto.Cipher import AES  # pycryptodome, a lark-oapi dependency
 from lark_oapi.ws.pb.pbbp2_pb2 import Frame
 
+from tests.fakes.feishu_cards import CARD_CONTENT_ERROR, check_card
+from tests.fakes.feishu_events import APP_ID, message_event
 from tests.fakes.serve import serve_local
 
-APP_ID, APP_SECRET = "cli_test", "test-secret"
+APP_SECRET = "test-secret"
 BOT_OPEN_ID = "ou_bot"
 CARD_LIMIT = 30 * 1024  # bytes of a card message / card entity
 TEXT_LIMIT = 150 * 1024
 TOO_LONG = 230025
 SEQUENCE_ERROR = 300317  # this fake's code for "sequence must increase"
 NOT_STREAMING = 300309  # this fake's code for "element streaming needs streaming_mode"
+ELEMENT_NOT_FOUND = 300313  # "not find elementID"
+RATE_LIMITED = 99991400  # "request trigger frequency limit", HTTP 429 with x-ogw-ratelimit-* headers
 NOT_UPDATABLE = 230099  # this fake's code for "card message cannot be updated"
 
 
@@ -51,6 +52,7 @@ class Failure:
     code: int
     status: int
     times: int | None  # None: every time
+    reset: int = 1  # seconds in x-ogw-ratelimit-reset when the failure is a rate limit
 
 
 @dataclass
@@ -76,6 +78,7 @@ class FakeFeishu:
         self.ws_acks: list[dict[str, Any]] = []
         self.ws_connected = asyncio.Event()
         self._failures: list[Failure] = []
+        self.card_errors: list[str] = []  # why each refused card was refused
         self._valid_tokens: set[str] = set()
         self.issued_tokens: list[str] = []
         self._ids = itertools.count(1)
@@ -102,9 +105,10 @@ class FakeFeishu:
             await self._runner.cleanup()
 
     # ---- test controls ------------------------------------------------------------------------
-    def fail(self, method: str, path_part: str, code: int, status: int = 400, times: int | None = 1) -> None:
-        """Answer matching requests with an error code (e.g. 99991400 + status 429 for a rate limit)."""
-        self._failures.append(Failure(method, path_part, code, status, times))
+    def fail(self, method: str, path_part: str, code: int, status: int = 400, times: int | None = 1,
+             reset: int = 1) -> None:
+        """Answer matching requests with an error code (RATE_LIMITED + status 429 for a rate limit)."""
+        self._failures.append(Failure(method, path_part, code, status, times, reset))
 
     def expire_tokens(self) -> None:
         """Every issued token becomes invalid (code 99991663), as after the platform rotates it."""
@@ -138,8 +142,9 @@ class FakeFeishu:
         return web.json_response({"code": 0, "msg": "success", "data": data or {}, **top})
 
     @staticmethod
-    def _error(code: int, msg: str, status: int = 400) -> web.Response:
-        return web.json_response({"code": code, "msg": msg}, status=status)
+    def _error(code: int, msg: str, status: int = 400, reset: int | None = None) -> web.Response:
+        headers = None if reset is None else {"x-ogw-ratelimit-limit": "50", "x-ogw-ratelimit-reset": str(reset)}
+        return web.json_response({"code": code, "msg": msg}, status=status, headers=headers)
 
     async def _token(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -164,7 +169,9 @@ class FakeFeishu:
                     failure.times -= 1
                     if failure.times <= 0:
                         self._failures.remove(failure)
-                return self._error(failure.code, "injected failure", failure.status)
+                limited = failure.code == RATE_LIMITED
+                return self._error(failure.code, "request trigger frequency limit" if limited else "injected failure",
+                                   failure.status, failure.reset if limited else None)
         p = request.path.removeprefix("/open-apis/").split("/")
         route = (request.method, *p[:3], len(p))
         if route == ("GET", "bot", "v3", "info", 3):
@@ -244,7 +251,8 @@ class FakeFeishu:
         try:
             parsed = json.loads(content)
         except ValueError:
-            return self._error(200621, "card content is not JSON")
+            return self._refuse_card("Failed to create card content, ext=ErrCode: 200621; ErrMsg: parse card json "
+                                     "err, please check whether the card json is correct;")
         if parsed.get("type") == "card":
             entity = self.cards.get(str(parsed.get("data", {}).get("card_id")))
             if entity is None:
@@ -252,9 +260,12 @@ class FakeFeishu:
             if entity.sent:
                 return self._error(230099, "a card entity can be sent only once")
             return None
-        if parsed.get("schema") == "2.0" and isinstance(parsed.get("body", {}).get("elements"), list):
-            return None
-        return self._error(200621, "card JSON has no body.elements")
+        problem = check_card(parsed)
+        return None if problem is None else self._refuse_card(problem)
+
+    def _refuse_card(self, problem: str) -> web.Response:
+        self.card_errors.append(problem)
+        return self._error(CARD_CONTENT_ERROR, problem)
 
     def _cardkit(self, method: str, p: list[str], body: dict[str, Any]) -> web.Response:
         if method == "POST" and len(p) == 3:
@@ -263,6 +274,8 @@ class FakeFeishu:
                 return self._error(99992402, "type must be card_json and data a JSON string")
             if len(data.encode()) > CARD_LIMIT:
                 return self._error(TOO_LONG, "card content too long")
+            if (card_error := self._check_card(data)) is not None:
+                return card_error
             card_id = f"7355{next(self._ids):012d}"
             self.cards[card_id] = CardEntity(json.loads(data))
             return self._ok({"card_id": card_id})
@@ -277,7 +290,7 @@ class FakeFeishu:
                 return self._error(NOT_STREAMING, "card is not in streaming mode")
             element = _find_element(entity.card, p[5])
             if element is None:
-                return self._error(300302, f"element {p[5]} not found")
+                return self._error(ELEMENT_NOT_FOUND, f"ErrMsg: not find elementID : {p[5]};")
             element["content"] = str(body.get("content", ""))
             if len(json.dumps(entity.card, ensure_ascii=False).encode()) > CARD_LIMIT:
                 return self._error(TOO_LONG, "card content too long")
@@ -286,7 +299,10 @@ class FakeFeishu:
             settings = json.loads(body.get("settings", "{}"))
             entity.card.setdefault("config", {}).update(settings.get("config", {}))
         elif method == "PUT" and len(p) == 4:
-            entity.card = json.loads(body.get("card", {}).get("data", "{}"))
+            data = body.get("card", {}).get("data", "{}")
+            if (card_error := self._check_card(data)) is not None:
+                return card_error
+            entity.card = json.loads(data)
         else:
             return self._error(404, "not found", 404)
         entity.sequence = sequence
@@ -342,55 +358,3 @@ def _visible_text(message: dict[str, Any], cards: dict[str, CardEntity]) -> str:
 
 def _find_element(card: dict[str, Any], element_id: str) -> dict[str, Any] | None:
     return next((e for e in card.get("body", {}).get("elements", []) if e.get("element_id") == element_id), None)
-
-
-# ---- webhook events, encrypted and signed like Feishu -----------------------------------------
-def encrypt(encrypt_key: str, plaintext: str) -> str:
-    """AES-256-CBC, key = sha256(encrypt_key), random IV prepended, PKCS7 padding, base64."""
-    key = hashlib.sha256(encrypt_key.encode()).digest()
-    iv = os.urandom(16)
-    data = plaintext.encode()
-    pad = 16 - len(data) % 16
-    return base64.b64encode(iv + AES.new(key, AES.MODE_CBC, iv).encrypt(data + bytes([pad]) * pad)).decode()
-
-
-def signed_request(encrypt_key: str, event: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
-    """Body and headers of a webhook push: X-Lark-Signature = sha256(ts + nonce + key + body)."""
-    body = json.dumps({"encrypt": encrypt(encrypt_key, json.dumps(event))}).encode()
-    timestamp, nonce = str(int(time.time())), os.urandom(4).hex()
-    signature = hashlib.sha256((timestamp + nonce + encrypt_key).encode() + body).hexdigest()
-    return body, {"Content-Type": "application/json", "X-Lark-Request-Timestamp": timestamp,
-                  "X-Lark-Request-Nonce": nonce, "X-Lark-Signature": signature}
-
-
-def _header(event_id: str, event_type: str, token: str) -> dict[str, Any]:
-    return {"event_id": event_id, "token": token, "create_time": str(int(time.time() * 1000)),
-            "event_type": event_type, "tenant_key": "tk", "app_id": APP_ID}
-
-
-def message_event(
-    event_id: str, *, text: str = "hello", chat_type: str = "group", chat_id: str = "oc_group1",
-    mentions: tuple[tuple[str, str, str], ...] = (), message_type: str = "text",
-    content: dict[str, Any] | None = None, thread_id: str = "", message_id: str = "",
-    sender_type: str = "user", token: str = "",
-) -> dict[str, Any]:
-    """An im.message.receive_v1 event; `mentions` are (placeholder key, open_id, name)."""
-    return {"schema": "2.0", "header": _header(event_id, "im.message.receive_v1", token), "event": {
-        "sender": {"sender_id": {"open_id": "ou_user1", "user_id": "u1", "union_id": "on_u1"},
-                   "sender_type": sender_type, "tenant_key": "tk"},
-        "message": {"message_id": message_id or f"om_in_{event_id}", "root_id": "", "parent_id": "",
-                    "create_time": str(int(time.time() * 1000)), "chat_id": chat_id, "thread_id": thread_id,
-                    "chat_type": chat_type, "message_type": message_type,
-                    "content": json.dumps(content if content is not None else {"text": text}),
-                    "mentions": [{"key": key, "id": {"open_id": open_id, "user_id": "", "union_id": ""},
-                                  "name": name, "tenant_key": "tk"} for key, open_id, name in mentions]}}}
-
-
-def card_action_event(
-    event_id: str, action: str, *, card_message_id: str, chat_id: str = "oc_group1", token: str = ""
-) -> dict[str, Any]:
-    """A card.action.trigger callback for a button whose value is {"action": <command text>}."""
-    return {"schema": "2.0", "header": _header(event_id, "card.action.trigger", token), "event": {
-        "operator": {"tenant_key": "tk", "user_id": "u1", "open_id": "ou_user1", "union_id": "on_u1"},
-        "token": "c-update-token", "action": {"value": {"action": action}, "tag": "button"},
-        "host": "im_message", "context": {"open_message_id": card_message_id, "open_chat_id": chat_id}}}

@@ -14,7 +14,8 @@ from adapters.feishu import FeishuConfig
 from adapters.feishu import adapter as feishu_adapter
 from bot.adapter import AdapterServices, ConversationChoice, WebHandler
 from bot.messages import ChatRef, IncomingMessage
-from tests.fakes.feishu_api import APP_ID, APP_SECRET, FakeFeishu, signed_request
+from tests.fakes.feishu_api import APP_ID, APP_SECRET, FakeFeishu
+from tests.fakes.feishu_events import signed_request
 
 ENCRYPT_KEY, VERIFICATION_TOKEN = "test-encrypt-key", "test-verification-token"
 WEBHOOK_PATH = "/feishu/webhook"

@@ -7,7 +7,8 @@ import base64
 import json
 
 from tests.adapters.feishu.conftest import StartAdapter, eventually
-from tests.fakes.feishu_api import BOT_OPEN_ID, card_action_event, message_event
+from tests.fakes.feishu_api import BOT_OPEN_ID
+from tests.fakes.feishu_events import card_action_event, message_event
 
 
 async def test_frame_received_reaches_on_message_and_is_acked(start_adapter: StartAdapter) -> None:

@@ -10,7 +10,9 @@ from bot.adapter import ChatUnavailable, RateLimited
 from bot.messages import ButtonPress, ChatRef, ReplyTo, SentRef
 from bot.replies import Button, Reply
 from tests.adapters.feishu.conftest import VERIFICATION_TOKEN, StartAdapter
-from tests.fakes.feishu_api import CARD_LIMIT, card_action_event
+from tests.fakes.feishu_api import CARD_LIMIT, RATE_LIMITED
+from tests.fakes.feishu_cards import card_error
+from tests.fakes.feishu_events import card_action_event
 
 DM = ChatRef("feishu", "oc_dm", None, False, ReplyTo("om_in_1"))
 
@@ -154,3 +156,52 @@ async def test_an_expired_token_is_refreshed_once(start_adapter: StartAdapter) -
     ref = await h.adapter.send(DM, Reply("still works"))
     assert ref.message_id in h.fake.messages
     assert len(h.fake.requests("POST", "tenant_access_token")) == 2
+
+
+async def test_the_cards_we_render_pass_feishus_card_validation(start_adapter: StartAdapter) -> None:
+    h = await start_adapter()
+    ref = await h.adapter.send(DM, Reply("**hi**", title="Tree", buttons=((Button("Go", "/goto 1"),),)))
+    streamed = await h.adapter.send(DM, Reply("streaming"))
+    await h.adapter.edit(streamed, Reply("streaming, edited"))
+    await h.adapter.edit(ref, Reply("moved", title="Tree", buttons=((Button("Back", "/goto 0"),),)))
+    assert h.fake.card_errors == []
+    assert {m["msg_type"] for m in h.fake.messages.values()} == {"interactive"}
+
+
+def _button_row_v1(row: tuple[Button, ...]) -> dict[str, object]:
+    """Card JSON 1.0's shape: an `action` container with buttons carrying `value` (gone in 2.0)."""
+    return {"tag": "action", "actions": [{"tag": "button", "text": {"tag": "plain_text", "content": b.label},
+                                          "value": {"action": b.action}} for b in row]}
+
+
+def _button_without_behaviors(row: tuple[Button, ...]) -> dict[str, object]:
+    return {"tag": "column_set", "columns": [{"tag": "column", "elements": [
+        {"tag": "button", "text": {"tag": "plain_text", "content": b.label}, "value": {"action": b.action}}]}
+        for b in row]}
+
+
+@pytest.mark.parametrize(("mutation", "attribute", "replacement", "error"), [
+    ("1.0 action container", "_button_row", _button_row_v1, card_error("unknown tag", "action")),
+    ("button without behaviors", "_button_row", _button_without_behaviors,
+     card_error("button needs behaviors in schema 2.0", "behaviors")),
+    ("element id starting with a digit", "ANSWER_ELEMENT", "1answer", card_error("invalid element_id", "1answer")),
+    ("element id over 20 characters", "ANSWER_ELEMENT", "answer_element_streamed",
+     card_error("invalid element_id", "answer_element_streamed")),
+])
+async def test_a_broken_card_renderer_is_caught_by_the_fake(
+        start_adapter: StartAdapter, monkeypatch: pytest.MonkeyPatch, mutation: str, attribute: str,
+        replacement: object, error: str) -> None:
+    """Mutation of render.py: Feishu refuses the card (230099), the reply degrades to plain text."""
+    monkeypatch.setattr(f"adapters.feishu.render.{attribute}", replacement)
+    h = await start_adapter()
+    ref = await h.adapter.send(DM, Reply("answer", buttons=((Button("Go", "/goto 1"),),)))
+    assert h.fake.card_errors[0] == error, mutation
+    assert h.fake.messages[ref.message_id]["msg_type"] == "text"
+
+
+async def test_a_rate_limit_carries_feishus_reset_header_into_retry_after(start_adapter: StartAdapter) -> None:
+    h = await start_adapter()
+    h.fake.fail("POST", "/cardkit/v1/cards", code=RATE_LIMITED, status=429, reset=7)
+    with pytest.raises(RateLimited) as caught:
+        await h.adapter.send(DM, Reply("x"))
+    assert caught.value.retry_after == 7.0  # from x-ogw-ratelimit-reset, not the 1 s fallback

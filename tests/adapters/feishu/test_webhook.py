@@ -7,7 +7,8 @@ import json
 
 from bot.messages import Attachment
 from tests.adapters.feishu.conftest import ENCRYPT_KEY, VERIFICATION_TOKEN, StartAdapter
-from tests.fakes.feishu_api import BOT_OPEN_ID, card_action_event, message_event, signed_request
+from tests.fakes.feishu_api import BOT_OPEN_ID
+from tests.fakes.feishu_events import card_action_event, message_event, signed_request
 
 AT_BOT = (("@_user_1", BOT_OPEN_ID, "Hub"),)
 
