@@ -75,6 +75,9 @@ class RecordingAdapter:
         self.edits: list[tuple[SentRef, Reply, bool]] = []  # (message, content, final)
         self.typings: list[ChatRef] = []
         self.visible: dict[str, tuple[ChatRef, Reply]] = {}  # message id → latest content, in send order
+        self.fail_sends: list[Exception] = []  # raised by the next send() calls, one each (e.g. RateLimited)
+        self.fail_edits: list[Exception] = []  # same for edit()
+        self.attempts = {"send": 0, "edit": 0}
         self._next = 0
 
     async def start(self, on_message: MessageHandler) -> None:
@@ -87,6 +90,9 @@ class RecordingAdapter:
         return self.on_message is not None
 
     async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
+        self.attempts["send"] += 1
+        if self.fail_sends:
+            raise self.fail_sends.pop(0)
         self._next += 1
         ref = SentRef(chat, str(self._next))
         self.sent.append((chat, reply))
@@ -95,6 +101,9 @@ class RecordingAdapter:
         return ref
 
     async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
+        self.attempts["edit"] += 1
+        if self.fail_edits:
+            raise self.fail_edits.pop(0)
         self.edits.append((ref, reply, final))
         self.visible[ref.message_id] = (ref.chat, reply)
 

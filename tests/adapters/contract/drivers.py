@@ -26,7 +26,7 @@ from adapters.telegram import TelegramConfig
 from adapters.telegram import adapter as telegram_adapter
 from bot.adapter import Adapter, AdapterServices, ConversationChoice, WebHandler
 from bot.messages import ChatRef, IncomingMessage, SentRef
-from tests.fakes import discord_api, feishu_api, telegram_api
+from tests.fakes import discord_api, discord_rules, feishu_api, feishu_events, telegram_api
 from tests.fakes.serve import serve_local
 
 PAYLOADS = Path(__file__).resolve().parents[2] / "payloads"
@@ -143,7 +143,7 @@ class TelegramDriver(Driver):
 
 
 class DiscordDriver(Driver):
-    name, limit = "discord", discord_api.MAX_CONTENT
+    name, limit = "discord", discord_rules.MAX_CONTENT
     SEND = r"/channels/\d+/messages"
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -187,7 +187,7 @@ class DiscordDriver(Driver):
         self.fake.rate_limit("POST", self.SEND, 0.3)
 
     def chat_gone(self, chat: ChatRef) -> None:
-        self.fake.fail("POST", self.SEND, lambda: discord_api._error(404, 10003, "Unknown Channel"))
+        self.fake.fail("POST", self.SEND, lambda: discord_rules.error_response(404, 10003, "Unknown Channel"))
 
 
 class FeishuDriver(Driver):
@@ -234,7 +234,7 @@ class FeishuDriver(Driver):
     async def _post(self, event: dict[str, Any]) -> None:
         """Encrypted and signed like Feishu; a fresh event id, so a replayed payload is not a redelivery."""
         event["header"] = {**event["header"], "token": self.TOKEN, "event_id": f"ev-{next(self._event_ids)}"}
-        body, headers = feishu_api.signed_request(self.ENCRYPT_KEY, event)
+        body, headers = feishu_events.signed_request(self.ENCRYPT_KEY, event)
         async with self._session.post(self._url, data=body, headers=headers) as resp:
             assert resp.status == 200, await resp.text()
 
