@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable
 
 from bot.store import PairingStore
 
@@ -16,18 +17,19 @@ _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no look-alikes (0/O, 1/I)
 
 
 class Pairing:
-    def __init__(self, store: PairingStore) -> None:
+    def __init__(self, store: PairingStore, clock: Callable[[], float] = time.time) -> None:
         self.store = store
+        self._clock = clock  # unix seconds; tests pass their own
 
     async def is_paired(self, platform: str, user_id: str) -> bool:
         return await self.store.is_paired(platform, user_id)
 
     async def code_for(self, platform: str, user_id: str) -> str:
         """The sender's pending code (a new one if none is valid), valid for an hour."""
-        now = time.time()
+        now = self._clock()
         code = "".join(secrets.choice(_ALPHABET) for _ in range(8))
         return await self.store.code_for(platform, user_id, code, now + CODE_TTL, now)
 
     async def approve(self, platform: str, code: str) -> str | None:
         """Approve a code; returns the user id it belonged to, or None if unknown or expired."""
-        return await self.store.approve(platform, code.strip().upper(), time.time())
+        return await self.store.approve(platform, code.strip().upper(), self._clock())

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -63,9 +65,36 @@ async def site() -> AsyncIterator[Site]:
     await runner.cleanup()
 
 
+DNS = {"localhost": ["127.0.0.1", "::1"], "intranet.example": ["10.0.0.5"],
+       "mixed.example": ["93.184.216.34", "192.168.0.7"]}
+
+
+async def table_lookup(host: str, port: int) -> list[web_tool.AddrInfo]:
+    """The tests' resolver: a fixed table, so no test asks a real DNS server."""
+    if host not in DNS:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    return [(socket.AF_INET6 if ":" in ip else socket.AF_INET, socket.SOCK_STREAM, 6, "",
+             (ip, port, 0, 0) if ":" in ip else (ip, port)) for ip in DNS[host]]
+
+
+@pytest.fixture(autouse=True)
+def no_real_dns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any name the system resolver is asked about here fails the test (IP literals still pass)."""
+    system = socket.getaddrinfo
+
+    def guarded(host: object, *args: object, **kwargs: object) -> object:
+        try:
+            ipaddress.ip_address(str(host))
+        except ValueError:
+            raise AssertionError(f"a real DNS lookup of {host!r}") from None
+        return system(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", guarded)
+
+
 def tool(allow: list[str]) -> ToolRegistry:
     registry = ToolRegistry()
-    web_tool.register(registry, allow)
+    web_tool.register(registry, allow, table_lookup)
     return registry
 
 
@@ -135,6 +164,14 @@ async def test_size_caps_and_binary_content(ctx: ToolContext, site: Site) -> Non
     assert big.endswith("… [page cut]") and len(big) < web_tool.MAX_CHARS + 200
     image = await fetch(ctx, site.url("/image"), allow=("127.0.0.1",))
     assert "Content-Type: image/png (6 bytes), not text" in image
+
+
+@pytest.mark.parametrize(("host", "refusal"), [
+    ("intranet.example", "Refused: intranet.example resolves to 10.0.0.5, a private address."),
+    ("mixed.example", "Refused: mixed.example resolves to 192.168.0.7, a private address."),
+])
+async def test_a_name_with_any_internal_address_is_refused(ctx: ToolContext, host: str, refusal: str) -> None:
+    assert await fetch(ctx, f"http://{host}/") == f"{refusal} web_fetch only reaches public internet hosts."
 
 
 async def test_unresolvable_host_is_a_polite_error(ctx: ToolContext) -> None:

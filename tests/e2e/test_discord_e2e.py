@@ -10,6 +10,7 @@ import pytest
 
 from adapters.discord import adapter as adapter_module
 from bot.app import App
+from bot.chats.sessions import SessionKey
 from tests.fakes.discord_api import (
     APP_ID,
     BOT_USER,
@@ -118,6 +119,10 @@ async def test_direct_message_flow(app: App, discord_fake: FakeDiscord) -> None:
     assert discord_fake.calls_to("POST", rf"/channels/{DM_CHANNEL_ID}/typing")
     await discord_fake.dispatch("MESSAGE_CREATE", discord_fake.user_message("/status", dm=True))
     await wait_for(lambda: len(_shown(discord_fake, DM_CHANNEL_ID)) == 2)
+    session = app.hub.sessions.get(SessionKey("discord", DM_CHANNEL_ID))
+    assert _shown(discord_fake, DM_CHANNEL_ID)[-1] == (
+        f"Conversation `{session.conversation_id}` (hello from a DM)\nModel: fake-model\nMessages: 2\n"
+        f"Cursor: {session.cursor}\nRole: default")
 
 
 async def test_redelivered_events_are_answered_once(app: App, discord_fake: FakeDiscord, fake: FakeOpenAI) -> None:

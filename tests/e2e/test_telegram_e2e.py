@@ -12,6 +12,7 @@ import pytest_asyncio
 
 from adapters.telegram.adapter import TelegramAdapter
 from bot.app import App
+from bot.i18n import t
 from tests.fakes.openai_api import FakeOpenAI, Text
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
 from tests.fakes.telegram_rules import utf16_len
@@ -167,5 +168,5 @@ async def test_a_photo_without_caption_gets_a_polite_note_and_no_model_call(
     tg.inject_message(42, "what is in this picture?", media="photo")  # a caption is read as the text
     await _answered(tg, 42, "what is in this picture?")
     note, answer = tg.bot_texts(42)
-    assert "text" in note.lower() and answer == "what is in this picture?"  # "I can only read text for now …"
+    assert (note, answer) == (t("en", "text_only"), "what is in this picture?")
     assert len(fake.requests) == 1 and "what is in this picture?" in _prompt(fake)

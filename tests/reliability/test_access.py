@@ -9,8 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from bot.chats.pairing import CODE_TTL, Pairing
 from bot.store.sqlite import SqliteStore
 from tests.fakes.openai_api import FakeOpenAI
@@ -50,18 +48,19 @@ async def test_pairing_code_then_admin_approval_in_chat(tmp_path: Path, fake: Fa
     assert len(fake.requests) == 1
 
 
-async def test_pairing_code_expires_after_an_hour(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_pairing_code_expires_after_an_hour(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "db.sqlite3")
     await store.open()
+    now = [1_700_000_000.0]
     try:
-        pairing = Pairing(store.pairing)
-        code = await pairing.code_for("telegram", "u1")
-        import bot.chats.pairing
-
-        real_time = bot.chats.pairing.time.time
-        monkeypatch.setattr(bot.chats.pairing.time, "time", lambda: real_time() + CODE_TTL + 1)
-        assert await pairing.approve("telegram", code) is None
-        assert not await pairing.is_paired("telegram", "u1")
+        pairing = Pairing(store.pairing, clock=lambda: now[0])
+        late, timely = await pairing.code_for("telegram", "u1"), await pairing.code_for("telegram", "u2")
+        assert late != timely
+        now[0] += CODE_TTL - 1
+        assert await pairing.approve("telegram", timely) == "u2"  # still valid a second before the hour
+        now[0] += 2
+        assert await pairing.approve("telegram", late) is None
+        assert not await pairing.is_paired("telegram", "u1") and await pairing.is_paired("telegram", "u2")
     finally:
         await store.close()
 

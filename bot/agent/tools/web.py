@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+from collections.abc import Awaitable, Callable, Sequence
 from html.parser import HTMLParser
+from typing import Any
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
@@ -60,7 +62,16 @@ class _PinnedResolver(AbstractResolver):
         return None
 
 
-async def vet(url: URL, allow_hosts: set[str], resolver: _PinnedResolver) -> None:
+AddrInfo = tuple[int, int, int, str, tuple[Any, ...]]  # what getaddrinfo returns per address
+Lookup = Callable[[str, int], Awaitable[Sequence[AddrInfo]]]
+
+
+async def system_lookup(host: str, port: int) -> Sequence[AddrInfo]:
+    """The system resolver; loop.getaddrinfo runs in a worker thread, off the event loop."""
+    return await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+
+
+async def vet(url: URL, allow_hosts: set[str], resolver: _PinnedResolver, lookup: Lookup = system_lookup) -> None:
     """Raise Refused unless `url` is http(s) to public addresses (or an allowed host); pin what was checked."""
     if url.scheme not in ("http", "https"):
         raise Refused(f"only http and https URLs can be fetched, not {url.scheme or 'this'!r}")
@@ -78,8 +89,8 @@ async def vet(url: URL, allow_hosts: set[str], resolver: _PinnedResolver) -> Non
         if not allowed and (reason := unsafe_reason(literal)):
             raise Refused(f"{host} is {reason}")
         return  # aiohttp connects to an IP literal directly, without a resolver
-    try:  # loop.getaddrinfo runs in a worker thread, off the event loop
-        infos = await asyncio.get_running_loop().getaddrinfo(host, url.port or 0, type=socket.SOCK_STREAM)
+    try:
+        infos = await lookup(host, url.port or 0)
     except socket.gaierror as e:
         raise Refused(f"could not resolve {host}") from e
     pins: list[ResolveResult] = []
@@ -94,7 +105,7 @@ async def vet(url: URL, allow_hosts: set[str], resolver: _PinnedResolver) -> Non
             resolver.pins[name] = pins
 
 
-async def fetch_text(raw_url: str, allow_hosts: set[str]) -> str:
+async def fetch_text(raw_url: str, allow_hosts: set[str], lookup: Lookup = system_lookup) -> str:
     try:
         url = URL(raw_url.strip())
     except (ValueError, TypeError):
@@ -106,7 +117,7 @@ async def fetch_text(raw_url: str, allow_hosts: set[str]) -> str:
         async with asyncio.timeout(TOTAL_TIMEOUT), aiohttp.ClientSession(
                 connector=connector, timeout=timeout, headers={"User-Agent": "bothub-web-fetch/0.1"}) as session:
             for _ in range(MAX_REDIRECTS + 1):
-                await vet(url, allow_hosts, resolver)
+                await vet(url, allow_hosts, resolver, lookup)
                 async with session.get(url, allow_redirects=False) as resp:
                     location = resp.headers.get("Location")
                     if resp.status in (301, 302, 303, 307, 308) and location:
@@ -191,13 +202,13 @@ def html_to_text(html: str) -> tuple[str, str]:
     return " ".join(parser.title.split()), text
 
 
-def register(registry: ToolRegistry, allow_hosts: list[str]) -> None:
+def register(registry: ToolRegistry, allow_hosts: list[str], lookup: Lookup = system_lookup) -> None:
     allowed = {h.lower().strip().strip("[]") for h in allow_hosts if h.strip()}
 
     async def web_fetch(ctx: ToolContext, url: str) -> str:
         if not isinstance(url, str) or not url.strip():
             return "Error: give a full http:// or https:// URL."
-        return await fetch_text(url, allowed)
+        return await fetch_text(url, allowed, lookup)
 
     registry.register(
         "web_fetch",

@@ -161,9 +161,10 @@ async def test_an_expired_token_is_refreshed_once(start_adapter: StartAdapter) -
 async def test_the_cards_we_render_pass_feishus_card_validation(start_adapter: StartAdapter) -> None:
     h = await start_adapter()
     ref = await h.adapter.send(DM, Reply("**hi**", title="Tree", buttons=((Button("Go", "/goto 1"),),)))
-    streamed = await h.adapter.send(DM, Reply("streaming"))
-    await h.adapter.edit(streamed, Reply("streaming, edited"))
-    await h.adapter.edit(ref, Reply("moved", title="Tree", buttons=((Button("Back", "/goto 0"),),)))
+    streamed = await h.adapter.send(DM, Reply("streaming"), final=False)
+    await h.adapter.edit(streamed, Reply("streaming, edited"), final=False)
+    await h.adapter.edit(streamed, Reply("streaming, edited and done"), final=True)
+    await h.adapter.edit(ref, Reply("moved", title="Tree", buttons=((Button("Back", "/goto 0"),),)), final=True)
     assert h.fake.card_errors == []
     assert {m["msg_type"] for m in h.fake.messages.values()} == {"interactive"}
 
@@ -201,7 +202,7 @@ async def test_a_broken_card_renderer_is_caught_by_the_fake(
 
 async def test_a_rate_limit_carries_feishus_reset_header_into_retry_after(start_adapter: StartAdapter) -> None:
     h = await start_adapter()
-    h.fake.fail("POST", "/cardkit/v1/cards", code=RATE_LIMITED, status=429, reset=7)
+    h.fake.fail("POST", "/im/v1/messages", code=RATE_LIMITED, status=429, reset=7)
     with pytest.raises(RateLimited) as caught:
         await h.adapter.send(DM, Reply("x"))
     assert caught.value.retry_after == 7.0  # from x-ogw-ratelimit-reset, not the 1 s fallback

@@ -55,6 +55,22 @@ async def test_webhook_checks_the_secret(fake: FakeTelegram, webhook: WebhookHub
     assert webhook.inbox.received == []
 
 
+async def test_webhook_skips_a_malformed_body_and_answers_503_while_stopped(
+        fake: FakeTelegram, webhook: WebhookHub, caplog: pytest.LogCaptureFixture) -> None:
+    right = {"X-Telegram-Bot-Api-Secret-Token": "right-secret_1"}
+    async with aiohttp.ClientSession() as client:
+        for body in (b"{not json", b"[1, 2]"):  # a 500 would make Telegram redeliver it forever
+            async with client.post(webhook.url, data=body, headers=right) as response:
+                assert response.status == 200
+        assert caplog.text.count("telegram webhook: unreadable update skipped") == 2
+        fake.inject_message(42, "still fine")
+        assert (await webhook.inbox.next()).text == "still fine"
+        await webhook.adapter.stop()
+        async with client.post(webhook.url, json={"update_id": 9}, headers=right) as response:
+            assert response.status == 503  # Telegram keeps the update and retries later
+    assert webhook.inbox.received == []
+
+
 async def test_webhook_receives_updates_telegram_pushes(fake: FakeTelegram, webhook: WebhookHub) -> None:
     fake.inject_message(42, "pushed by telegram")
     assert (await webhook.inbox.next()).text == "pushed by telegram"
