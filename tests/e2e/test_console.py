@@ -120,7 +120,7 @@ async def test_a_script_exits_non_zero_when_answers_failed(tmp_path: Path) -> No
     await down.start()
     down.script(Error(500), Error(500))
     try:
-        env = {**os.environ, "OPENAI_BASE_URL": down.base_url, "OPENAI_API_KEY": "k", "BOTHUB_LOG_LEVEL": "ERROR"}
+        env = {**os.environ, "OPENAI_BASE_URL": down.base_url, "OPENAI_API_KEY": "test-key", "BOTHUB_LOG_LEVEL": "ERROR"}
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "bot", "chat", "--data-dir", str(tmp_path / "data"), "--config", str(NO_RETRIES),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
@@ -137,7 +137,7 @@ async def test_stop_in_a_script_prints_the_partial_answer_once(tmp_path: Path) -
     llm = FakeOpenAI()
     await llm.start()
     llm.script(Text(words, delay=0.05))
-    env = {**os.environ, "OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "k", "BOTHUB_LOG_LEVEL": "WARNING"}
+    env = {**os.environ, "OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test-key", "BOTHUB_LOG_LEVEL": "WARNING"}
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "chat", "--data-dir", str(tmp_path / "data"),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,

@@ -118,7 +118,7 @@ async def test_a_burst_past_the_per_chat_rule_is_refused_and_edits_count(
     fake.open_chat(42)
     first = await adapter.send(DM, Reply("one"))
     await adapter.send(DM, Reply("two"))
-    await adapter.edit(first, Reply("one, edited"))
+    await adapter.edit(first, Reply("one, edited"), final=True)
     with pytest.raises(RateLimited) as caught:
         await adapter.send(DM, Reply("four"))
     assert caught.value.retry_after == 1
