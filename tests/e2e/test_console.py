@@ -120,7 +120,8 @@ async def test_a_script_exits_non_zero_when_answers_failed(tmp_path: Path) -> No
     await down.start()
     down.script(Error(500), Error(500))
     try:
-        env = {**os.environ, "OPENAI_BASE_URL": down.base_url, "OPENAI_API_KEY": "test-key", "BOTHUB_LOG_LEVEL": "ERROR"}
+        env = {**os.environ, "OPENAI_BASE_URL": down.base_url, "OPENAI_API_KEY": "test-key",
+               "BOTHUB_LOG_LEVEL": "ERROR"}
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "bot", "chat", "--data-dir", str(tmp_path / "data"), "--config", str(NO_RETRIES),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
