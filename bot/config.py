@@ -124,6 +124,19 @@ class Config(_Section):
         return self.database.url or f"sqlite:///{self.data_dir / 'bothub.sqlite3'}"
 
 
+def shell_admins_problem(cfg: Config, platforms: list[str]) -> str | None:
+    """Only admins may approve shell commands: with shell on, every platform that runs must name some."""
+    if not cfg.tools.shell_enabled:
+        return None
+    missing = [name for name in platforms
+               if (access := cfg.sections[name].access) is not None and not access.admins]
+    if not missing:
+        return None
+    return (f"tools.shell_enabled is on, but {', '.join(missing)} has no admins, so nobody could approve a "
+            f"shell command: set {missing[0]}.access.admins to the user ids allowed to approve them, "
+            "or turn tools.shell_enabled off")
+
+
 def _under(key: str, error: ErrorDetails) -> InitErrorDetails:
     """An adapter section's validation error, located under the section's key."""
     details: InitErrorDetails = {"type": error["type"], "loc": (key, *error["loc"]), "input": error["input"]}

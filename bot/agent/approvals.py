@@ -2,6 +2,8 @@
 
 The tool awaits a future while the chat shows Approve/Deny buttons carrying `/approve <id>` and
 `/deny <id>`; the hub routes those commands to `decide`. Only the waiting run sleeps, other chats go on.
+Only an admin of the platform may approve, in DMs and groups alike: a stranger must never be able to
+approve their own command. When a non-admin triggers the tool, nobody is asked at all.
 """
 
 from __future__ import annotations
@@ -15,12 +17,16 @@ from enum import Enum
 from bot.agent.tools.registry import ToolContext
 from bot.replies import Button, Reply
 
+NEEDS_ADMIN = "A person with admin rights must approve this command, so it was not run."
+MAX_SHOWN = 1500  # characters of a command shown in the prompt; the rest is counted, never silently hidden
+
 
 class Decision(Enum):
     APPROVED = "approved"
     DENIED = "denied"
     EXPIRED = "expired"  # nobody decided in time
     UNAVAILABLE = "unavailable"  # this run has no way to ask
+    NOT_ADMIN = "not_admin"  # the person who triggered it is no admin, so nobody was asked
 
 
 @dataclass
@@ -46,6 +52,9 @@ class Approvals:
         notify = ctx.notify
         if notify is None:
             return Decision.UNAVAILABLE
+        if not ctx.is_admin:
+            await notify(Reply(NEEDS_ADMIN))
+            return Decision.NOT_ADMIN
         approval_id = secrets.token_hex(4)
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._pending[approval_id] = _Pending(ctx.chat, command, future)
@@ -58,13 +67,13 @@ class Approvals:
         finally:
             self._pending.pop(approval_id, None)
 
-    def decide(self, chat: str, approval_id: str, approve: bool, user_is_admin: bool, is_group: bool) -> str:
+    def decide(self, chat: str, approval_id: str, approve: bool, user_is_admin: bool) -> str:
         """Resolve a pending request from its own chat; another chat's id looks exactly like an unknown one."""
         pending = self._pending.get(approval_id.strip())
         if pending is None or pending.chat != chat or pending.future.done():
             return "There is no pending request with that id (it may have expired or been decided)."
-        if is_group and not user_is_admin:
-            return "Only an admin of this bot can approve or deny tool actions in a group."
+        if not user_is_admin:
+            return "Only an admin of this bot can approve or deny tool actions."
         pending.future.set_result(approve)
         return f"Approved: {_inline(pending.command)}" if approve else f"Denied: {_inline(pending.command)}"
 
@@ -74,9 +83,10 @@ class Approvals:
 
 
 def _prompt(approval_id: str, command: str, destructive: bool, timeout: float) -> Reply:
-    fence = "`" * max(3, _longest_backtick_run(command) + 1)
+    shown = _shorten(command, MAX_SHOWN)
+    fence = "`" * max(3, _longest_backtick_run(shown) + 1)
     warning = "⚠️ This command can delete or change files. Check it carefully.\n\n" if destructive else ""
-    text = (f"{warning}The assistant wants to run this shell command:\n{fence}\n{command}\n{fence}\n"
+    text = (f"{warning}The assistant wants to run this shell command:\n{fence}\n{shown}\n{fence}\n"
             f"Approve or deny within {max(1, round(timeout / 60))} min "
             f"(or type /approve {approval_id} or /deny {approval_id}).")
     title = "⚠️ Destructive command: approval needed" if destructive else "Approval needed"
@@ -88,6 +98,10 @@ def _longest_backtick_run(text: str) -> int:
     return max((len(m) for m in re.findall(r"`+", text)), default=0)
 
 
+def _shorten(command: str, limit: int) -> str:
+    return command if len(command) <= limit else f"{command[:limit]} … ({len(command) - limit} more characters)"
+
+
 def _inline(command: str) -> str:
-    short = (command if len(command) <= 80 else command[:77] + "…").replace("`", "'")
+    short = _shorten(command, 80).replace("`", "'")
     return f"`{short}`"

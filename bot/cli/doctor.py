@@ -12,8 +12,9 @@ import openai
 
 from bot.adapter import find_spec
 from bot.agent.skills import SkillSet
+from bot.agent.tools import sandbox
 from bot.agent.workspace import check_workspace, missing_required
-from bot.config import Config
+from bot.config import Config, shell_admins_problem
 from bot.i18n import t
 
 OK, FAIL, WARN, INFO = "✔", "✘", "!", "·"
@@ -37,9 +38,23 @@ async def run(cfg: Config, env: Mapping[str, str]) -> int:
             results.append((OK, f"{name}: {detail}"))
         except Exception as e:
             results.append((FAIL, f"{name}: {e}"))
+    results.extend(_check_shell(cfg))
     for mark, line in results:
         print(f"{mark} {line}")
     return 1 if any(mark == FAIL for mark, _ in results) else 0
+
+
+def _check_shell(cfg: Config) -> list[tuple[str, str]]:
+    if not cfg.tools.shell_enabled:
+        return [(INFO, "shell: off (tools.shell_enabled)")]
+    checks = []
+    if why := sandbox.problem():
+        checks.append((FAIL, f"shell: disabled until the sandbox works: {why}"))
+    else:
+        checks.append((OK, "shell: bubblewrap sandbox works"))
+    if problem := shell_admins_problem(cfg, cfg.enabled_platforms):
+        checks.append((FAIL, f"shell: {problem}"))
+    return checks
 
 
 def _workspace(cfg: Config, lang: str) -> list[tuple[str, str]]:

@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 from bot.adapter import AdapterSpec, CliCommand, installed_specs
 from bot.app import App
 from bot.cli import envfile
-from bot.config import Config, ConfigError, llm_setup_hint, load_config
+from bot.config import Config, ConfigError, llm_setup_hint, load_config, shell_admins_problem
 from bot.ops import redact
 
 log = logging.getLogger("bothub")
@@ -121,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
             print(llm_setup_hint(), file=sys.stderr)
             return 2
         platforms = cfg.enabled_platforms if command == "run" else []
+        if problem := shell_admins_problem(cfg, platforms):
+            print(f"bothub: {problem}", file=sys.stderr)
+            return 2
         chat_name = getattr(args, "chat", "local")
         return asyncio.run(_serve(cfg, platforms, chat_name))
     return asyncio.run(_tool(cfg, command, args))

@@ -44,4 +44,4 @@ def _decide(ctx: CommandContext, approve: bool) -> Reply:
     if not approval_id:
         raise UsageError
     chat = ctx.session.key.storage_key
-    return Reply(ctx.services.approvals.decide(chat, approval_id, approve, ctx.is_admin, ctx.msg.is_group))
+    return Reply(ctx.services.approvals.decide(chat, approval_id, approve, ctx.is_admin))

@@ -44,7 +44,7 @@ class Chat:
             asyncio.get_running_loop().call_soon(self._decide, approval_id)
 
     def _decide(self, approval_id: str) -> None:
-        self.results.append(self.approvals.decide("test:1", approval_id, bool(self.answer), self.admin, self.group))
+        self.results.append(self.approvals.decide("test:1", approval_id, bool(self.answer), self.admin))
 
 
 def setup(ctx: ToolContext, answer: bool | None, timeout: float = 600,
@@ -53,7 +53,7 @@ def setup(ctx: ToolContext, answer: bool | None, timeout: float = 600,
     registry = ToolRegistry()
     shell.register(registry, approvals, timeout=5, enabled=True)
     chat = Chat(approvals, answer, **chat_kw)
-    return registry, chat, dataclasses.replace(ctx, notify=chat.notify)
+    return registry, chat, dataclasses.replace(ctx, notify=chat.notify, is_admin=True)  # only an admin's run asks
 
 
 @pytest.mark.parametrize("command", BLOCKED)
@@ -95,21 +95,21 @@ async def test_no_decision_in_time(ctx: ToolContext) -> None:
     assert result == "No decision was made in time, so the command was not run."
     assert len(chat.prompts) == 1 and not (ctx.workdir / "late.txt").exists()
     approval_id = chat.prompts[0].buttons[0][0].action.split()[1]
-    assert "no pending request" in chat.approvals.decide("test:1", approval_id, True, True, False)
+    assert "no pending request" in chat.approvals.decide("test:1", approval_id, True, True)
 
 
 async def test_group_approval_needs_an_admin_and_the_same_chat(tmp_path: Path) -> None:
     approvals = Approvals()
     prompted: asyncio.Queue[Reply] = asyncio.Queue()
-    ctx = ToolContext(chat="tg:group", workdir=tmp_path, is_group=True, notify=prompted.put)
+    ctx = ToolContext(chat="tg:group", workdir=tmp_path, is_admin=True, is_group=True, notify=prompted.put)
     waiting = asyncio.create_task(approvals.request(ctx, "ls", destructive=False))
     approval_id = (await prompted.get()).buttons[0][0].action.split()[1]
-    unknown = approvals.decide("tg:group", "nope", True, user_is_admin=True, is_group=True)
-    assert approvals.decide("tg:other", approval_id, True, user_is_admin=True, is_group=True) == unknown
-    refused = approvals.decide("tg:group", approval_id, True, user_is_admin=False, is_group=True)
-    assert refused == "Only an admin of this bot can approve or deny tool actions in a group."
+    unknown = approvals.decide("tg:group", "nope", True, user_is_admin=True)
+    assert approvals.decide("tg:other", approval_id, True, user_is_admin=True) == unknown
+    refused = approvals.decide("tg:group", approval_id, True, user_is_admin=False)
+    assert refused == "Only an admin of this bot can approve or deny tool actions."
     assert not waiting.done()
-    assert approvals.decide("tg:group", approval_id, True, user_is_admin=True, is_group=True) == "Approved: `ls`"
+    assert approvals.decide("tg:group", approval_id, True, user_is_admin=True) == "Approved: `ls`"
     assert await waiting is True and approvals.pending_count == 0
 
 
@@ -119,7 +119,7 @@ async def test_waiting_for_approval_does_not_block_other_chats(tmp_path: Path) -
     async def notify(reply: Reply) -> None:
         return None
 
-    ctx = ToolContext(chat="a", workdir=tmp_path, notify=notify)
+    ctx = ToolContext(chat="a", workdir=tmp_path, is_admin=True, notify=notify)
     waiting = asyncio.create_task(approvals.request(ctx, "ls", destructive=False))
     other = ToolContext(chat="b", workdir=tmp_path / "b")
     assert await shell.run_command("echo other chat", other, 5) == "exit code 0\nother chat"

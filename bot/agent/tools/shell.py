@@ -44,6 +44,9 @@ def register(registry: ToolRegistry, approvals: Approvals, timeout: float, enabl
             return "The user denied this command; it was not run. Do not retry it; ask what they want instead."
         if decision is Decision.EXPIRED:
             return "No decision was made in time, so the command was not run."
+        if decision is Decision.NOT_ADMIN:
+            return ("Only a person with admin rights may approve shell commands, and the person asking is not an "
+                    "admin, so the command was not run. Do not retry it.")
         if decision is Decision.UNAVAILABLE:
             return "Shell commands need approval in the chat, which is not possible here; the command was not run."
         return await run_command(command, ctx, timeout, network)
