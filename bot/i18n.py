@@ -58,8 +58,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "nothing_to_stop": ("Nothing is running.", "当前没有正在运行的任务。"),
     "interrupted": ("(interrupted)", "（已中断）"),
     "status": (
-        "Conversation `{id}` ({title})\nModel: {model}\nMessages: {count}\nCursor: {cursor}\nRole: {role}",
-        "会话 `{id}`（{title}）\n模型：{model}\n消息数：{count}\n光标：{cursor}\n角色：{role}",
+        "Conversation `{id}` ({title})\nModel: {model}\nMessages: {count}\nCursor: [{cursor}] (see /tree)\n"
+        "Role: {role}",
+        "会话 `{id}`（{title}）\n模型：{model}\n消息数：{count}\n光标：[{cursor}]（见 /tree）\n角色：{role}",
     ),
     "skills_title": ("Skills", "技能"),
     "skills_empty": ("No skills installed.", "没有安装技能。"),

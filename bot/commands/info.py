@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot.commands.registry import COMMANDS, CommandContext, UsageError, command
 from bot.replies import Reply
+from bot.tree.model import Message
 
 
 @command("help", "Show this help", "显示帮助", immediate=True)
@@ -21,7 +22,12 @@ async def status(ctx: CommandContext) -> Reply:
     if info is None:
         raise UsageError
     return Reply(ctx.t("status", id=info.id, title=info.title or ctx.t("untitled"), model=model_of(ctx),
-                       count=info.message_count, cursor=ctx.session.cursor, role=info.role))
+                       count=info.message_count, cursor=cursor_number(ctx.session.path), role=info.role))
+
+
+def cursor_number(path: list[Message]) -> int:
+    """The cursor as /tree and /goto know it (the root is 0); the path is stored by now, so numbered."""
+    return path[-1].number or 0 if path else 0
 
 
 @command("skills", "List skills and whether they are enabled", "列出技能及启用状态", "/skills [reload]")

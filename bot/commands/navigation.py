@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.commands.registry import CommandContext, UsageError, command
 from bot.replies import Button, Reply
-from bot.tree.view import TreeLabels, number_nodes, render_tree
+from bot.tree.view import TreeLabels, render_tree
 
 PREVIEW = 60
 
@@ -33,10 +33,9 @@ async def goto(ctx: CommandContext) -> Reply:
         raise UsageError
     n = int(ctx.args.strip())
     conv = await ctx.services.conversations.tree(ctx.session, "")
-    order = number_nodes(conv)
-    if n >= len(order):
+    target = conv.by_number(n)  # numbers never change, so an old /tree's button still means this message
+    if target is None:
         return Reply(ctx.t("goto_missing", n=n))
-    target = conv.messages[order[n]]
     await ctx.services.conversations.move_cursor(ctx.session, target.id)
     preview = " ".join(target.content.split())[:PREVIEW] or f"({target.role})"
     return Reply(ctx.t("goto_done", n=n, preview=preview))

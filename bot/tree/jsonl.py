@@ -39,6 +39,8 @@ def export_jsonl(conv: Conversation, metadata: dict[str, Any]) -> str:
             record["author"] = msg.author
         if msg.interrupted:
             record["interrupted"] = True
+        if msg.number is not None:
+            record["number"] = msg.number  # /tree numbers survive a round trip
         lines.append(json.dumps(record, ensure_ascii=False))
     return "\n".join(lines) + "\n"
 
@@ -74,6 +76,7 @@ def _parse_message(record: dict[str, Any], lineno: int) -> Message:
         tool_call_id=_field(record, "tool_call_id", str, lineno, False),
         author=_field(record, "author", str, lineno, False),
         interrupted=bool(_field(record, "interrupted", bool, lineno, False)),
+        number=_field(record, "number", int, lineno, False),
     )
 
 

@@ -32,6 +32,7 @@ class Message:
     author: str | None = None  # sender display name in groups (content already carries it)
     interrupted: bool = False  # a partial answer cut short by /stop
     job_id: str | None = None  # set on the turn a scheduled job started (bot/scheduler)
+    number: int | None = None  # `/goto N`: given once, in creation order, per conversation; the root is 0
 
     @classmethod
     def new(cls, role: str, content: str, parent_id: str | None = None, **fields: Any) -> Message:
@@ -52,10 +53,12 @@ class Conversation:
 
     def __init__(self, system_prompt: str, id: str | None = None, root_id: str | None = None) -> None:
         self.id = id or new_id()
-        root = Message(root_id or new_id(), "system", None, system_prompt, utc_now())
+        root = Message(root_id or new_id(), "system", None, system_prompt, utc_now(), number=0)
         self.root_id = root.id
         self.messages: dict[str, Message] = {root.id: root}
         self.children: dict[str, list[str]] = {root.id: []}
+        self.numbered: dict[int, str] = {0: root.id}  # number → message id
+        self._last_number = 0
         self.current_message_id = root.id
 
     @classmethod
@@ -83,6 +86,12 @@ class Conversation:
             raise ValueError(f"duplicate message id {msg.id!r}")
         if msg.parent_id not in self.messages:
             raise KeyError(f"message {msg.id!r}: unknown parent {msg.parent_id!r}")
+        if msg.number is None:  # a new message: the next number, never one a message had before
+            msg.number = self._last_number + 1
+        elif msg.number in self.numbered or msg.number < 1:
+            raise ValueError(f"message {msg.id!r}: number {msg.number} is taken or not positive")
+        self.numbered[msg.number] = msg.id
+        self._last_number = max(self._last_number, msg.number)
         self.messages[msg.id] = msg
         self.children[msg.id] = []
         self.children[msg.parent_id].append(msg.id)
@@ -104,6 +113,11 @@ class Conversation:
         self._attach(msg)
         self.current_message_id = msg.id
         return msg
+
+    def by_number(self, number: int) -> Message | None:
+        """The message `/goto number` means."""
+        mid = self.numbered.get(number)
+        return self.messages[mid] if mid is not None else None
 
     def change_current_message(self, message_id: str) -> Message:
         msg = self._require(message_id)

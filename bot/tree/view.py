@@ -1,10 +1,11 @@
-"""`/tree` rendering: unique depth-first numbers, branch lines, the cursor marked, within a size budget.
+"""`/tree` rendering: each message's fixed number, branch lines, the cursor marked, within a size budget.
 
-Layout follows seed 000: a linear run keeps its indentation; only a branch point indents its children
-(├─ └─ │), and a branch's own continuation is listed one level under its first message. Big trees are
-shown at the first level of detail that fits (see `_Layout.tiers`); each level keeps the root, the cursor and
-the branch points on the current path. Work is linear in the tree size: a few passes, no re-rendering
-per line.
+Numbers are given at creation and never change (a `/goto N` button in an old /tree still means the same
+message); the drawing is depth first. Layout follows seed 000: a linear run is a straight column; only a
+branch point indents its children (├─ └─ │), and each branch continues as a column under its first message.
+Big trees are shown at the first level of detail that fits (see `_Layout.tiers`); each level keeps the root,
+the cursor and the branch points on the current path. Work is linear in the tree size: a few passes, no
+re-rendering per line.
 """
 
 from __future__ import annotations
@@ -36,11 +37,6 @@ class TreeLabels:
 class TreeView:
     text: str
     goto_targets: list[tuple[int, str]]  # (number, message id): current-path leaf first, then DFS order
-
-
-def number_nodes(conv: Conversation) -> list[str]:
-    """Message ids in depth-first order, children in creation order: index = the `/goto` number."""
-    return [m.id for m in conv.get_branch(conv.root_id)]
 
 
 def _collapse(text: str) -> str:
@@ -85,7 +81,7 @@ class _Layout:
             for child in shown:
                 self.parent[child] = node
             stack.extend(reversed(shown))
-        self.number = {mid: i for i, mid in enumerate(self.order)}
+        self.number = {mid: conv.messages[mid].number or 0 for mid in self.order}
         self.size = dict.fromkeys(self.order, 1)
         for node in reversed(self.order):
             up = self.parent[node]
@@ -186,13 +182,13 @@ def _lines(lay: _Layout, shown: set[str]) -> list[_Line]:
                 if len(under) > MAX_INDENT:
                     out.append((under + "↳", None, "", None))
                     deferred.append(mid)
-                else:
-                    push(lay.disp[mid], under, False)
+                else:  # a branch point's children hang from it; a run continues straight down
+                    push(lay.disp[mid], under, mid not in lay.branch_points)
         if not deferred:
             return out
         mid = deferred.pop(0)
         out.append((f"↳ [{lay.number[mid]}]", None, "", None))
-        push(lay.disp[mid], "", False)
+        push(lay.disp[mid], "", mid not in lay.branch_points)
 
 
 def _length(lines: list[_Line], width: int) -> int:

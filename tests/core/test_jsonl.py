@@ -27,7 +27,8 @@ def test_export_matches_the_seed_format() -> None:
         "title": "hello", "conversation_id": conv.id, "current_message_id": conv.current_message_id}}
     assert len(lines) == len(conv)  # the system prompt is not written
     first = json.loads(lines[1])
-    assert list(first) == ["type", "msg_id", "role", "content", "parent_id", "timestamp", "tool_call_id", "tool_calls"]
+    seed_fields = ["type", "msg_id", "role", "content", "parent_id", "timestamp", "tool_call_id", "tool_calls"]
+    assert list(first) == [*seed_fields, "number"]  # the seed's fields, then the /tree number
     assert first["role"] == "user" and first["parent_id"] == conv.root_id and first["timestamp"].endswith("Z")
     assert json.loads(lines[4])["tool_calls"][0]["function"]["name"] == "get_weather"
 
@@ -38,6 +39,7 @@ def test_round_trip_keeps_messages_structure_and_cursor() -> None:
     back = import_jsonl(export_jsonl(conv, {}), "fresh prompt")
     assert back.id == conv.id and back.root.content == "fresh prompt"
     _same_tree(conv, back)
+    assert {m.id: m.number for m in back.messages.values()} == {m.id: m.number for m in conv.messages.values()}
 
 
 def test_seed_sample_lines_import() -> None:

@@ -1,4 +1,4 @@
-"""/tree rendering: the seed's layout with unique numbers, the cursor, and the size budget."""
+"""/tree rendering: the seed's layout with fixed numbers, straight runs, the cursor, and the size budget."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 import pytest
 
 from bot.tree.model import Conversation, Message
-from bot.tree.view import TreeLabels, number_nodes, render_tree
+from bot.tree.view import TreeLabels, render_tree
 
 NUMBER = re.compile(r"^[│├└─ ]*\[(\d+)\]", re.MULTILINE)  # a message line, not a "↳ [n]" line
 HIDDEN = re.compile(r"… (\d+) messages hidden")
@@ -19,11 +19,11 @@ SEED_TREE = """\
 [1] You: hello
 [2] AI: Hi! How can I help?
 ├─ [3] You: weather in Beijing?
-│  ├─ [4] AI: [tool call: get_weather]
-│  ├─ [5] Tool result: {"temp":25}
-│  └─ [6] AI: Sunny, 25 degrees
+│  [4] AI: [tool call: get_weather]
+│  [5] Tool result: {"temp":25}
+│  [6] AI: Sunny, 25 degrees
 └─ [7] You: answer again
-   └─ [8] AI: Hey there! ← you are here"""
+   [8] AI: Hey there! ← you are here"""
 
 
 def seed_conversation() -> Conversation:
@@ -53,6 +53,11 @@ def random_conversation(size: int, branch_rate: float, seed: int = 7) -> Convers
     return conv
 
 
+def number_nodes(conv: Conversation) -> list[str]:
+    """Message ids by their fixed number (index = number)."""
+    return [conv.numbered[n] for n in sorted(conv.numbered)]
+
+
 def accounted(conv: Conversation, text: str) -> None:
     """Every message is either shown once or counted in exactly one "hidden" line."""
     shown = [int(n) for n in NUMBER.findall(text)]
@@ -68,16 +73,44 @@ def test_seed_branching_example_renders_with_unique_numbers() -> None:
     assert view.goto_targets == [(8, ids[8]), (2, ids[2]), (6, ids[6])]
 
 
-def test_numbers_are_depth_first_and_unique() -> None:
+def test_numbers_follow_creation_and_the_drawing_is_depth_first() -> None:
     conv = random_conversation(300, 0.2)
     ids = number_nodes(conv)
-    assert len(ids) == len(set(ids)) == len(conv)
-    assert ids[0] == conv.root_id
-    for number, mid in enumerate(ids[1:], start=1):  # a parent always comes before its children
-        assert ids.index(conv.messages[mid].parent_id or "") < number
+    assert ids == list(conv.messages) and ids[0] == conv.root_id  # number = creation order
     view = render_tree(conv, 100_000)
-    assert sorted(int(n) for n in NUMBER.findall(view.text)) == list(range(len(conv)))
+    drawn = [int(n) for n in NUMBER.findall(view.text)]
+    assert sorted(drawn) == list(range(len(conv)))
+    position = {ids[n]: i for i, n in enumerate(drawn)}
+    assert all(position[conv.messages[mid].parent_id or ""] < position[mid] for mid in ids[1:])  # parents first
     accounted(conv, view.text)
+
+
+def test_numbers_never_change_when_the_tree_branches() -> None:
+    """Issue 12 §2: a branch used to renumber nodes, so an old /tree's `/goto 5` button led elsewhere."""
+    conv = seed_conversation()
+    conv.change_current_message(conv.numbered[3])
+    before = render_tree(conv, 4000)
+    lines_before = {line.strip("│├└─ ") for line in before.text.splitlines()}
+    conv.change_current_message(conv.numbered[1])
+    conv.add_message(Message.new("assistant", "a third answer"))  # a new branch early in the tree
+    after = render_tree(conv, 4000)
+    assert after.text.endswith("└─ [9] AI: a third answer ← you are here")
+    for line in lines_before - {"[3] You: weather in Beijing? ← you are here"}:
+        assert line in {x.strip("│├└─ ") for x in after.text.splitlines()}, line
+    assert {n: mid for n, mid in before.goto_targets} == {n: conv.numbered[n] for n, _ in before.goto_targets}
+
+
+def test_a_long_run_under_a_branch_is_a_straight_column() -> None:
+    conv = seed_conversation()
+    for i in range(4):
+        conv.add_message(Message.new("user" if i % 2 == 0 else "assistant", f"more {i}"))
+    text = render_tree(conv, 4000).text
+    assert text.endswith("""└─ [7] You: answer again
+   [8] AI: Hey there!
+   [9] You: more 0
+   [10] AI: more 1
+   [11] You: more 2
+   [12] AI: more 3 ← you are here""")
 
 
 def test_labels_are_replaceable_for_other_languages() -> None:
@@ -85,7 +118,7 @@ def test_labels_are_replaceable_for_other_languages() -> None:
                         here="← 当前位置", hidden="… 省略 {n} 条")
     text = render_tree(seed_conversation(), 4000, labels).text
     assert "[0] 系统提示词: You are a helpful assistant" in text
-    assert "│  ├─ [4] AI: [工具调用: get_weather]" in text
+    assert "│  [4] AI: [工具调用: get_weather]" in text
     assert "[5] 工具结果:" in text and text.endswith("Hey there! ← 当前位置")
 
 
@@ -115,8 +148,7 @@ def test_big_tree_fits_the_budget_and_shows_the_cursor_path(size: int) -> None:
     elapsed = time.perf_counter() - started
     print(f"\nrender_tree({size} messages, budget 3500): {elapsed * 1000:.1f} ms, {len(view.text)} chars")
     assert len(view.text) <= 3500
-    ids = number_nodes(conv)
-    shown = {ids[int(n)] for n in NUMBER.findall(view.text)}
+    shown = {conv.numbered[int(n)] for n in NUMBER.findall(view.text)}
     path = [m.id for m in conv.get_message_chain()]
     branch_points_on_path = {mid for mid in path if len(conv.children[mid]) > 1}
     assert branch_points_on_path and branch_points_on_path <= shown

@@ -101,7 +101,7 @@ async def test_a_long_script_is_answered_line_by_line_in_order(tmp_path: Path) -
     slow = FakeOpenAI(words_delay=0.01)  # every answer takes a moment: the old console queued past max_queue
     await slow.start()
     try:
-        questions = [f"question {i} please" for i in range(1, 61)]
+        questions = [f"question {i} please, in a few more words than that" for i in range(1, 61)]
         script = "\n".join([*questions[:30], "/lang zh", "/help", *questions[30:], "/status", "/tree"]) + "\n"
         out = await chat(tmp_path / "data", slow.base_url, script)
     finally:
@@ -112,6 +112,9 @@ async def test_a_long_script_is_answered_line_by_line_in_order(tmp_path: Path) -
     help_at = out.index("我是这个聊天里的助手")  # /help after /lang zh speaks Chinese…
     assert out.index("question 30 please") < help_at < out.index("question 31 please")  # …in its place
     assert "消息数：120" in out  # /status after the last answer counts every message
+    tree = out.split("== 会话 ")[1]
+    assert "光标：[120]" in out and "[120] AI: question 60 please" in tree
+    assert "省略" in tree and len(tree) < 3600  # a long run collapses within a platform's budget
     assert len(slow.requests) == 60
 
 

@@ -23,7 +23,8 @@ from bot.store.sqlite.database import Database
 from bot.tree.model import Conversation, Message, new_id
 
 _CONV_COLUMNS = "id, chat, root_id, title, role, current_message_id, message_count, created_at, updated_at"
-_MSG_COLUMNS = "id, role, parent_id, content, created_at, tool_calls, tool_call_id, author, interrupted, job_id"
+_MSG_COLUMNS = ("id, role, parent_id, content, created_at, tool_calls, tool_call_id, author, interrupted, job_id, "
+                "number")
 _CHAIN_SQL = f"""
 WITH RECURSIVE chain(mid, depth) AS (
     SELECT :mid, 0
@@ -37,7 +38,7 @@ ORDER BY chain.depth DESC
 """
 _INSERT_MESSAGE = (
     "INSERT INTO messages (id, conversation_id, chat, parent_id, role, content, tool_calls, tool_call_id, author, "
-    "interrupted, created_at, job_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "interrupted, created_at, job_id, number) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -48,10 +49,10 @@ def _info(row: Sequence[Any]) -> ConversationInfo:
 
 
 def _message(row: Sequence[Any]) -> Message:
-    mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id = row
+    mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id, number = row
     calls = json.loads(tool_calls) if tool_calls is not None else None
     return Message(mid, role, parent, content, datetime.fromisoformat(created), calls, tool_call_id, author,
-                   bool(interrupted), job_id)
+                   bool(interrupted), job_id, number)
 
 
 def _conv(db: sqlite3.Connection, chat: str, conv_id: str) -> ConversationInfo | None:
@@ -99,9 +100,16 @@ def _create(db: sqlite3.Connection, chat: str, role: str) -> ConversationInfo:
     return info
 
 
-def _insert(db: sqlite3.Connection, info: ConversationInfo, msgs: Sequence[Message], cursor: str) -> None:
+def _insert(db: sqlite3.Connection, info: ConversationInfo, msgs: Sequence[Message], cursor: str,
+            keep_numbers: bool = False) -> None:
+    """Numbers continue the conversation's (an import keeps the numbers its tree carries); each message
+    object learns its number, so a session's cached path can show it."""
     known, parent_default, title = {info.root_id, info.current_message_id}, info.current_message_id, ""
+    last = db.execute("SELECT COALESCE(MAX(number), 0) FROM messages WHERE chat = ? AND conversation_id = ?",
+                      (info.chat, info.id)).fetchone()[0]
     for msg in msgs:
+        if not (keep_numbers and msg.number is not None):
+            last = msg.number = last + 1
         parent = msg.parent_id or parent_default
         if msg.role not in STORED_ROLES:
             raise ValueError(f"message {msg.id!r}: role {msg.role!r} is not stored")
@@ -112,7 +120,7 @@ def _insert(db: sqlite3.Connection, info: ConversationInfo, msgs: Sequence[Messa
             try:
                 db.execute(_INSERT_MESSAGE, (msg.id, info.id, info.chat, parent, msg.role, msg.content, calls,
                                              msg.tool_call_id, msg.author, int(msg.interrupted), iso(msg.created_at),
-                                             msg.job_id))
+                                             msg.job_id, msg.number))
                 break
             except sqlite3.IntegrityError:
                 # Ids are 8 hex (seed 000), so a long conversation can draw one twice; a lone new
@@ -202,7 +210,7 @@ class SqliteConversations:
             info = _insert_conv(db, chat, _free_conv_id(db, chat, conv.id), conv.root_id, role)
             stored = [m for m in conv.messages.values() if m.id != conv.root_id]
             if stored:
-                _insert(db, info, stored, conv.current_message_id)
+                _insert(db, info, stored, conv.current_message_id, keep_numbers=True)
             return _require_conv(db, chat, info.id)
 
         return await self._db.write(op)

@@ -1,13 +1,36 @@
 """Append-only schema migrations; `PRAGMA user_version` records how many have run.
 
-Never edit a migration that has shipped: add a new one at the end instead.
+Never edit a migration that has shipped: add a new one at the end instead. A migration is an SQL script,
+or a function for what SQL says badly (a depth-first walk); each runs in one transaction.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
-MIGRATIONS: tuple[str, ...] = (
+
+def _number_messages(db: sqlite3.Connection) -> None:
+    """5: every message gets a fixed `/goto` number. Existing trees keep the numbers /tree showed until now
+    (depth first, children in creation order, the root 0); new messages continue from the highest."""
+    db.execute("ALTER TABLE messages ADD COLUMN number INTEGER")
+    for chat, conv_id, root_id in db.execute("SELECT chat, id, root_id FROM conversations").fetchall():
+        children: dict[str, list[str]] = {}
+        rows = db.execute("SELECT id, parent_id FROM messages WHERE chat = ? AND conversation_id = ? ORDER BY seq",
+                          (chat, conv_id))
+        for mid, parent in rows:
+            children.setdefault(parent, []).append(mid)
+        order, stack = [], list(reversed(children.get(root_id, [])))
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(reversed(children.get(node, [])))
+        db.executemany("UPDATE messages SET number = ? WHERE chat = ? AND conversation_id = ? AND id = ?",
+                       [(n, chat, conv_id, mid) for n, mid in enumerate(order, start=1)])
+    db.execute("CREATE UNIQUE INDEX messages_by_number ON messages (chat, conversation_id, number)")
+
+
+MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     # 1: chats, conversations, the message tree, persisted dedupe keys.
     """
     CREATE TABLE chats (
@@ -116,6 +139,7 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE jobs ADD COLUMN heartbeat INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE messages ADD COLUMN job_id TEXT;
     """,
+    _number_messages,  # 5
 )
 
 
@@ -127,9 +151,15 @@ def migrate(db: sqlite3.Connection) -> int:
         raise RuntimeError(
             f"database schema version {version} is newer than this program ({len(MIGRATIONS)}); upgrade bothub"
         )
-    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+    for number, step in enumerate(MIGRATIONS[version:], start=version + 1):
         try:
-            db.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
+            if isinstance(step, str):
+                db.executescript(f"BEGIN;\n{step}\nPRAGMA user_version = {number};\nCOMMIT;")
+            else:
+                db.execute("BEGIN")
+                step(db)
+                db.execute(f"PRAGMA user_version = {number}")
+                db.execute("COMMIT")
         except BaseException:
             db.rollback()
             raise

@@ -209,3 +209,33 @@ async def test_a_lone_message_whose_8_hex_id_is_taken_gets_another(store: Store)
     assert stored is not None and stored.content == "same id by chance"
     original = await store.conversations.message("tg:1", conv_id, msgs[0].id)
     assert original is not None and original.content == "user 0"
+
+
+async def test_messages_get_fixed_numbers_in_creation_order(store: Store) -> None:
+    """Issue 12 §2: a number is given once per message, in creation order; branching never renumbers."""
+    conv_id, msgs = await _converse(store, "tg:n", turns=2)  # 1..4 in a line
+    assert [m.number for m in msgs] == [1, 2, 3, 4]  # the caller's objects learn their numbers
+    branch = Message.new("user", "another way", parent_id=msgs[1].id)
+    answer = Message.new("assistant", "sure", parent_id=None)
+    await store.conversations.append("tg:n", conv_id, [branch, answer])
+    assert (branch.number, answer.number) == (5, 6)
+    conv = await store.conversations.load("tg:n", conv_id, "p")
+    assert conv is not None
+    assert {n: conv.messages[mid].content for n, mid in conv.numbered.items()} == {
+        0: "p", 1: "user 0", 2: "assistant 0", 3: "user 1", 4: "assistant 1", 5: "another way", 6: "sure"}
+    chain = await store.conversations.chain("tg:n", conv_id, answer.id)
+    assert [m.number for m in chain] == [1, 2, 5, 6]
+
+
+async def test_an_import_keeps_the_numbers_of_its_tree(store: Store) -> None:
+    conv = Conversation("p")
+    first = conv.add_message(Message.new("user", "q"))
+    conv.add_message(Message.new("assistant", "a"))
+    conv.change_current_message(first.id)
+    late = conv.add_message(Message.new("assistant", "a again", number=9))
+    info = await store.conversations.import_tree("tg:i", conv)
+    back = await store.conversations.load("tg:i", info.id, "p")
+    assert back is not None and back.numbered[9] == late.id and back.by_number(2).content == "a"  # type: ignore[union-attr]
+    follow = Message.new("user", "next", parent_id=late.id)
+    await store.conversations.append("tg:i", info.id, [follow])
+    assert follow.number == 10

@@ -16,6 +16,7 @@ from bot.store import ChatSettings
 from bot.store.sqlite import SqliteStore
 from bot.store.sqlite.memories import TOP_SQL
 from bot.store.sqlite.migrations import MIGRATIONS
+from bot.tree.model import Message
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -117,3 +118,33 @@ async def test_top_query_walks_the_index_without_sorting(store: SqliteStore, tmp
     with sqlite3.connect(tmp_path / "bothub.db") as db:
         plan = " ".join(row[-1] for row in db.execute(f"EXPLAIN QUERY PLAN {TOP_SQL}", ("test:a", 20)))
     assert "memories_top" in plan and "TEMP B-TREE" not in plan, plan
+
+
+async def test_existing_trees_are_numbered_as_tree_showed_them(tmp_path: Path) -> None:
+    """Migration 4: old trees keep their depth-first /tree numbers; new messages continue after them."""
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.executescript("".join(m + ";\n" for m in MIGRATIONS[:3]) + "PRAGMA user_version = 3;")  # type: ignore[operator]
+    now = "2024-01-01T00:00:00+00:00"
+    db.execute("INSERT INTO conversations (id, chat, root_id, role, current_message_id, created_at, updated_at, "
+               "message_count) VALUES ('c1', 'tg:1', 'r', 'default', 'm5', ?, ?, 5)", (now, now))
+    # inserted m1 m2 m4 m3 m5; m2 and m4 both hang from m1, so depth first is m1 m2 m3 m4 m5
+    for mid, parent in [("m1", "r"), ("m2", "m1"), ("m4", "m1"), ("m3", "m2"), ("m5", "m4")]:
+        db.execute("INSERT INTO messages (id, conversation_id, chat, parent_id, role, content, created_at) "
+                   "VALUES (?, 'c1', 'tg:1', ?, 'user', ?, ?)", (mid, parent, mid, now))
+    db.commit()
+    db.close()
+    store = SqliteStore(path)
+    await store.open()
+    try:
+        conv = await store.conversations.load("tg:1", "c1", "p")
+        assert conv is not None
+        assert {n: conv.messages[mid].content for n, mid in conv.numbered.items() if n} == {
+            1: "m1", 2: "m2", 3: "m3", 4: "m4", 5: "m5"}  # depth first, not the insertion order m1 m2 m4 m3 m5
+        new = Message.new("assistant", "after", parent_id="m5")
+        await store.conversations.append("tg:1", "c1", [new])
+        assert new.number == 6
+    finally:
+        await store.close()
+    with sqlite3.connect(path) as check:
+        assert check.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
