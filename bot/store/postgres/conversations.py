@@ -21,7 +21,8 @@ from bot.store.settings import ChatSettings
 from bot.tree.model import Conversation, Message, new_id, utc_now
 
 _CONV_COLUMNS = "id, chat, root_id, title, role, current_message_id, message_count, created_at, updated_at"
-_MSG_COLUMNS = "id, role, parent_id, content, created_at, tool_calls, tool_call_id, author, interrupted, job_id"
+_MSG_COLUMNS = ("id, role, parent_id, content, created_at, tool_calls, tool_call_id, author, interrupted, job_id, "
+                "number")
 _CHAIN_SQL = f"""
 WITH RECURSIVE chain(mid, depth) AS (
     SELECT $3::text, 0
@@ -37,8 +38,8 @@ _INSERT_CONV = (f"INSERT INTO conversations ({_CONV_COLUMNS}) VALUES ($1, $2, $3
                 f"ON CONFLICT DO NOTHING RETURNING {_CONV_COLUMNS}")
 _INSERT_MESSAGE = (
     "INSERT INTO messages (id, conversation_id, chat, parent_id, role, content, tool_calls, tool_call_id, author, "
-    "interrupted, created_at, job_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
-    "ON CONFLICT DO NOTHING RETURNING seq"
+    "interrupted, created_at, job_id, number) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) "
+    "ON CONFLICT (chat, conversation_id, id) DO NOTHING RETURNING seq"
 )
 _ACTIVATE = ("INSERT INTO chats (key, active_conversation) VALUES ($1, $2) "
              "ON CONFLICT (key) DO UPDATE SET active_conversation = excluded.active_conversation")
@@ -49,8 +50,9 @@ def _info(row: asyncpg.Record) -> ConversationInfo:
 
 
 def _message(row: asyncpg.Record) -> Message:
-    mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id = row
-    return Message(mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id)
+    mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id, number = row
+    return Message(mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id,
+                   number)
 
 
 async def _conv(db: asyncpg.Connection, chat: str, conv_id: str, lock: bool = False) -> ConversationInfo | None:
@@ -85,9 +87,15 @@ async def _create(db: asyncpg.Connection, chat: str, role: str) -> ConversationI
     return info
 
 
-async def _insert(db: asyncpg.Connection, info: ConversationInfo, msgs: Sequence[Message], cursor: str) -> None:
+async def _insert(db: asyncpg.Connection, info: ConversationInfo, msgs: Sequence[Message], cursor: str,
+                  keep_numbers: bool = False) -> None:
+    """Numbers continue the conversation's (an import keeps its tree's); the conversation row is locked."""
     known, parent_default, title = {info.root_id, info.current_message_id}, info.current_message_id, ""
+    last = await db.fetchval("SELECT COALESCE(MAX(number), 0) FROM messages WHERE chat = $1 AND conversation_id = $2",
+                             info.chat, info.id)
     for msg in msgs:
+        if not (keep_numbers and msg.number is not None):
+            last = msg.number = last + 1
         parent = msg.parent_id or parent_default
         if msg.role not in STORED_ROLES:
             raise ValueError(f"message {msg.id!r}: role {msg.role!r} is not stored")
@@ -96,7 +104,7 @@ async def _insert(db: asyncpg.Connection, info: ConversationInfo, msgs: Sequence
         for attempt in range(ID_ATTEMPTS):
             inserted = await db.fetchval(_INSERT_MESSAGE, msg.id, info.id, info.chat, parent, msg.role, msg.content,
                                          msg.tool_calls, msg.tool_call_id, msg.author, msg.interrupted, msg.created_at,
-                                         msg.job_id)
+                                         msg.job_id, msg.number)
             if inserted is not None:
                 break
             # Ids are 8 hex (seed 000): a lone new message has no children yet and simply takes another id.
@@ -184,7 +192,7 @@ class PostgresConversations:
             info = await _insert_conv(db, chat, conv.root_id, role, conv.id)
             stored = [m for m in conv.messages.values() if m.id != conv.root_id]
             if stored:
-                await _insert(db, info, stored, conv.current_message_id)
+                await _insert(db, info, stored, conv.current_message_id, keep_numbers=True)
             return await _require_conv(db, chat, info.id)
 
     async def set_cursor(self, chat: str, conv_id: str, message_id: str) -> None:

@@ -104,6 +104,22 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE jobs ADD COLUMN heartbeat BOOLEAN NOT NULL DEFAULT false;
     ALTER TABLE messages ADD COLUMN job_id TEXT;
     """,
+    # 3: every message gets a fixed /goto number (SQLite migration 5): existing trees keep their depth-first
+    # /tree order (children by creation), new messages continue from the highest.
+    """
+    ALTER TABLE messages ADD COLUMN number INTEGER;
+    WITH RECURSIVE walk (seq, chat, conversation_id, id, path) AS (
+        SELECT m.seq, m.chat, m.conversation_id, m.id, ARRAY[m.seq] FROM messages AS m JOIN conversations AS c
+            ON c.chat = m.chat AND c.id = m.conversation_id AND m.parent_id = c.root_id
+        UNION ALL
+        SELECT m.seq, m.chat, m.conversation_id, m.id, walk.path || m.seq FROM messages AS m JOIN walk
+            ON m.chat = walk.chat AND m.conversation_id = walk.conversation_id AND m.parent_id = walk.id
+    )
+    UPDATE messages SET number = ranked.n FROM (
+        SELECT seq, row_number() OVER (PARTITION BY chat, conversation_id ORDER BY path) AS n FROM walk
+    ) AS ranked WHERE messages.seq = ranked.seq;
+    CREATE UNIQUE INDEX messages_by_number ON messages (chat, conversation_id, number);
+    """,
 )
 
 

@@ -16,6 +16,7 @@ from bot.store.backends import store_for_url
 from bot.store.postgres import PostgresStore
 from bot.store.postgres.migrations import MIGRATIONS
 from bot.store.sqlite import SqliteStore
+from bot.tree.model import Message
 from tests.fakes.openai_api import FakeOpenAI
 from tests.harness import RecordingAdapter, running_app, wait_for
 from tests.postgres import PostgresServer
@@ -76,3 +77,32 @@ async def test_the_app_answers_and_remembers_on_postgres(tmp_path: Path, fake: F
     assert rec2.texts() == ["again"]
     assert opened.settings == ChatSettings(language="zh")
     assert [m.content for m in opened.path] == ["hello bot", "hello bot", "again", "again"]
+
+
+async def test_existing_trees_are_numbered_as_tree_showed_them(postgres: PostgresServer) -> None:
+    """Migration 3: old trees keep their depth-first /tree numbers; new messages continue after them."""
+    url = await postgres.new_database()
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(MIGRATIONS[0])
+        await conn.execute("CREATE TABLE bothub_schema (version INTEGER NOT NULL); "
+                           "INSERT INTO bothub_schema VALUES (1)")
+        await conn.execute("INSERT INTO conversations (id, chat, root_id, current_message_id, created_at, updated_at, "
+                           "message_count) VALUES ('c1', 'tg:1', 'r', 'm5', now(), now(), 5)")
+        for mid, parent in [("m1", "r"), ("m2", "m1"), ("m4", "m1"), ("m3", "m2"), ("m5", "m4")]:
+            await conn.execute("INSERT INTO messages (id, conversation_id, chat, parent_id, role, content, created_at) "
+                               "VALUES ($1, 'c1', 'tg:1', $2, 'user', $1, now())", mid, parent)
+    finally:
+        await conn.close()
+    store = PostgresStore(url)
+    await store.open()
+    try:
+        conv = await store.conversations.load("tg:1", "c1", "p")
+        assert conv is not None
+        assert {n: conv.messages[mid].content for n, mid in conv.numbered.items() if n} == {
+            1: "m1", 2: "m2", 3: "m3", 4: "m4", 5: "m5"}
+        new = Message.new("assistant", "after", parent_id="m5")
+        await store.conversations.append("tg:1", "c1", [new])
+        assert new.number == 6
+    finally:
+        await store.close()

@@ -121,7 +121,7 @@ async def test_top_query_walks_the_index_without_sorting(store: SqliteStore, tmp
 
 
 async def test_existing_trees_are_numbered_as_tree_showed_them(tmp_path: Path) -> None:
-    """Migration 4: old trees keep their depth-first /tree numbers; new messages continue after them."""
+    """Migration 5: old trees keep their depth-first /tree numbers; new messages continue after them."""
     path = tmp_path / "old.db"
     db = sqlite3.connect(path)
     db.executescript("".join(m + ";\n" for m in MIGRATIONS[:3]) + "PRAGMA user_version = 3;")  # type: ignore[operator]
