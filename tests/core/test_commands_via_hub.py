@@ -22,8 +22,8 @@ async def test_tree_skills_roles_and_list_show_exactly_this_chat(tmp_path: Path,
     assert tree.title == f"Conversation {conversation}" and tree.monospace
     system, *lines = tree.text.split("\n")
     assert system.startswith("[0] System: ")
-    assert lines == ["[1] You: one", "[2] AI: one", "├─ [3] You: two", "│  └─ [4] AI: two", "└─ [5] You: branch",
-                     "   └─ [6] AI: branch ← you are here"]
+    assert lines == ["[1] You: one", "[2] AI: one", "├─ [3] You: two", "│  [4] AI: two", "└─ [5] You: branch",
+                     "   [6] AI: branch ← you are here"]
     assert [[b.action for b in row] for row in tree.buttons] == [["/goto 6", "/goto 2", "/goto 4"]]
     assert (skills.title, skills.text.split("\n")) == ("Skills", [
         "[    on] code-reviewer (prompt) — Reviews code for readability, bugs and best practices",

@@ -91,8 +91,8 @@ async def test_goto_then_message_branches(tmp_path: Path, fake: FakeOpenAI) -> N
         await rec.say("/tree")
         await app.hub.idle()
     assert rec.texts()[-1].split("\n")[1:] == [
-        "[1] You: one", "[2] AI: one", "├─ [3] You: two", "│  └─ [4] AI: two", "└─ [5] You: branch",
-        "   └─ [6] AI: branch ← you are here"]
+        "[1] You: one", "[2] AI: one", "├─ [3] You: two", "│  [4] AI: two", "└─ [5] You: branch",
+        "   [6] AI: branch ← you are here"]
 
 
 async def test_other_chats_conversation_is_not_found(tmp_path: Path, fake: FakeOpenAI) -> None:

@@ -122,7 +122,7 @@ async def test_direct_message_flow(app: App, discord_fake: FakeDiscord) -> None:
     session = app.hub.sessions.get(SessionKey("discord", DM_CHANNEL_ID))
     assert _shown(discord_fake, DM_CHANNEL_ID)[-1] == (
         f"Conversation `{session.conversation_id}` (hello from a DM)\nModel: fake-model\nMessages: 2\n"
-        f"Cursor: {session.cursor}\nRole: default")
+        "Cursor: [2] (see /tree)\nRole: default")
 
 
 async def test_redelivered_events_are_answered_once(app: App, discord_fake: FakeDiscord, fake: FakeOpenAI) -> None:
