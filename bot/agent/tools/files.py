@@ -8,7 +8,10 @@ absolute paths and symlinks that lead out of the folder are refused. File I/O ru
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import os
+import stat
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +24,7 @@ MAX_LIMIT = 2000
 MAX_LINE = 2000  # characters of one line shown; minified files would otherwise fill the whole window
 MAX_ENTRIES = 200  # entries listed by list_files after the summary
 MAX_WALK = 20_000  # entries a recursive listing looks at before it stops counting
+MAX_READ_BYTES = 20 * 1024 * 1024  # read_file refuses bigger files instead of scanning them
 
 
 class _Refused(Exception):
@@ -41,6 +45,44 @@ def _resolve(workdir: Path, path: str) -> Path:
     if target != root and not target.startswith(root + os.sep):
         raise _Refused(OUTSIDE)
     return Path(target)
+
+
+def _open_jailed(workdir: Path, target: Path, write: bool) -> int:
+    """A descriptor for `target` that provably is a regular file inside the chat folder.
+
+    `O_NOFOLLOW` refuses a symlink swapped in after `realpath`; the opened descriptor is checked again
+    (where it really points, its type, its link count), because a hard link inside the folder may be
+    the same file as one outside it, and FIFOs or devices would hang or leak.
+    """
+    name = _shown(workdir, target)
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISREG(os.lstat(target).st_mode):  # opening a FIFO or socket fails or blocks: ask first
+            raise _Refused(f"Error: {name} is not a regular file (a pipe, socket or device); refused")
+    flags = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_WRONLY | os.O_CREAT if write else os.O_RDONLY)
+    try:
+        fd = os.open(target, flags, 0o600)
+    except OSError as e:
+        if e.errno == 40:  # ELOOP: a symlink appeared at the last moment
+            raise _Refused(OUTSIDE) from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _Refused(f"Error: {name} is not a regular file (a pipe, socket or device); refused")
+        if info.st_nlink > 1:
+            raise _Refused(f"Error: {name} has other hard links, which may lead outside this chat's folder; refused")
+        real = os.path.realpath(f"/proc/self/fd/{fd}") if os.path.isdir("/proc/self/fd") else str(target)
+        root = os.path.realpath(workdir)
+        if not real.startswith(root + os.sep):
+            raise _Refused(OUTSIDE)
+        if not write and info.st_size > MAX_READ_BYTES:
+            raise _Refused(f"Error: {name} is {_size(info.st_size)}; read_file reads files up to "
+                           f"{_size(MAX_READ_BYTES)}")
+        os.set_blocking(fd, True)
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _shown(root: Path, target: Path) -> str:
@@ -68,23 +110,14 @@ def _read(workdir: Path, filepath: str, offset: object, limit: object) -> str:
         return f"Error: {name} is a folder; use list_files to see what is in it"
     if not target.exists():
         return f"Error: {name} does not exist"
-    with target.open("rb") as f:
-        if b"\x00" in f.read(8192):
+    with io.TextIOWrapper(os.fdopen(_open_jailed(workdir, target, write=False), "rb"), encoding="utf-8") as text:
+        if b"\x00" in text.buffer.read(8192):
             return f"Error: {name} looks like a binary file; read_file only reads UTF-8 text"
-    window: list[str] = []
-    budget = MAX_TOOL_OUTPUT - 500  # leave room for the footer, which must never be cut off
-    total = 0
-    try:
-        with target.open(encoding="utf-8") as f:
-            for total, line in enumerate(f, start=1):
-                if start < total <= start + count and budget > 0:
-                    line = line.rstrip("\n")
-                    if len(line) > MAX_LINE:
-                        line = line[:MAX_LINE] + f" … [line cut at {MAX_LINE} characters]"
-                    window.append(line)
-                    budget -= len(line) + 1
-    except UnicodeDecodeError as e:
-        return f"Error: {name} is not UTF-8 text (bad byte at position {e.start}); read_file only reads text"
+        text.buffer.seek(0)
+        try:
+            window, total = _window(text, start, count)
+        except UnicodeDecodeError as e:
+            return f"Error: {name} is not UTF-8 text (bad byte at position {e.start}); read_file only reads text"
     if total == 0:
         return f"({name} is empty)"
     if start >= total:
@@ -97,6 +130,21 @@ def _read(workdir: Path, filepath: str, offset: object, limit: object) -> str:
     return f"{body}\n\n[lines {_number(start + 1)}–{_number(end)} of {_number(total)}; {more}]"
 
 
+def _window(f: io.TextIOWrapper, start: int, count: int) -> tuple[list[str], int]:
+    """Lines start+1 … start+count (cut to fit the tool's output), and how many lines the file has."""
+    window: list[str] = []
+    budget = MAX_TOOL_OUTPUT - 500  # leave room for the footer, which must never be cut off
+    total = 0
+    for total, line in enumerate(f, start=1):
+        if start < total <= start + count and budget > 0:
+            line = line.rstrip("\n")
+            if len(line) > MAX_LINE:
+                line = line[:MAX_LINE] + f" … [line cut at {MAX_LINE} characters]"
+            window.append(line)
+            budget -= len(line) + 1
+    return window, total
+
+
 def _write(workdir: Path, filepath: str, content: str) -> str:
     if not isinstance(content, str):
         raise _Refused("Error: content must be text")
@@ -104,8 +152,11 @@ def _write(workdir: Path, filepath: str, content: str) -> str:
     name = _shown(workdir, target)
     if target.is_dir():
         return f"Error: {name} is a folder; give a file path"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(content, encoding="utf-8")
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = _open_jailed(workdir, target, write=True)
+    os.ftruncate(fd, 0)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(content)
     lines = content.count("\n") + 1
     return f"Wrote {_number(len(content))} characters ({_number(lines)} lines) to {name}"
 
