@@ -88,6 +88,7 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    os.umask(0o077)  # the database, chat folders and exports are the owner's alone
     envfile.load(Path(".env"), os.environ)
     specs = installed_specs()
     args = build_parser(specs).parse_args(argv)
@@ -107,15 +108,18 @@ def main(argv: list[str] | None = None) -> int:
     if console_only and "BOTHUB_LOG_LEVEL" not in os.environ and level == "INFO":
         level = "WARNING"  # the terminal is the chat: only problems go to stderr
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    redact.install(os.environ)  # tokens and keys never reach the log, whoever logs them (names from the specs)
-    config_path = config_arg or Path(os.environ.get("BOTHUB_CONFIG") or "bothub.yaml")
+    env = dict(os.environ)  # the secrets stay here, handed to what needs them, and leave the process environment
+    redact.install(env)  # tokens and keys never reach the log, whoever logs them (names from the specs)
+    redact.route_library_loggers()
+    redact.scrub_environment(os.environ)
+    config_path = config_arg or Path(env.get("BOTHUB_CONFIG") or "bothub.yaml")
     if warning := redact.readable_secrets_warning(config_path):
         log.warning("%s", warning)
     for noisy in QUIET_LOGGERS + tuple(name for spec in specs for name in spec.loggers):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
     if (contributed := getattr(args, "adapter_command", None)) is not None:
         spec, extra = contributed
-        return asyncio.run(_adapter_command(cfg, spec, extra, args))
+        return asyncio.run(_adapter_command(cfg, spec, extra, args, env))
     if command in ("run", "chat"):
         if not (cfg.llm.api_key or cfg.llm.base_url):
             print(llm_setup_hint(), file=sys.stderr)
@@ -125,12 +129,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bothub: {problem}", file=sys.stderr)
             return 2
         chat_name = getattr(args, "chat", "local")
-        return asyncio.run(_serve(cfg, platforms, chat_name))
-    return asyncio.run(_tool(cfg, command, args))
+        return asyncio.run(_serve(cfg, platforms, chat_name, env))
+    return asyncio.run(_tool(cfg, command, args, env))
 
 
-async def _serve(cfg: Config, platforms: list[str], chat_name: str) -> int:
-    env = {**os.environ, "BOTHUB_CONSOLE_CHAT": chat_name}
+async def _serve(cfg: Config, platforms: list[str], chat_name: str, environ: dict[str, str]) -> int:
+    env = {**environ, "BOTHUB_CONSOLE_CHAT": chat_name}
     console: Interactive | None = None
     try:
         app = App(cfg, env)
@@ -168,16 +172,16 @@ async def _serve(cfg: Config, platforms: list[str], chat_name: str) -> int:
 
 
 async def _adapter_command(cfg: Config, spec: AdapterSpec[Any], command: CliCommand[Any],
-                           args: argparse.Namespace) -> int:
+                           args: argparse.Namespace, env: dict[str, str]) -> int:
     section = cfg.sections.get(spec.name) or spec.config_model()
     try:
-        return await command.run(section, os.environ, args)
+        return await command.run(section, env, args)
     except ConfigError as e:
         print(f"bothub: {e}", file=sys.stderr)
         return 2
 
 
-async def _tool(cfg: Config, command: str, args: argparse.Namespace) -> int:
+async def _tool(cfg: Config, command: str, args: argparse.Namespace, env: dict[str, str]) -> int:
     from bot.cli import maintenance  # the one-shot maintenance commands live apart from serving
 
-    return await maintenance.run(cfg, command, args)
+    return await maintenance.run(cfg, command, args, env)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
+from collections.abc import Mapping
 
 from bot.agent.workspace import init_workspace
 from bot.chats.pairing import Pairing
@@ -15,7 +15,7 @@ from bot.store.backends import sqlite_path, store_for_url
 from bot.tree.jsonl import export_jsonl, import_jsonl
 
 
-async def run(cfg: Config, command: str, args: argparse.Namespace) -> int:
+async def run(cfg: Config, command: str, args: argparse.Namespace, env: Mapping[str, str]) -> int:
     if command == "init":
         path = args.path or cfg.workspace_dir
         created = init_workspace(path)
@@ -23,7 +23,7 @@ async def run(cfg: Config, command: str, args: argparse.Namespace) -> int:
         return 0
     if command == "doctor":
         doctor = importlib.import_module("bot.cli.doctor")
-        return int(await doctor.run(cfg, dict(os.environ)))
+        return int(await doctor.run(cfg, env))
     database = sqlite_path(cfg.database_url)
     if command in ("chats", "export") and database is not None and not database.exists():
         print(f"bothub: no database at {database} yet (wrong --data-dir? it is created on first start)",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from pathlib import Path
 
 from bot.adapter import installed_specs
@@ -80,6 +80,34 @@ def install(env: Mapping[str, str], logger: logging.Logger | None = None) -> Red
             handler.removeFilter(old)
         handler.addFilter(flt)
     return flt
+
+
+def route_library_loggers() -> None:
+    """Send every library's records through the root handlers, where the redaction sits.
+
+    Some SDKs print through handlers of their own (the Lark SDK writes to stdout), which would bypass
+    the filter: those handlers are removed, and loggers created later, by libraries imported lazily,
+    cannot add any.
+    """
+    for logger in list(logging.root.manager.loggerDict.values()):
+        if isinstance(logger, logging.Logger):
+            for handler in list(logger.handlers):
+                logger.removeHandler(handler)
+            logger.propagate = True
+    logging.setLoggerClass(_RoutedLogger)
+
+
+class _RoutedLogger(logging.Logger):
+    """A logger whose records always go to the root's (redacting) handlers, never a handler of its own."""
+
+    def addHandler(self, hdlr: logging.Handler) -> None:
+        self.propagate = True
+
+
+def scrub_environment(environ: MutableMapping[str, str]) -> None:
+    """Drop every secret from the process environment, so no child process ever inherits one."""
+    for name in secret_env_vars():
+        environ.pop(name, None)
 
 
 def _secret_key(text: str) -> bool:

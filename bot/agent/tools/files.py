@@ -40,7 +40,7 @@ def _resolve(workdir: Path, path: str) -> Path:
     if not isinstance(path, str) or "\x00" in path:
         raise _Refused("Error: the path must be a plain text string")
     root = os.path.realpath(workdir)
-    os.makedirs(root, exist_ok=True)
+    os.makedirs(root, mode=0o700, exist_ok=True)
     target = os.path.realpath(os.path.join(root, path))
     if target != root and not target.startswith(root + os.sep):
         raise _Refused(OUTSIDE)

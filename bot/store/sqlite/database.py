@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -64,7 +65,9 @@ class Database:
 
     def _connect(self, setup: Setup) -> None:
         if self._path != ":memory:":
-            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+            Path(self._path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.close(os.open(self._path, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600))
+            os.chmod(self._path, 0o600)  # every chat's messages: the owner only (WAL files follow this mode)
         conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
         try:
             setup(conn)

@@ -1,0 +1,66 @@
+"""Secrets in the real `bothub` process (issue 11, points 3, 7 and 8): its output, its environment, its files.
+
+Each test runs a separate Python process and reads what it really wrote to stdout and stderr, so a
+library that prints through a handler of its own is caught, not only the root logger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.openai_api import FakeOpenAI
+from tests.reliability.test_process import REPO, child_env, run_cli, write_config
+
+APP_SECRET = "lark-app-secret-" + "Q7w9E2r4T6y8U0i1"
+API_KEY = "sk-" + "Zx81Cv72Bn63Mm54Ll45"
+
+
+@pytest.mark.parametrize("lark_first", [True, False], ids=["sdk-imported-before-main", "sdk-imported-after"])
+def test_the_lark_sdks_own_handler_is_routed_through_redaction(tmp_path: Path, lark_first: bool) -> None:
+    sdk = "import lark_oapi; "
+    code = ("import logging, sys; " + (sdk if lark_first else "")
+            + "from bot.cli import main; main.main(sys.argv[1:]); " + ("" if lark_first else sdk)
+            + f"logging.getLogger('Lark').error('token request: app_secret=%s', {APP_SECRET!r})")
+    config = write_config(tmp_path)
+    rc, output = run_cli("--config", str(config), "init", str(tmp_path / "ws"), code=code,
+                         env=child_env(FEISHU_APP_ID="cli_test", FEISHU_APP_SECRET=APP_SECRET))
+    assert rc == 0, output
+    assert APP_SECRET not in output
+    assert "token request: app_secret=***" in output
+    assert "[Lark]" not in output  # the SDK's own stdout handler is gone; the record went to ours
+
+
+def test_no_child_process_inherits_a_secret(tmp_path: Path) -> None:
+    code = ("import os, subprocess, sys; from bot.cli import main; main.main(sys.argv[1:]); "
+            "print(subprocess.run(['env'], capture_output=True, text=True).stdout)")
+    config = write_config(tmp_path)
+    rc, output = run_cli("--config", str(config), "init", str(tmp_path / "ws"), code=code,
+                         env=child_env(OPENAI_API_KEY=API_KEY, FEISHU_APP_SECRET=APP_SECRET, FEISHU_APP_ID="cli_x"))
+    assert rc == 0, output
+    assert API_KEY not in output and APP_SECRET not in output
+    assert "OPENAI_API_KEY=" not in output and "FEISHU_APP_SECRET=" not in output
+    assert "FEISHU_APP_ID=cli_x" in output  # an id is no secret: only secrets are dropped
+
+
+async def test_the_database_and_folders_are_private(tmp_path: Path) -> None:
+    llm = FakeOpenAI()
+    await llm.start()
+    try:
+        config = write_config(tmp_path)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", "--config", str(config), "chat", cwd=REPO, env=child_env(llm),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        out, _ = await asyncio.wait_for(proc.communicate(b"hello there\n"), 60)
+    finally:
+        await llm.stop()
+    assert proc.returncode == 0 and b"hello there" in out, out
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "data").iterdir()}
+    assert modes["bothub.sqlite3"] == 0o600
+    assert stat.S_IMODE((tmp_path / "data").stat().st_mode) == 0o700
+    assert all(mode & 0o077 == 0 for mode in modes.values()), json.dumps({k: oct(v) for k, v in modes.items()})
