@@ -85,7 +85,7 @@ def install(env: Mapping[str, str], logger: logging.Logger | None = None) -> Red
 def route_library_loggers() -> None:
     """Send every library's records through the root handlers, where the redaction sits.
 
-    Some SDKs print through handlers of their own (the Lark SDK writes to stdout), which would bypass
+    Some SDKs print through handlers of their own (one writes straight to stdout), which would bypass
     the filter: those handlers are removed, and loggers created later, by libraries imported lazily,
     cannot add any.
     """
