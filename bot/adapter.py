@@ -162,6 +162,16 @@ class AdapterSpec(Generic[S]):
     loggers: tuple[str, ...] = ()  # the SDK's chatty loggers, kept at WARNING
 
 
+def imported(module: str, function: str) -> Callable[..., Any]:
+    """`module.function`, imported at its first call: a spec's `create` and `doctor` without the SDK's
+    import cost for every platform that is installed but not run."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), function)(*args, **kwargs)
+
+    return call
+
+
 ADAPTER_PACKAGE = "adapters"
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 

@@ -5,12 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
-from bot.adapter import AdapterServices, AdapterSpec, CliCommand, PlatformConfig
-
-if TYPE_CHECKING:
-    from adapters.discord.adapter import DiscordAdapter
+from bot.adapter import AdapterSpec, CliCommand, PlatformConfig, imported
 
 
 class DiscordConfig(PlatformConfig):
@@ -18,18 +14,6 @@ class DiscordConfig(PlatformConfig):
     gateway_url: str | None = None  # env DISCORD_GATEWAY_URL wins
     message_content_intent: bool = False
     sync_commands_on_start: bool = False
-
-
-def _create(section: DiscordConfig, env: Mapping[str, str], services: AdapterServices) -> DiscordAdapter:
-    from adapters.discord.adapter import create  # discord.py takes a second to import: only when it runs
-
-    return create(section, env, services)
-
-
-async def _doctor(section: DiscordConfig, env: Mapping[str, str]) -> str:
-    from adapters.discord.adapter import doctor
-
-    return await doctor(section, env)
 
 
 def _sync_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,10 +41,10 @@ async def _sync(section: DiscordConfig, env: Mapping[str, str], args: argparse.N
 SPEC = AdapterSpec(
     name="discord",
     config_model=DiscordConfig,
-    create=_create,
+    create=imported("adapters.discord.adapter", "create"),  # discord.py is imported only when it runs
     secrets=("DISCORD_BOT_TOKEN",),
     required_env=("DISCORD_BOT_TOKEN",),
-    doctor=_doctor,
+    doctor=imported("adapters.discord.adapter", "doctor"),
     commands=(CliCommand("discord-sync", "register Discord slash commands", _sync_arguments, _sync),),
     loggers=("discord",),
 )

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
-
-from bot.adapter import AdapterServices, AdapterSpec, PlatformConfig
-
-if TYPE_CHECKING:
-    from adapters.telegram.adapter import TelegramAdapter
+from bot.adapter import AdapterSpec, PlatformConfig, imported
 
 
 class TelegramConfig(PlatformConfig):
@@ -17,24 +11,12 @@ class TelegramConfig(PlatformConfig):
     webhook_path: str = "/telegram/webhook"
 
 
-def _create(section: TelegramConfig, env: Mapping[str, str], services: AdapterServices) -> TelegramAdapter:
-    from adapters.telegram.adapter import create  # the SDK is imported only when the platform runs
-
-    return create(section, env, services)
-
-
-async def _doctor(section: TelegramConfig, env: Mapping[str, str]) -> str:
-    from adapters.telegram.adapter import doctor
-
-    return await doctor(section, env)
-
-
 SPEC = AdapterSpec(
     name="telegram",
     config_model=TelegramConfig,
-    create=_create,
+    create=imported("adapters.telegram.adapter", "create"),  # the SDK is imported only when it runs
     secrets=("TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET"),
     required_env=("TELEGRAM_BOT_TOKEN",),
-    doctor=_doctor,
+    doctor=imported("adapters.telegram.adapter", "doctor"),
     loggers=("telegram",),
 )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,3 +53,13 @@ def test_platforms_run_by_their_secrets_or_by_the_platforms_list(tmp_path: Path)
     path.write_text("platforms: [myspace]\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="no adapter named myspace"):
         load_config(path, env={})
+
+
+def test_reading_the_specs_imports_no_platform_sdk() -> None:
+    """`bothub chat` reads every spec; lark-oapi alone takes seconds to import, so specs must not."""
+    probe = ("import sys; from bot.adapter import installed_specs; from bot.config import Config; "
+             "installed_specs(); Config.model_validate({'feishu': {'transport': 'webhook'}}); "
+             "print(sorted(m for m in ('telegram', 'discord', 'lark_oapi') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         cwd=CORE.parent).stdout
+    assert out.strip() == "[]"
