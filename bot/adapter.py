@@ -62,6 +62,7 @@ class Capabilities:
     group_send_window: tuple[int, float] | None  # at most N new messages into one group per T s; None: no rule
     global_window: tuple[int, float]  # at most N sends+edits over all chats per T seconds
     threads_paced_apart: bool  # a thread has its own per-chat budget (it is a channel of its own)
+    interactions_paced_apart: bool  # replies to an interaction or press go through its own webhook, not the chat's
     replace_pressed: bool  # the first reply to a button press may replace the pressed message
     closes_streams: bool  # a message sent with final=False shows "in progress" until a final edit
     restart_when_down: bool  # the watchdog restarts it; False where "down" is a normal end (console EOF)

@@ -14,7 +14,7 @@ from collections import deque
 from typing import Protocol
 
 from bot.adapter import Capabilities
-from bot.messages import ChatRef
+from bot.messages import ButtonPress, ChatRef, Interaction
 
 SAFETY = 0.9  # fraction of a platform's rate the bot allows itself
 
@@ -37,8 +37,9 @@ class Bucket:
         self._stamp = time.monotonic()
 
     def available(self, now: float) -> float:
-        self._tokens = min(self.capacity, self._tokens + (now - self._stamp) * self.rate)
-        self._stamp = now
+        # `now` may predate this bucket (taken before it was created): never count negative time
+        self._tokens = min(self.capacity, self._tokens + max(0.0, now - self._stamp) * self.rate)
+        self._stamp = max(self._stamp, now)
         return self._tokens
 
     def wait_time(self, now: float) -> float:
@@ -100,8 +101,7 @@ class Pacer:
 
     def _budgets(self, chat: ChatRef, new_message: bool) -> list[Budget]:
         budgets: list[Budget] = [self._global]
-        # a thread shares its chat's flood limit unless the platform counts it as a channel of its own
-        key = (chat.chat_id, chat.thread_id if self._caps.threads_paced_apart else None)
+        key = self._key(chat)
         bucket = self._chats.get(key)
         if bucket is None:
             bucket = self._chats[key] = Bucket(self._caps.burst, self._caps.rate)
@@ -113,6 +113,16 @@ class Pacer:
                 window = self._group_sends[key] = Window(*group_window)
             budgets.append(window)
         return budgets
+
+    def _key(self, chat: ChatRef) -> tuple[str, str | None]:
+        """Whose flood limit a call counts against: the chat's, a thread's, or an interaction's own."""
+        origin = chat.origin
+        if self._caps.interactions_paced_apart and isinstance(origin, Interaction):
+            return chat.chat_id, f"interaction:{origin.interaction_id}"
+        if self._caps.interactions_paced_apart and isinstance(origin, ButtonPress):
+            return chat.chat_id, f"interaction:{origin.press_id}"
+        # a thread shares its chat's flood limit unless the platform counts it as a channel of its own
+        return chat.chat_id, chat.thread_id if self._caps.threads_paced_apart else None
 
     def try_take(self, chat: ChatRef, new_message: bool = False, reserve: float = 1.0) -> Slot | None:
         """A slot only if `reserve` more stay available: intermediate stream updates must never spend

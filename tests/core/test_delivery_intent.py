@@ -6,9 +6,10 @@ import dataclasses
 
 from bot.adapter import SendFailed
 from bot.hub.delivery import Delivery, StreamWriter
-from bot.messages import ButtonPress, ChatRef, ReplyTo, SentRef
+from bot.hub.pacing import Pacer
+from bot.messages import ButtonPress, ChatRef, Interaction, ReplyTo, SentRef
 from bot.replies import Reply
-from tests.harness import ROOMY, RecordingAdapter
+from tests.harness import ROOMY, RecordingAdapter, wait_for
 
 PRESS = ChatRef("recording", "c1", origin=ButtonPress("press-1", "m-pressed"))
 
@@ -47,7 +48,7 @@ async def test_a_stream_starts_unfinished_and_ends_with_a_final_edit() -> None:
     chat = ChatRef("recording", "c1", origin=ReplyTo("in-1"))
     writer = StreamWriter(Delivery(rec), chat)
     writer.feed("Hello")
-    await writer._flusher  # type: ignore[misc]  # the first text goes out at once
+    await wait_for(lambda: bool(rec.sent))  # the first text goes out after a short grace
     await writer.finish("Hello world")
     assert rec.sent_final == [False]
     assert [(reply.text, final) for _, reply, final in rec.edits] == [("Hello world", True)]
@@ -58,7 +59,33 @@ async def test_a_finished_stream_with_unchanged_text_is_closed_only_where_the_pl
         rec = RecordingAdapter(dataclasses.replace(ROOMY, closes_streams=closes))
         writer = StreamWriter(Delivery(rec), ChatRef("recording", "c1"))
         writer.feed("all of it")
-        await writer._flusher  # type: ignore[misc]
+        await wait_for(lambda r=rec: bool(r.sent))  # type: ignore[misc]
         await writer.finish()
         assert rec.sent_final == [False]
         assert [(reply.text, final) for _, reply, final in rec.edits] == expected_edits
+
+
+async def test_a_short_answer_complete_within_the_grace_is_sent_once_and_never_edited() -> None:
+    rec = RecordingAdapter()
+    writer = StreamWriter(Delivery(rec), ChatRef("recording", "c1"))
+    for delta in ("Sure", ", here", " it is."):
+        writer.feed(delta)
+    await writer.finish("Sure, here it is.")
+    assert [(reply.text, final) for (_, reply), final in zip(rec.sent, rec.sent_final, strict=True)] == [
+        ("Sure, here it is.", True)]
+    assert rec.edits == []
+
+
+def test_threads_and_interactions_get_their_own_budget_where_the_platform_says_so() -> None:
+    caps = dataclasses.replace(ROOMY, burst=1, rate=0.001)
+    channel = ChatRef("recording", "c1", None, True)
+    thread = ChatRef("recording", "c1", "t1", True)
+    command = ChatRef("recording", "c1", None, True, Interaction("i-1"))
+    shared, apart = Pacer(caps), Pacer(dataclasses.replace(caps, threads_paced_apart=True,
+                                                           interactions_paced_apart=True))
+    for pacer in (shared, apart):
+        slot = pacer.try_take(channel, reserve=0)
+        assert slot is not None
+        slot.release()
+    assert shared.try_take(thread, reserve=0) is None and shared.try_take(command, reserve=0) is None
+    assert apart.try_take(thread, reserve=0) is not None and apart.try_take(command, reserve=0) is not None
