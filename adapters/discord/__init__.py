@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Mapping
 
 from bot.adapter import AdapterSpec, CliCommand, PlatformConfig, imported
+
+
+def _not_voice(record: logging.LogRecord) -> bool:
+    """discord.py warns at every client start that voice is unsupported: true, and nothing to act on here."""
+    return "voice will NOT be supported" not in record.getMessage()
+
+
+logging.getLogger("discord.client").addFilter(_not_voice)
 
 
 class DiscordConfig(PlatformConfig):
@@ -17,7 +26,10 @@ class DiscordConfig(PlatformConfig):
 
 
 def _sync_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--guild", help="sync to one guild (instant) instead of globally")
+    parser.add_argument("--guild", metavar="ID", help="sync to one server (instant) instead of globally; the bot "
+                        "must be in it (Developer Mode → right-click the server → Copy Server ID)")
+    parser.add_argument("--remove-global", action="store_true", help="with --guild: also remove the global "
+                        "commands, so that server does not list every command twice")
 
 
 async def _sync(section: DiscordConfig, env: Mapping[str, str], args: argparse.Namespace) -> int:
@@ -33,8 +45,17 @@ async def _sync(section: DiscordConfig, env: Mapping[str, str], args: argparse.N
         print("bothub: --guild takes the server's numeric id (Developer Mode → right-click → Copy ID)",
               file=sys.stderr)
         return 2
-    names = await sync_commands(token, api_base(section, env), int(args.guild) if args.guild else None)
-    print(f"synced {len(names)} commands: {', '.join(names)}")
+    if args.remove_global and args.guild is None:
+        print("bothub: --remove-global goes with --guild", file=sys.stderr)
+        return 2
+    synced = await sync_commands(token, api_base(section, env), int(args.guild) if args.guild else None,
+                                 args.remove_global)
+    print(f"synced {len(synced.names)} commands: {', '.join(synced.names)}")
+    if synced.also_global:
+        print("note: the commands are also registered globally, so this server lists each of them twice; "
+              "run again with --remove-global to keep only this server's (DMs need the global ones)")
+    elif args.guild:
+        print("note: guild commands exist only in that server, not in DMs with the bot")
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any
 
 import discord
@@ -119,11 +120,18 @@ def configure_endpoints(api_base: str | None, gateway_url: str | None = None) ->
         discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
 
 
-async def sync_commands(token: str, api_base: str | None = None, guild_id: int | None = None) -> list[str]:
+@dataclass(frozen=True)
+class Synced:
+    names: list[str]  # what Discord accepted
+    also_global: bool = False  # a guild sync while global commands exist: that server lists each one twice
+
+
+async def sync_commands(token: str, api_base: str | None = None, guild_id: int | None = None,
+                        remove_global: bool = False) -> Synced:
     """Register the commands with Discord: globally (may take a while to appear), or in one guild
-    (instant; the global commands are copied there). Returns the names Discord accepted."""
+    (instant; the global commands are copied there), optionally removing the global ones."""
     configure_endpoints(api_base)
-    client = discord.Client(intents=discord.Intents.none())
+    client = discord.Client(intents=discord.Intents(guilds=True))  # REST only; guilds quiets a state warning
     tree = build_tree(client, _sync_only, _no_choices)
     guild = discord.Object(guild_id) if guild_id else None
     try:
@@ -131,12 +139,19 @@ async def sync_commands(token: str, api_base: str | None = None, guild_id: int |
         if guild is not None:
             tree.copy_global_to(guild=guild)
         synced = await tree.sync(guild=guild)
+        if guild is not None and remove_global:
+            tree.clear_commands(guild=None)
+            await tree.sync()
+        also_global = guild is not None and bool(await tree.fetch_commands())
     except discord.LoginFailure as e:
         raise ConfigError("Discord rejected DISCORD_BOT_TOKEN; copy the token again from the Bot page "
                           "of the developer portal") from e
+    except discord.Forbidden as e:  # 50001 Missing Access: the bot is not in that server
+        raise ConfigError(f"Discord refused the commands for server {guild_id} ({e.status} {e.text}): invite the "
+                          "bot to that server first (OAuth2 → URL Generator, scope `bot`), then sync again") from e
     finally:
         await client.close()
-    return [command.name for command in synced]
+    return Synced([command.name for command in synced], also_global)
 
 
 async def _sync_only(interaction: discord.Interaction, text: str) -> None:

@@ -36,20 +36,27 @@ def seeded_venv(clone: Path) -> None:
         sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
 
 
+def clone_and_configure(tmp_path: Path, steps: list[str], llm_url: str) -> Path:
+    """Steps 1 and 2 (clone, copy .env.example), then "edit .env": the key, and here a local endpoint."""
+    clone = tmp_path / "bothub"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True, timeout=120)
+    subprocess.run(steps[1], shell=True, cwd=clone, check=True, timeout=30)
+    env_file = clone / ".env"
+    text = env_file.read_text(encoding="utf-8")
+    text = text.replace("OPENAI_API_KEY=sk-your-key-here", f"OPENAI_API_KEY={API_KEY}")
+    env_file.write_text(text + f"OPENAI_BASE_URL={llm_url}\nBOTHUB_MODEL=fake-model\n", encoding="utf-8")
+    seeded_venv(clone)
+    return clone
+
+
 @pytest.mark.timeout(600)
 async def test_the_readme_first_run_path_works_in_a_fresh_clone(tmp_path: Path) -> None:
     steps = first_run_steps()
     assert steps == ["git clone <this repository> bothub && cd bothub", "cp .env.example .env", "make run"]
-    clone = tmp_path / "bothub"
-    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True, timeout=120)
-    subprocess.run(steps[1], shell=True, cwd=clone, check=True, timeout=30)
     llm = FakeOpenAI()
     await llm.start()
     try:
-        env_file = clone / ".env"  # "then edit .env": the key, and here a local endpoint
-        text = env_file.read_text(encoding="utf-8").replace("OPENAI_API_KEY=sk-your-key-here", f"OPENAI_API_KEY={API_KEY}")
-        env_file.write_text(text + f"OPENAI_BASE_URL={llm.base_url}\nBOTHUB_MODEL=fake-model\n", encoding="utf-8")
-        seeded_venv(clone)
+        clone = await asyncio.to_thread(clone_and_configure, tmp_path, steps, llm.base_url)
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("BOTHUB_", "OPENAI_", "TELEGRAM_", "DISCORD_", "FEISHU_", "PYTHON", "VIRTUAL_ENV"))}
         proc = await asyncio.create_subprocess_exec(

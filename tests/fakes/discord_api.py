@@ -121,6 +121,7 @@ class FakeDiscord:
         self._ws: web.WebSocketResponse | None = None
         self._runner: web.AppRunner | None = None
         self.port = 0
+        self.registered: dict[str | None, list[dict]] = {}  # guild id (None: global) → application commands
 
     async def start(self) -> None:
         app = web.Application()
@@ -309,8 +310,14 @@ class FakeDiscord:
         if path == "/gateway/bot":
             return json_response({"url": self.gateway_url, "shards": 1, "session_start_limit": {
                 "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}})
-        if parts[0] == "applications" and parts[-1] == "commands" and method == "PUT":
-            return self._put_commands(body, parts)
+        if parts[0] == "applications" and parts[-1] == "commands":
+            guild_id = parts[3] if len(parts) > 3 else None
+            if guild_id is not None and guild_id != GUILD_ID:  # the bot was never invited there
+                return error_response(403, 50001, "Missing Access")
+            if method == "GET":
+                return json_response(self.registered.get(guild_id, []))
+            if method == "PUT":
+                return self._put_commands(body, parts)
         if parts[0] == "interactions" and parts[-1] == "callback":
             return self._callback(parts[1], parts[2], body)
         if parts[0] == "webhooks" and len(parts) >= 3:
@@ -329,8 +336,9 @@ class FakeDiscord:
                     not 1 <= len(command.get("description", "")) <= 100:
                 return error_response(400, 50035, "Invalid Form Body")
         guild_id = parts[3] if len(parts) > 3 else None
-        return json_response([{**c, "id": self.snowflake(), "application_id": APP_ID, "version": "1",
-                       "guild_id": guild_id, "default_member_permissions": None} for c in body])
+        self.registered[guild_id] = [{**c, "id": self.snowflake(), "application_id": APP_ID, "version": "1",
+                                      "guild_id": guild_id, "default_member_permissions": None} for c in body]
+        return json_response(self.registered[guild_id])
 
     def _callback(self, interaction_id: str, token: str, body: dict) -> web.Response:
         state = self._interactions.get(token)

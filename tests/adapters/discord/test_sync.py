@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -13,11 +17,12 @@ from bot.config import ConfigError
 from tests.adapters.discord.conftest import Inbox
 from tests.fakes.discord_api import APP_ID, GUILD_ID, TOKEN, FakeDiscord
 
+REPO = Path(__file__).resolve().parents[3]
 ALL_COMMANDS = ["ask", "goto", "help", "list", "new", "retry", "skills", "status", "stop", "switch", "tree"]
 
 
 async def test_global_sync_puts_every_command(fake: FakeDiscord) -> None:
-    names = await sync_commands(TOKEN, fake.api_base)
+    names = (await sync_commands(TOKEN, fake.api_base)).names
     [put] = fake.calls_to("PUT", rf"/applications/{APP_ID}/commands")
     assert sorted(names) == sorted(c["name"] for c in put.body) == ALL_COMMANDS
     switch = next(c for c in put.body if c["name"] == "switch")
@@ -29,10 +34,25 @@ async def test_global_sync_puts_every_command(fake: FakeDiscord) -> None:
 
 
 async def test_guild_sync_copies_the_global_commands(fake: FakeDiscord) -> None:
-    names = await sync_commands(TOKEN, fake.api_base, guild_id=int(GUILD_ID))
+    synced = await sync_commands(TOKEN, fake.api_base, guild_id=int(GUILD_ID))
     assert not fake.calls_to("PUT", rf"/applications/{APP_ID}/commands")
     [put] = fake.calls_to("PUT", rf"/applications/{APP_ID}/guilds/{GUILD_ID}/commands")
-    assert sorted(c["name"] for c in put.body) == sorted(names) == ALL_COMMANDS
+    assert sorted(c["name"] for c in put.body) == sorted(synced.names) == ALL_COMMANDS
+    assert not synced.also_global
+
+
+async def test_a_server_the_bot_is_not_in_is_one_clear_line(fake: FakeDiscord) -> None:
+    """Issue 12 §7: discord-sync --guild before inviting the bot used to end in a raw Forbidden traceback."""
+    with pytest.raises(ConfigError, match=r"server 123456789 \(403 Missing Access\): invite the bot to that server"):
+        await sync_commands(TOKEN, fake.api_base, guild_id=123456789)
+
+
+async def test_guild_and_global_commands_together_are_flagged_and_can_be_cleared(fake: FakeDiscord) -> None:
+    await sync_commands(TOKEN, fake.api_base)
+    assert (await sync_commands(TOKEN, fake.api_base, guild_id=int(GUILD_ID))).also_global  # listed twice
+    cleared = await sync_commands(TOKEN, fake.api_base, guild_id=int(GUILD_ID), remove_global=True)
+    assert not cleared.also_global and fake.registered[None] == []
+    assert len(fake.registered[GUILD_ID]) == len(ALL_COMMANDS)
 
 
 async def test_a_rejected_token_is_a_clear_error(fake: FakeDiscord) -> None:
@@ -88,3 +108,22 @@ async def test_by_default_no_privileged_intent_is_asked_for(
     await running.start(inbox)
     assert running.connected() and fake.gateway_closes == []
     await running.stop()
+
+
+async def test_discord_sync_command_says_what_to_do_in_one_line(fake: FakeDiscord, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "BOTHUB_"))}
+    env |= {"DISCORD_BOT_TOKEN": TOKEN, "DISCORD_API_BASE": fake.api_base}
+
+    async def sync(*args: str) -> tuple[int, str, str]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", "discord-sync", *args, cwd=tmp_path, env=env | {"PYTHONPATH": str(REPO)},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        return proc.returncode or 0, out.decode(), err.decode()
+
+    code, _, err = await sync("--guild", "123456789")
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "invite the bot to that server first" in err
+    await sync()
+    code, out, _ = await sync("--guild", GUILD_ID)
+    assert code == 0 and "also registered globally, so this server lists each of them twice" in out
