@@ -23,7 +23,7 @@ from lark_oapi.event.callback.model.p2_card_action_trigger import (
 
 from adapters.feishu import FeishuConfig, crypto, inbound
 from adapters.feishu.outbound import FeishuOutbound
-from adapters.feishu.transport import ApiError, FeishuHttp, LongConnection, resolve_domain
+from adapters.feishu.transport import ApiError, FeishuHttp, LongConnection, refused, resolve_domain
 from bot.adapter import AdapterServices, Capabilities, MessageHandler
 from bot.config import ConfigError
 from bot.messages import ChatRef, IncomingMessage, SentRef
@@ -99,10 +99,7 @@ class FeishuAdapter:
             info = await self._http.call("GET", "/open-apis/bot/v3/info")
         except ApiError as e:
             await self._http.close()
-            raise ConfigError(
-                f"Feishu refused to start the bot: {e.msg} ({e.code}). Check FEISHU_APP_ID / FEISHU_APP_SECRET "
-                "and that the app has the Bot capability."
-            ) from e
+            raise ConfigError(f"Feishu: {refused(self._http.base_url, e)}") from e
         except (aiohttp.ClientError, TimeoutError) as e:
             await self._http.close()
             raise ConnectionError(f"cannot reach Feishu at {self._http.base_url}: {e}") from e
@@ -281,7 +278,7 @@ async def doctor(settings: FeishuConfig, env: Mapping[str, str]) -> str:
         await http.start()
         info = await http.call("GET", "/open-apis/bot/v3/info")
     except ApiError as e:
-        raise ConfigError(f"Feishu refused the app: {e.msg} ({e.code})") from e
+        raise ConfigError(refused(http.base_url, e)) from e
     finally:
         await http.close()
     bot = info.get("bot") or {}

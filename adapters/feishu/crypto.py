@@ -15,6 +15,9 @@ from typing import Any
 
 from lark_oapi.core.utils import AESCipher
 
+DECRYPT_FAILED = ("cannot decrypt event: FEISHU_ENCRYPT_KEY is not the app's Encrypt Key "
+                  "(Events & Callbacks → Encryption Strategy)")
+
 
 class Rejected(Exception):
     """The request is not from Feishu (or not for this app)."""
@@ -42,7 +45,7 @@ def open_envelope(
         try:
             event = json.loads(AESCipher(encrypt_key).decrypt_str(str(outer["encrypt"])))
         except (ValueError, UnicodeDecodeError) as e:
-            raise Rejected("cannot decrypt event") from e
+            raise Rejected(DECRYPT_FAILED) from e
         if not isinstance(event, dict):
             raise Rejected("decrypted event is not a JSON object")
     elif encrypt_key:

@@ -26,6 +26,18 @@ INVALID_TOKEN_CODES = frozenset({99991661, 99991663, 99991668})
 TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
 
 
+def refused(base_url: str, error: ApiError) -> str:
+    """Why the app was refused, and the two causes a person can fix: the credentials, or the domain (a
+    Lark app does not exist on Feishu and the other way round, which looks like a bad secret)."""
+    other = {DOMAINS["feishu"]: "lark", DOMAINS["lark"]: "feishu"}.get(base_url)
+    said = f"{base_url.split('//')[-1]} refused the app: {error.msg} ({error.code})."
+    check = "check FEISHU_APP_ID / FEISHU_APP_SECRET and that the app has the Bot capability."
+    if other is None:
+        return f"{said} Check{check[5:]}"
+    home = DOMAINS[other].split("//")[-1]
+    return f"{said} If the app was created on {home}, set FEISHU_DOMAIN={other}; otherwise {check}"
+
+
 def resolve_domain(domain: str | None) -> str:
     """"feishu" (default), "lark", or an origin URL such as a test server's."""
     value = (domain or "feishu").strip().rstrip("/")

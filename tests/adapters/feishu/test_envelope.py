@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from adapters.feishu.crypto import Rejected, open_envelope
+from adapters.feishu.crypto import DECRYPT_FAILED, Rejected, open_envelope
 from tests.adapters.feishu.conftest import ENCRYPT_KEY, VERIFICATION_TOKEN
 from tests.fakes.feishu_events import encrypt, message_event, signed_request
 
@@ -19,8 +19,8 @@ def envelope(encrypted: str) -> bytes:
 
 
 @pytest.mark.parametrize(("body", "key", "reason"), [
-    (envelope(encrypt("another-key", json.dumps(EVENT))), ENCRYPT_KEY, "cannot decrypt event"),
-    (envelope(base64.b64encode(b"short").decode()), ENCRYPT_KEY, "cannot decrypt event"),
+    (envelope(encrypt("another-key", json.dumps(EVENT))), ENCRYPT_KEY, DECRYPT_FAILED),
+    (envelope(base64.b64encode(b"short").decode()), ENCRYPT_KEY, DECRYPT_FAILED),
     (envelope(encrypt(ENCRYPT_KEY, "[1, 2]")), ENCRYPT_KEY, "decrypted event is not a JSON object"),
     (envelope(encrypt(ENCRYPT_KEY, json.dumps(EVENT))), "", "encrypted event but FEISHU_ENCRYPT_KEY is not set"),
     (json.dumps(EVENT).encode(), ENCRYPT_KEY, "plaintext event but an encrypt key is configured"),

@@ -8,7 +8,7 @@ import pytest
 
 from adapters.feishu import FeishuConfig
 from adapters.feishu.adapter import create
-from adapters.feishu.transport import FeishuHttp
+from adapters.feishu.transport import DOMAINS, ApiError, FeishuHttp, refused
 from bot.adapter import AdapterServices
 from bot.config import ConfigError
 from bot.messages import ChatRef, IncomingMessage
@@ -81,3 +81,13 @@ async def _never_seen(key: str) -> bool:
 
 async def _ignore(msg: IncomingMessage) -> None:
     return None
+
+
+def test_a_refused_app_names_the_other_domain_before_blaming_the_secret() -> None:
+    """Issue 12 §7: a Lark app on the Feishu domain (or the other way round) is refused like a bad secret."""
+    error = ApiError(200, 10014, "app secret invalid")
+    assert refused(DOMAINS["feishu"], error) == (
+        "open.feishu.cn refused the app: app secret invalid (10014). If the app was created on open.larksuite.com, "
+        "set FEISHU_DOMAIN=lark; otherwise check FEISHU_APP_ID / FEISHU_APP_SECRET and that the app has the Bot "
+        "capability.")
+    assert "set FEISHU_DOMAIN=feishu" in refused(DOMAINS["lark"], error)
