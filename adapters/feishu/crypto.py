@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,10 +18,16 @@ from lark_oapi.core.utils import AESCipher
 
 DECRYPT_FAILED = ("cannot decrypt event: FEISHU_ENCRYPT_KEY is not the app's Encrypt Key "
                   "(Events & Callbacks → Encryption Strategy)")
+MAX_AGE = 300  # seconds a signed request may be off the clock; an older one is a replay
 
 
 class Rejected(Exception):
     """The request is not from Feishu (or not for this app)."""
+
+
+def _same(given: str, expected: str) -> bool:
+    """Constant-time comparison of bytes: a non-ASCII header or token is simply wrong, never a crash."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), expected.encode("utf-8"))
 
 
 def signature(timestamp: str, nonce: str, encrypt_key: str, body: bytes) -> str:
@@ -29,7 +36,7 @@ def signature(timestamp: str, nonce: str, encrypt_key: str, body: bytes) -> str:
 
 
 def open_envelope(
-    body: bytes, headers: Mapping[str, str], encrypt_key: str, verification_token: str
+    body: bytes, headers: Mapping[str, str], encrypt_key: str, verification_token: str, now: float | None = None
 ) -> dict[str, Any]:
     """Return the plaintext event; raise Rejected when it fails any check that is configured."""
     try:
@@ -52,17 +59,15 @@ def open_envelope(
         raise Rejected("plaintext event but an encrypt key is configured")
     header = event.get("header")
     token = header.get("token") if isinstance(header, dict) else event.get("token")
-    if verification_token and not hmac.compare_digest(str(token or ""), verification_token):
+    if verification_token and not _same(str(token or ""), verification_token):
         raise Rejected("verification token mismatch")
     if event.get("type") != "url_verification" and encrypt_key:
-        expected = signature(
-            headers.get("X-Lark-Request-Timestamp", ""),
-            headers.get("X-Lark-Request-Nonce", ""),
-            encrypt_key,
-            body,
-        )
-        if not hmac.compare_digest(headers.get("X-Lark-Signature", ""), expected):
+        timestamp = headers.get("X-Lark-Request-Timestamp", "")
+        expected = signature(timestamp, headers.get("X-Lark-Request-Nonce", ""), encrypt_key, body)
+        if not _same(headers.get("X-Lark-Signature", ""), expected):
             raise Rejected("bad signature")
+        if not timestamp.isdigit() or abs((time.time() if now is None else now) - int(timestamp)) > MAX_AGE:
+            raise Rejected("stale or missing timestamp (a replayed request?)")
     return event
 
 

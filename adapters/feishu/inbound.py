@@ -79,7 +79,7 @@ def parse_message(data: P2ImMessageReceiveV1, bot_open_id: str) -> ParsedEvent |
             user_id=user_id,
             user_name=user_id,
             is_group=is_group,
-            mentioned=not is_group or at_bot or text.startswith("/"),
+            mentioned=not is_group or at_bot,  # a /command in a group may be meant for another bot
             text=text,
             reply_to=msg.parent_id or None,
             attachments=attachments,

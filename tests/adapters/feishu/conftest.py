@@ -82,7 +82,7 @@ async def start_adapter(fake: FakeFeishu) -> AsyncIterator[StartAdapter]:
     """start_adapter(transport="webhook") → Harness; webhook routes are served on 127.0.0.1:0."""
     cleanups: list[Callable[[], Awaitable[None]]] = []
 
-    async def start(transport: str = "webhook") -> Harness:
+    async def start(transport: str = "webhook", secrets: dict[str, str] | None = None) -> Harness:
         routes: list[tuple[str, str, WebHandler]] = []
         seen_keys: set[str] = set()
 
@@ -98,7 +98,7 @@ async def start_adapter(fake: FakeFeishu) -> AsyncIterator[StartAdapter]:
             add_route=lambda method, path, handler: routes.append((method, path, handler)),
         )
         config = FeishuConfig(transport=transport, domain=fake.domain)  # type: ignore[arg-type]
-        adapter = feishu_adapter.create(config, env(), services)
+        adapter = feishu_adapter.create(config, env() if secrets is None else secrets, services)
         harness = Harness(fake, adapter, seen_keys=seen_keys)
 
         async def on_message(msg: IncomingMessage) -> None:
