@@ -146,6 +146,8 @@ class App:
             log.info("web server on %s:%s", self.cfg.server.host, self.web_port)
         for adapter in self.adapters:
             await self._start_adapter(adapter)
+        if resumed := await self.hub.resume():
+            log.info("answering %d message(s) accepted before the restart", resumed)
         self.watchdog.start()
         self._housekeeping = asyncio.create_task(self._purge_dedupe_keys(), name="housekeeping")
         if self.scheduler is not None:

@@ -32,10 +32,6 @@ STRINGS: dict[str, tuple[str, str]] = {
         "抱歉，我这边出错了。（错误 {error_id}）",
     ),
     "empty_answer": ("(the model returned an empty answer)", "（模型返回了空回答）"),
-    "restarting": (
-        "I'm restarting and could not get to your last {n} message(s) — please send them again in a minute.",
-        "我正在重启，未能处理你最近的 {n} 条消息——请稍后重新发送。",
-    ),
     "busy": (
         "I'm still working on earlier messages here; please wait a moment and send it again.",
         "我还在处理这里之前的消息，请稍等后再发送。",

@@ -56,11 +56,16 @@ class Session:
 
 
 class Lane:
-    """FIFO of jobs for one session with at most one running; `stop()` cancels the run and drops the queue."""
+    """FIFO of jobs for one session with at most one running; `stop()` cancels the run and drops the queue.
+
+    A job may carry the id of its durable inbox entry; `take_dropped()` hands over the entries `stop()`
+    dropped, so the hub decides whether they are gone (/stop) or wait for the next start (shutdown).
+    """
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._pending: deque[Job] = deque()
+        self._pending: deque[tuple[Job, int | None]] = deque()
+        self._dropped: list[int] = []
         self._worker: asyncio.Task[None] | None = None
         self._current: asyncio.Task[None] | None = None
 
@@ -72,15 +77,15 @@ class Lane:
     def queued(self) -> int:
         return len(self._pending)
 
-    def submit(self, job: Job) -> None:
-        self._pending.append(job)
+    def submit(self, job: Job, entry: int | None = None) -> None:
+        self._pending.append((job, entry))
         if self._worker is None:
             self._worker = asyncio.create_task(self._drain(), name=f"lane:{self.name}")
 
     async def _drain(self) -> None:
         try:
             while self._pending:
-                job = self._pending.popleft()
+                job, _ = self._pending.popleft()
                 self._current = asyncio.create_task(job())
                 try:
                     await self._current
@@ -97,11 +102,16 @@ class Lane:
     def stop(self) -> tuple[bool, int]:
         """Cancel the running job and clear the queue; returns (was_running, dropped)."""
         dropped = len(self._pending)
+        self._dropped += [entry for _, entry in self._pending if entry is not None]
         self._pending.clear()
         running = self._current is not None and not self._current.done()
         if running and self._current is not None:
             self._current.cancel()
         return running, dropped
+
+    def take_dropped(self) -> list[int]:
+        dropped, self._dropped = self._dropped, []
+        return dropped
 
     async def interrupt(self) -> tuple[bool, int]:
         """`stop`, then wait until the cancelled job has wound down, so its partial answer is shown before

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import re
@@ -12,10 +11,11 @@ from typing import Any
 
 from bot.adapter import Adapter
 from bot.chats.access import Access, Verdict
-from bot.chats.sessions import Session, SessionKey
+from bot.chats.sessions import Lane, Session, SessionKey
 from bot.commands import COMMANDS, Command, CommandContext, CommandServices, UsageError, parse_command
 from bot.config import Config
 from bot.hub.delivery import Delivery
+from bot.hub.inbox import decode_message, encode_message
 from bot.hub.runner import AgentRunner, TurnContext
 from bot.i18n import t
 from bot.messages import ChatRef, IncomingMessage
@@ -42,6 +42,7 @@ class Hub:
         self.access = Access(cfg)
         self.deliveries: dict[str, Delivery] = {}
         self._accepting = True
+        self._halting = False  # shutdown is cancelling runs: their inbox entries wait for the next start
 
     def attach(self, adapter: Adapter) -> None:
         self.deliveries[adapter.name] = Delivery(adapter)
@@ -65,8 +66,19 @@ class Hub:
             log.error("message from platform %s, which has no adapter attached", msg.platform)
             return
         key = SessionKey.of(msg)
-        if await self.store.inbox.seen(f"{key.storage_key}:{msg.message_id}"):
-            return  # a redelivery we already answered
+        entry = await self.store.inbox.accept(f"{key.storage_key}:{msg.message_id}", key.storage_key,
+                                              encode_message(msg))
+        if entry is None:
+            return  # a redelivery we already accepted
+        queued = False
+        try:
+            queued = await self._route(msg, key, entry, delivery)
+        finally:
+            if not queued:  # answered on the spot (or refused): it leaves the inbox now
+                await self.store.inbox.finish([entry])
+
+    async def _route(self, msg: IncomingMessage, key: SessionKey, entry: int, delivery: Delivery) -> bool:
+        """Answer at once, or queue in the session's lane; True when a lane job now owns the inbox entry."""
         delivery.revive(msg.chat)  # the chat talks to us again: whatever blocked sending is over
         session = self.sessions.get(key)
         session.last_chat = msg.chat
@@ -76,12 +88,12 @@ class Hub:
             verdict = Verdict.ALLOW
         if verdict is not Verdict.ALLOW:  # admins are always allowed, so they can /pair approve anywhere
             await self._refuse(msg, verdict, delivery, lang)
-            return
+            return False
         text = msg.text.strip()
         if not text:
             if msg.attachments:
                 await delivery.send(msg.chat, Reply(t(lang, "text_only")))
-            return
+            return False
         lane = self.sessions.lane(key)
         parsed = parse_command(text)
         cmd = COMMANDS.get(parsed[0]) if parsed else None
@@ -89,18 +101,57 @@ class Hub:
             await delivery.send(msg.chat, Reply(t(lang, "unknown_command", name=parsed[0])))
         elif cmd is not None and cmd.immediate:
             await self._run_command(cmd, msg, session, parsed[1] if parsed else "", delivery)
+            await self.store.inbox.finish(lane.take_dropped())  # /stop dropped them: they are not answered later
         elif lane.queued >= self.cfg.max_queue:
             await delivery.send(msg.chat, Reply(t(lang, "busy")))
-        elif cmd is not None and parsed is not None:
-            args = parsed[1]
-            lane.submit(lambda: self._run_command(cmd, msg, session, args, delivery))
         else:
-            lane.submit(lambda: self._answer(msg, session, delivery))
+            self._enqueue(lane, entry, msg, session, delivery)
+            return True
+        return False
 
-    async def _answer(self, msg: IncomingMessage, session: Session, delivery: Delivery) -> None:
+    def _enqueue(self, lane: Lane, entry: int, msg: IncomingMessage, session: Session, delivery: Delivery,
+                 resumed: bool = False) -> None:
+        """Queue a command or an answer; the inbox entry is finished when it is done, or dropped by /stop,
+        and left for the next start when shutdown cuts it."""
+        parsed = parse_command(msg.text.strip())
+        cmd = COMMANDS.get(parsed[0]) if parsed else None
+
+        async def job() -> None:
+            halted = False
+            try:
+                if cmd is not None and parsed is not None:
+                    await self._run_command(cmd, msg, session, parsed[1], delivery)
+                else:
+                    await self._answer(msg, session, delivery, resumed)
+            except asyncio.CancelledError:
+                halted = self._halting
+                raise
+            finally:
+                if not halted:
+                    await self.store.inbox.finish([entry])
+
+        lane.submit(job, entry)
+
+    async def resume(self) -> int:
+        """Queue what an earlier process accepted and did not finish (a crash, a restart); returns how many."""
+        resumed = 0
+        for entry in await self.store.inbox.unfinished():
+            msg = decode_message(entry.event)
+            delivery = self.deliveries.get(msg.platform)
+            if delivery is None:
+                continue  # its platform does not run in this process: the entry waits for one that does
+            key = SessionKey.of(msg)
+            session = self.sessions.get(key)
+            session.last_chat = msg.chat
+            self._enqueue(self.sessions.lane(key), entry.id, msg, session, delivery, resumed=True)
+            resumed += 1
+        return resumed
+
+    async def _answer(self, msg: IncomingMessage, session: Session, delivery: Delivery, resumed: bool = False) -> None:
         try:
             await self.conversations.ensure(session)
-            await self.runner.answer(session, self.turn(msg, session), delivery)
+            answer = self.runner.resume if resumed else self.runner.answer
+            await answer(session, self.turn(msg, session), delivery)
         except Exception:
             await self._internal_error(msg, delivery, self.language(session))
 
@@ -169,14 +220,9 @@ class Hub:
         if not busy:
             return
         await asyncio.wait([asyncio.ensure_future(lane.join()) for _, lane in busy], timeout=grace)
-        for session, lane in busy:
-            _, dropped = lane.stop()  # a cancelled run keeps its partial answer, marked interrupted
-            chat = session.last_chat
-            if dropped and chat is not None and (delivery := self.deliveries.get(chat.platform)):
-                # queued messages were marked seen already: say so instead of dropping them silently
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(
-                        delivery.send(chat, Reply(t(self.language(session), "restarting", n=dropped))), 2)
+        self._halting = True  # what is cut now stays in the inbox and is answered after the restart
+        for _, lane in busy:
+            lane.stop()  # a cancelled run keeps its partial answer, marked interrupted
         for _, lane in busy:
             await lane.join()
 

@@ -79,13 +79,17 @@ class AgentRunner:
 
     async def answer(self, session: Session, turn: TurnContext, delivery: Delivery) -> None:
         """Store the user's message (the session is loaded), then answer it."""
-        if turn.chat.is_group:  # the model must know who is speaking in a shared chat
-            message = Message.new("user", f"[{turn.user_name}] {turn.user_text}", author=turn.user_name,
-                                  job_id=turn.job_id)
-        else:
-            message = Message.new("user", turn.user_text, job_id=turn.job_id)
-        self.conversations.add(session, message)  # stored while the model is asked; `run` waits for it
+        self.conversations.add(session, _user_message(turn))  # stored while the model is asked; `run` waits
         await self.run(session, turn, delivery)
+
+    async def resume(self, session: Session, turn: TurnContext, delivery: Delivery) -> None:
+        """Answer a message an earlier process accepted but did not finish: if its user message was stored
+        already (the latest user message on the path says the same), answer from the cursor."""
+        last_user = next((m for m in reversed(session.path) if m.role == "user"), None)
+        if last_user is not None and last_user.content == _user_message(turn).content:
+            await self.run(session, turn, delivery)
+        else:
+            await self.answer(session, turn, delivery)
 
     async def run(self, session: Session, turn: TurnContext, delivery: Delivery) -> None:
         """Answer from the cursor (a user message) and persist each step.
@@ -226,3 +230,9 @@ class TypingIndicator:
     def cancel(self) -> None:
         self._task.cancel()
 
+
+def _user_message(turn: TurnContext) -> Message:
+    if turn.chat.is_group:  # the model must know who is speaking in a shared chat
+        return Message.new("user", f"[{turn.user_name}] {turn.user_text}", author=turn.user_name,
+                           job_id=turn.job_id)
+    return Message.new("user", turn.user_text, job_id=turn.job_id)

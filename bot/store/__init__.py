@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from bot.store.conversations import ConversationInfo, ConversationStore, OpenedChat
-from bot.store.inbox import InboxStore
+from bot.store.inbox import InboxEntry, InboxStore
 from bot.store.jobs import Job, JobStore, NewJob
 from bot.store.memories import MemoryEntry, MemoryStore
 from bot.store.pairing import PairingStore
@@ -37,6 +37,6 @@ class Store(Protocol):
 
 
 __all__ = [
-    "ChatSettings", "ConversationInfo", "ConversationStore", "InboxStore", "Job", "JobStore", "MemoryEntry",
-    "MemoryStore", "NewJob", "OpenedChat", "PairingStore", "SettingsStore", "Store",
+    "ChatSettings", "ConversationInfo", "ConversationStore", "InboxEntry", "InboxStore", "Job", "JobStore",
+    "MemoryEntry", "MemoryStore", "NewJob", "OpenedChat", "PairingStore", "SettingsStore", "Store",
 ]

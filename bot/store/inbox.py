@@ -1,10 +1,23 @@
-"""Dedupe of platform events: a key remembered for a while, so a redelivered event is handled once."""
+"""The durable inbox: dedupe of platform events, and the accepted events not answered yet.
+
+An accepted event is written with its dedupe key in one transaction and leaves the inbox only once it is
+answered, so a crash or restart loses nothing: the next start answers what is left (oldest first).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 DEDUPE_TTL = 7 * 86400.0  # seconds; platforms redeliver within minutes, a week is plenty
+
+
+@dataclass(frozen=True, slots=True)
+class InboxEntry:
+    id: int
+    session: str  # the session's storage key
+    event: str  # the accepted message, as the hub encoded it
 
 
 class InboxStore(Protocol):
@@ -12,6 +25,18 @@ class InboxStore(Protocol):
         """Record the key; True if it was already recorded and has not expired (one atomic statement)."""
         ...
 
+    async def accept(self, key: str, session: str, event: str, ttl: float = DEDUPE_TTL) -> int | None:
+        """Record the dedupe key and queue the event, atomically; the entry's id, or None if the key was seen."""
+        ...
+
+    async def finish(self, entry_ids: Sequence[int]) -> None:
+        """These events are answered (or dropped on purpose): they leave the inbox."""
+        ...
+
+    async def unfinished(self) -> list[InboxEntry]:
+        """Accepted and not finished, oldest first: what a crash or restart left to answer."""
+        ...
+
     async def purge_expired(self) -> int:
-        """Forget expired keys; returns how many went."""
+        """Forget expired dedupe keys; returns how many went."""
         ...

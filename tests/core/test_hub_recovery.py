@@ -6,7 +6,8 @@ from pathlib import Path
 
 from bot.adapter import ChatUnavailable
 from bot.chats.sessions import SessionKey
-from bot.messages import ChatRef, SentRef
+from bot.hub.inbox import decode_message, encode_message
+from bot.messages import Attachment, ButtonPress, ChatRef, IncomingMessage, Interaction, ReplyTo, SentRef
 from bot.replies import Reply
 from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
 from tests.harness import RecordingAdapter, running_app, wait_for
@@ -55,7 +56,8 @@ async def test_a_chat_that_blocked_the_bot_is_answered_again_when_it_returns(tmp
         await wait_for(lambda: rec.texts() == ["I unblocked you"])
 
 
-async def test_queued_messages_cut_by_a_restart_get_a_note(tmp_path: Path) -> None:
+async def test_queued_messages_cut_by_a_restart_are_answered_after_it(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """The durable inbox: nothing queued at shutdown is lost or asks the user to resend; nothing is answered twice."""
     slow = FakeOpenAI(first_token_delay=5.0)
     await slow.start()
     rec = RecordingAdapter()
@@ -66,6 +68,20 @@ async def test_queued_messages_cut_by_a_restart_get_a_note(tmp_path: Path) -> No
             await wait_for(lambda: len(slow.requests) == 1)
     finally:
         await slow.stop()
-    texts = rec.texts()
-    assert any("restarting" in t and "2 message" in t for t in texts)
-    assert any("interrupted" in t for t in texts)  # the running answer says it was cut
+    assert [t for t in rec.texts() if "interrupted" not in t] == []  # the running answer says it was cut
+    again = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(again,)) as app:
+        await wait_for(lambda: len(again.texts()) == 3)
+        await again.say("two", message_id="in2")  # a redelivery of an entry already taken over
+        await app.hub.idle()
+        assert await app.store.inbox.unfinished() == []
+        opened = await app.store.conversations.open_chat(SessionKey("recording", "c1").storage_key)
+    assert again.texts() == ["one", "two", "three"]
+    assert [r["body"]["messages"][-1]["content"] for r in fake.requests] == ["one", "two", "three"]
+    assert [m.content for m in opened.path if m.role == "user"] == ["one", "two", "three"]  # each stored once
+
+def test_an_inbox_event_round_trips_every_field() -> None:
+    for origin in (None, ReplyTo("m1"), ButtonPress("p1", None), ButtonPress("p2", "m9"), Interaction("i1")):
+        msg = IncomingMessage("discord", "c1", "t1", "m1", "u1", "Ann 安", True, True, "/goto 7", reply_to="m0",
+                              attachments=(Attachment("photo", "a.png"), Attachment("voice")), origin=origin)
+        assert decode_message(encode_message(msg)) == msg

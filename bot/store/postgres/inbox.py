@@ -1,14 +1,18 @@
-"""Dedupe keys on PostgreSQL, expiring by the wall clock; one statement each."""
+"""The inbox on PostgreSQL; accepting an event is one statement (dedupe key and inbox row together)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from bot.store.inbox import DEDUPE_TTL
+from bot.store.inbox import DEDUPE_TTL, InboxEntry
 from bot.store.postgres.database import Database
 
 _SEEN_SQL = ("INSERT INTO seen_events (key, expires_at) VALUES ($1, $2) ON CONFLICT (key) "
              "DO UPDATE SET expires_at = excluded.expires_at WHERE seen_events.expires_at <= $3 RETURNING 1")
+_ACCEPT_SQL = f"""
+WITH fresh AS ({_SEEN_SQL})
+INSERT INTO inbox (session, event) SELECT $4, $5 FROM fresh RETURNING id
+"""
 
 
 class PostgresInbox:
@@ -19,6 +23,19 @@ class PostgresInbox:
     async def seen(self, key: str, ttl: float = DEDUPE_TTL) -> bool:
         now = self._clock()
         return await self._db.pool.fetchval(_SEEN_SQL, key, now + ttl, now) is None
+
+    async def accept(self, key: str, session: str, event: str, ttl: float = DEDUPE_TTL) -> int | None:
+        now = self._clock()
+        entry = await self._db.pool.fetchval(_ACCEPT_SQL, key, now + ttl, now, session, event)
+        return int(entry) if entry is not None else None
+
+    async def finish(self, entry_ids: Sequence[int]) -> None:
+        if entry_ids:
+            await self._db.pool.execute("DELETE FROM inbox WHERE id = ANY($1::bigint[])", list(entry_ids))
+
+    async def unfinished(self) -> list[InboxEntry]:
+        rows = await self._db.pool.fetch("SELECT id, session, event FROM inbox ORDER BY id")
+        return [InboxEntry(*row) for row in rows]
 
     async def purge_expired(self) -> int:
         status = await self._db.pool.execute("DELETE FROM seen_events WHERE expires_at <= $1", self._clock())

@@ -120,6 +120,15 @@ MIGRATIONS: tuple[str, ...] = (
     ) AS ranked WHERE messages.seq = ranked.seq;
     CREATE UNIQUE INDEX messages_by_number ON messages (chat, conversation_id, number);
     """,
+    # 4: the durable inbox: accepted events not answered yet.
+    """
+    CREATE TABLE inbox (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        session TEXT NOT NULL,
+        event TEXT NOT NULL,
+        accepted_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    """,
 )
 
 

@@ -1,10 +1,13 @@
-"""Dedupe keys on SQLite, expiring by the wall clock (so a restart does not forget them)."""
+"""The inbox on SQLite: dedupe keys expiring by the wall clock (a restart does not forget them), and the
+accepted events not answered yet."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sqlite3
+from collections.abc import Callable, Sequence
 
-from bot.store.inbox import DEDUPE_TTL
+from bot.store.inbox import DEDUPE_TTL, InboxEntry
+from bot.store.sqlite.codec import now_iso
 from bot.store.sqlite.database import Database
 
 _SEEN_SQL = ("INSERT INTO seen_events (key, expires_at) VALUES (?, ?) ON CONFLICT (key) "
@@ -19,6 +22,27 @@ class SqliteInbox:
     async def seen(self, key: str, ttl: float = DEDUPE_TTL) -> bool:
         now = self._clock()
         return await self._db.write(lambda db: db.execute(_SEEN_SQL, (key, now + ttl, now)).rowcount == 0)
+
+    async def accept(self, key: str, session: str, event: str, ttl: float = DEDUPE_TTL) -> int | None:
+        now = self._clock()
+
+        def op(db: sqlite3.Connection) -> int | None:
+            if db.execute(_SEEN_SQL, (key, now + ttl, now)).rowcount == 0:
+                return None
+            cur = db.execute("INSERT INTO inbox (session, event, accepted_at) VALUES (?, ?, ?)",
+                             (session, event, now_iso()))
+            return cur.lastrowid
+
+        return await self._db.write(op)
+
+    async def finish(self, entry_ids: Sequence[int]) -> None:
+        if entry_ids:
+            ids = list(entry_ids)
+            await self._db.write(lambda db: db.executemany("DELETE FROM inbox WHERE id = ?", [(i,) for i in ids]))
+
+    async def unfinished(self) -> list[InboxEntry]:
+        rows = await self._db.read(lambda db: db.execute("SELECT id, session, event FROM inbox ORDER BY id").fetchall())
+        return [InboxEntry(*row) for row in rows]
 
     async def purge_expired(self) -> int:
         sql, now = "DELETE FROM seen_events WHERE expires_at <= ?", self._clock()

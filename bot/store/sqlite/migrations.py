@@ -140,6 +140,15 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     ALTER TABLE messages ADD COLUMN job_id TEXT;
     """,
     _number_messages,  # 5
+    # 6: the durable inbox: accepted events not answered yet.
+    """
+    CREATE TABLE inbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session TEXT NOT NULL,
+        event TEXT NOT NULL,
+        accepted_at TEXT NOT NULL
+    );
+    """,
 )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.store import Store
+from bot.store import InboxEntry, Store
 from tests.store.conftest import StoreFactory
 
 
@@ -33,3 +33,33 @@ async def test_seen_dedupes_across_reopen_until_expiry(new_store: StoreFactory) 
 async def test_the_same_key_at_once_is_new_exactly_once(store: Store) -> None:
     results = await asyncio.gather(*(store.inbox.seen("dc:7:99") for _ in range(20)))
     assert sorted(results) == [False] + [True] * 19
+
+
+async def test_an_accepted_event_waits_in_the_inbox_until_finished(new_store: StoreFactory) -> None:
+    store = new_store()
+    await store.open()
+    first = await store.inbox.accept("tg:1:1", "tg:1", '{"text": "one"}')
+    second = await store.inbox.accept("tg:2:1", "tg:2", '{"text": "二"}')
+    assert first is not None and second is not None and second > first
+    assert await store.inbox.accept("tg:1:1", "tg:1", '{"text": "again"}') is None  # a redelivery
+    assert await store.inbox.seen("tg:2:1") is True  # accepting records the dedupe key too
+    await store.close()
+    store = new_store()
+    await store.open()
+    try:
+        assert await store.inbox.unfinished() == [InboxEntry(first, "tg:1", '{"text": "one"}'),
+                                                  InboxEntry(second, "tg:2", '{"text": "二"}')]
+        await store.inbox.finish([first])
+        await store.inbox.finish([])
+        assert await store.inbox.unfinished() == [InboxEntry(second, "tg:2", '{"text": "二"}')]
+        assert await store.inbox.accept("tg:1:1", "tg:1", "{}") is None  # finished is still deduped
+        await store.inbox.finish([second, second + 100])
+        assert await store.inbox.unfinished() == []
+    finally:
+        await store.close()
+
+
+async def test_the_same_event_accepted_at_once_is_queued_exactly_once(store: Store) -> None:
+    entries = await asyncio.gather(*(store.inbox.accept("dc:7:100", "dc:7", "{}") for _ in range(20)))
+    assert len([e for e in entries if e is not None]) == 1
+    assert [e.id for e in await store.inbox.unfinished()] == [e for e in entries if e is not None]

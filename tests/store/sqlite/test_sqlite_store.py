@@ -77,7 +77,7 @@ async def test_a_version_1_database_gains_the_later_tables(tmp_path: Path) -> No
     finally:
         await store.close()
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) >= 3
+        assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) >= 4
         stored = json.loads(db.execute("SELECT settings FROM chats WHERE key = 'test:a'").fetchone()[0])
         assert stored == {"language": "zh", "future": 1, "model": "m"}  # a newer version's key is kept
 
