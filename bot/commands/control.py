@@ -6,7 +6,8 @@ from bot.commands.registry import CommandContext, UsageError, command
 from bot.replies import Reply
 
 
-@command("stop", "Stop the current answer and drop queued messages", "停止当前回答并清空排队消息", immediate=True)
+@command("stop", "Stop the current answer and drop queued messages", "停止当前回答并清空排队消息", immediate=True,
+         navigation=True)
 async def stop(ctx: CommandContext) -> Reply:
     running, dropped = await ctx.services.sessions.lane(ctx.session.key).interrupt()
     if not running and not dropped:

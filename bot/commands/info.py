@@ -48,7 +48,7 @@ async def roles(ctx: CommandContext) -> Reply:
     return Reply("\n".join(f"· {r}" for r in ctx.services.prompts.roles()), title=ctx.t("roles_title"))
 
 
-@command("lang", "Set the bot's language in this chat", "设置本聊天的机器人语言", "/lang en|zh")
+@command("lang", "Set the bot's language in this chat", "设置本聊天的机器人语言", "/lang en|zh", navigation=True)
 async def lang(ctx: CommandContext) -> Reply:
     choice = ctx.args.strip().lower()
     if choice not in ("en", "zh"):
@@ -58,7 +58,8 @@ async def lang(ctx: CommandContext) -> Reply:
     return Reply(ctx.t("lang_set"))
 
 
-@command("model", "Show or choose this chat's model", "查看或选择本聊天使用的模型", "/model [name]")
+@command("model", "Show or choose this chat's model", "查看或选择本聊天使用的模型", "/model [name]",
+         navigation=True)
 async def model(ctx: CommandContext) -> Reply:
     allowed = ctx.services.llm.allowed_models
     choice = ctx.args.strip()

@@ -116,13 +116,13 @@ async def test_group_navigation_can_be_reserved_for_admins(tmp_path: Path, fake:
     rec = platform_adapter()
     config = policy(group_commands="admins", admins=["boss"])
     async with running_app(tmp_path, fake.base_url, adapters=(rec,), config=config) as app:
-        for command in ("/new", "/goto 1", "/retry", "/switch abc"):
+        for command in ("/new", "/goto 1", "/retry", "/switch abc", "/stop", "/model other", "/lang zh"):
             await rec.say(command, chat_id="g", user="member", group=True)
         await rec.say("/new", chat_id="g", user="boss", group=True)
         await rec.say("/new", chat_id="dm", user="member")  # in a DM everyone navigates
         await app.hub.idle()
-    assert rec.texts("g")[:4] == ["Only admins can do that here."] * 4
-    assert rec.texts("g")[4].startswith("New conversation")
+    assert rec.texts("g")[:7] == ["Only admins can do that here."] * 7
+    assert rec.texts("g")[7].startswith("New conversation")  # in English: /lang zh did not apply
     assert rec.texts("dm")[0].startswith("New conversation")
 
 
