@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import stat
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.fakes.openai_api import FakeOpenAI
+from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
 from tests.reliability.test_process import REPO, child_env, run_cli, write_config
 
 APP_SECRET = "lark-app-secret-" + "Q7w9E2r4T6y8U0i1"
@@ -64,3 +66,33 @@ async def test_the_database_and_folders_are_private(tmp_path: Path) -> None:
     assert modes["bothub.sqlite3"] == 0o600
     assert stat.S_IMODE((tmp_path / "data").stat().st_mode) == 0o700
     assert all(mode & 0o077 == 0 for mode in modes.values()), json.dumps({k: oct(v) for k, v in modes.items()})
+
+
+async def test_sigterm_ends_piped_input_within_the_grace(tmp_path: Path) -> None:
+    """A script whose input has ended stops on SIGTERM, even while a shell approval is pending (it kept a run
+    alive for ten minutes)."""
+    llm = FakeOpenAI()
+    llm.script(ToolCalls([("s1", "shell", json.dumps({"command": "ls"}))]), Text("done"))
+    await llm.start()
+    try:
+        config = write_config(tmp_path, shutdown_grace=1.0, tools={"shell_enabled": True})
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", "--config", str(config), "chat", cwd=REPO, env=child_env(llm),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b"list my files\n")
+        await proc.stdin.drain()
+        proc.stdin.close()  # the end of the script: nobody is left to approve
+        shown = b""
+        while b"/approve" not in shown:
+            shown += await asyncio.wait_for(proc.stdout.read(100), 20)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(proc.wait(), 15)
+        took = time.monotonic() - started
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        await llm.stop()
+    assert took < 6, f"SIGTERM took {took:.1f} s"
