@@ -33,6 +33,20 @@ class ConversationChoice:
 
 
 @dataclass(frozen=True, slots=True)
+class MenuCommand:
+    """A chat command as a platform's native menu shows it, built from the core command registry."""
+
+    name: str
+    en: str  # one-line description
+    zh: str
+    usage: str  # e.g. "/goto <n>"; "/tree" when it takes no argument
+
+    @property
+    def takes_arguments(self) -> bool:
+        return self.usage.strip() != f"/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
 class AdapterServices:
     """What the core lends an adapter: read-only queries, persisted dedupe and the hub's web server."""
 
@@ -42,6 +56,7 @@ class AdapterServices:
     language: str = "en"
     # resolves once everything a chat has sent so far is answered: a script feeds its next line only then
     answered: Callable[[ChatRef], Awaitable[None]] | None = None
+    commands: tuple[MenuCommand, ...] = ()  # every chat command, for native menus
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from bot.chats.access import Access
 from bot.chats.conversations import Conversations
 from bot.chats.pairing import Pairing
 from bot.chats.sessions import SessionKey, Sessions
-from bot.commands import CommandServices
+from bot.commands import CommandServices, menu
 from bot.config import Config, ConfigError
 from bot.hub.hub import Hub
 from bot.hub.runner import AgentRunner
@@ -34,6 +34,7 @@ from bot.hub.scheduled import JobTurns
 from bot.messages import ChatRef
 from bot.ops.health import Health
 from bot.ops.metrics import Metrics
+from bot.ops.startup import Starter
 from bot.ops.watchdog import Watchdog
 from bot.scheduler.clock import Clock, SystemClock
 from bot.scheduler.runner import Scheduler
@@ -86,7 +87,8 @@ class App:
                                        wake=self._job_changes)
         self.adapters: list[Adapter] = []
         self.health = Health(self.adapters, self.metrics)
-        self.watchdog = Watchdog(self.adapters, self._start_adapter, self.metrics)
+        self.starter = Starter(self._start_adapter)
+        self.watchdog = Watchdog(self.adapters, self._start_adapter, self.metrics, skip=self.starter.retrying)
         self.web = web.Application()
         self._web_runner: web.AppRunner | None = None
         self._housekeeping: asyncio.Task[None] | None = None
@@ -119,7 +121,7 @@ class App:
             self.web.router.add_route(method, path, handler)
 
         return AdapterServices(list_conversations, self.store.inbox.seen, add_route, self.cfg.language,
-                               self.hub.answered)
+                               self.hub.answered, menu())
 
     def add_adapter(self, adapter: Adapter) -> None:
         self.adapters.append(adapter)
@@ -144,8 +146,7 @@ class App:
             await web.TCPSite(self._web_runner, self.cfg.server.host, self.cfg.server.port).start()
             self.web_port = self._web_runner.addresses[0][1]
             log.info("web server on %s:%s", self.cfg.server.host, self.web_port)
-        for adapter in self.adapters:
-            await self._start_adapter(adapter)
+        await self.starter.start_all(self.adapters)  # an unreachable platform is retried in the background
         if resumed := await self.hub.resume():
             log.info("answering %d message(s) accepted before the restart", resumed)
         self.watchdog.start()
@@ -170,6 +171,7 @@ class App:
     async def stop(self) -> None:
         if self._housekeeping is not None:
             self._housekeeping.cancel()
+        await self.starter.stop()
         await self.watchdog.stop()
         if self.scheduler is not None:
             await self.scheduler.stop()

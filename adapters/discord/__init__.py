@@ -36,6 +36,7 @@ async def _sync(section: DiscordConfig, env: Mapping[str, str], args: argparse.N
     """`bothub discord-sync [--guild ID]`: register the slash commands with Discord."""
     from adapters.discord.adapter import api_base
     from adapters.discord.commands import sync_commands
+    from bot.commands import menu  # the core registry: every chat command gets its slash form
 
     token = env.get("DISCORD_BOT_TOKEN")
     if not token:
@@ -48,7 +49,7 @@ async def _sync(section: DiscordConfig, env: Mapping[str, str], args: argparse.N
     if args.remove_global and args.guild is None:
         print("bothub: --remove-global goes with --guild", file=sys.stderr)
         return 2
-    synced = await sync_commands(token, api_base(section, env), int(args.guild) if args.guild else None,
+    synced = await sync_commands(token, menu(), api_base(section, env), int(args.guild) if args.guild else None,
                                  args.remove_global)
     print(f"synced {len(synced.names)} commands: {', '.join(synced.names)}")
     if synced.also_global:

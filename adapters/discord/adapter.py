@@ -11,11 +11,13 @@ import contextlib
 import logging
 from collections.abc import Mapping
 
+import aiohttp
 import discord
 from discord import app_commands
 
 from adapters.discord import DiscordConfig
 from adapters.discord.commands import (
+    ChineseDescriptions,
     CommandButton,
     build_tree,
     check_token,
@@ -31,6 +33,8 @@ from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
 
 log = logging.getLogger(__name__)
+# The bot never joins voice: discord.py's "PyNaCl/davey is not installed" warnings are noise to the operator.
+discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
 
 READY_TIMEOUT = 30.0  # seconds start() waits for the gateway before returning anyway
 RATE_LIMIT_WAIT = 30.0  # longest 429 wait discord.py sleeps through itself (its minimum setting)
@@ -85,7 +89,7 @@ class DiscordAdapter:
         """A closed discord.Client cannot log in again, so every start (a watchdog restart too) gets a new one."""
         client = discord.Client(intents=self._intents, max_ratelimit_timeout=RATE_LIMIT_WAIT,
                                 allowed_mentions=NO_PINGS, guild_ready_timeout=GUILD_READY_TIMEOUT)
-        tree = build_tree(client, self._command, self._choices)
+        tree = build_tree(client, self._command, self._choices, self._services.commands)
         client.add_dynamic_items(CommandButton)
         for event, handler in {"on_message": self._message, "on_command_button": self._button,
                                "on_ready": self._up, "on_resumed": self._up, "on_disconnect": self._down}.items():
@@ -115,6 +119,7 @@ class DiscordAdapter:
     async def _sync_global(self) -> None:
         """Opt-in (discord.sync_commands_on_start): a bulk overwrite is rate-limited, so not by default."""
         try:
+            await self._tree.set_translator(ChineseDescriptions())
             synced = await guarded(self._tree.sync())
         except SendError as e:
             log.warning("discord: registering slash commands failed (%s); the bot runs without an update", e)
@@ -202,6 +207,8 @@ def _raise_start_failure(runner: asyncio.Task[None]) -> None:
     if isinstance(error, discord.PrivilegedIntentsRequired):
         raise ConfigError("discord.message_content_intent is on, but the Message Content intent is not "
                           "enabled for this bot (developer portal → Bot → Privileged Gateway Intents)") from error
+    if isinstance(error, aiohttp.ClientError | OSError | TimeoutError):
+        raise ConnectionError(f"cannot reach Discord at {discord.http.Route.BASE}: {error}") from error
     raise SendFailed(f"discord gateway stopped during start-up: {error!r}") from error
 
 

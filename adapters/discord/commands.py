@@ -8,6 +8,7 @@ Registering with Discord (a bulk overwrite) is an explicit step, never an automa
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,7 @@ import discord
 import yarl
 from discord import app_commands
 
-from bot.adapter import ConversationChoice
+from bot.adapter import ConversationChoice, MenuCommand
 from bot.config import ConfigError
 
 log = logging.getLogger(__name__)
@@ -26,15 +27,25 @@ ChoiceSource = Callable[[discord.Interaction, str], Coroutine[Any, Any, list[app
 MAX_CHOICES = 25  # Discord's limit for autocomplete answers
 BUTTON_EVENT = "command_button"  # client event `on_command_button(interaction, action)`
 
-_SIMPLE_COMMANDS = {
-    "list": "List this chat's conversations",
-    "tree": "Show the current conversation as a tree",
-    "retry": "Regenerate the last answer as a new branch",
-    "skills": "List the skills",
-    "help": "How to use the bot",
-    "status": "Model, conversation and usage",
-    "stop": "Stop the answer that is running",
-}
+_TYPED = {"new", "switch", "goto"}  # options of their own: a role, an autocompleted conversation, a node number
+_NAME = re.compile(r"[-_a-z0-9]{1,32}")
+MAX_DESCRIPTION = 100
+ASK = MenuCommand("ask", "Talk to the bot without mentioning it", "无需提及即可与机器人对话", "/ask <prompt>")
+
+
+class ChineseDescriptions(app_commands.Translator):
+    """Descriptions carry their Chinese text; Discord shows it to zh-CN and zh-TW clients."""
+
+    async def translate(self, string: app_commands.locale_str, locale: discord.Locale,
+                        context: app_commands.TranslationContextTypes) -> str | None:
+        if locale in (discord.Locale.chinese, discord.Locale.taiwan_chinese):
+            zh = string.extras.get("zh")
+            return str(zh)[:MAX_DESCRIPTION] if zh else None
+        return None
+
+
+def _describe(entry: MenuCommand) -> app_commands.locale_str:
+    return app_commands.locale_str(entry.en[:MAX_DESCRIPTION], zh=entry.zh)
 
 
 class CommandButton(discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]], template=r"(?s)/.+"):
@@ -60,30 +71,36 @@ class CommandButton(discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]], 
         interaction.client.dispatch(BUTTON_EVENT, interaction, self.item.custom_id)
 
 
-def build_tree(client: discord.Client, on_command: CommandHandler, choices: ChoiceSource) -> app_commands.CommandTree:
-    """Declare every command; the same tree serves the gateway and `sync_commands`."""
+def build_tree(client: discord.Client, on_command: CommandHandler, choices: ChoiceSource,
+               menu: tuple[MenuCommand, ...]) -> app_commands.CommandTree:
+    """One slash command per chat command of the core registry (plus /ask); the same tree serves the
+    gateway and `sync_commands`, so a new command appears with no change here."""
     tree = app_commands.CommandTree(client)
-    for name, description in _SIMPLE_COMMANDS.items():
-        tree.add_command(app_commands.Command(name=name, description=description,
-                                              callback=_fixed_text(on_command, f"/{name}")))
+    entries = {entry.name: entry for entry in menu if _NAME.fullmatch(entry.name)}
+    for entry in entries.values():
+        if entry.name not in _TYPED:
+            tree.add_command(_generic(entry, on_command))
 
-    @tree.command(name="new", description="Start a new conversation, optionally with a role")
-    @app_commands.describe(role="Role name from the workspace roles folder")
-    async def new(interaction: discord.Interaction, role: str | None = None) -> None:
-        await on_command(interaction, f"/new {role}" if role else "/new")
+    if "new" in entries:
+        @tree.command(name="new", description=_describe(entries["new"]))
+        @app_commands.describe(role="Role name from the workspace roles folder")
+        async def new(interaction: discord.Interaction, role: str | None = None) -> None:
+            await on_command(interaction, f"/new {role}" if role else "/new")
 
-    @tree.command(name="switch", description="Switch to another conversation of this chat")
-    @app_commands.describe(conversation="Conversation title or id")
-    @app_commands.autocomplete(conversation=choices)
-    async def switch(interaction: discord.Interaction, conversation: str) -> None:
-        await on_command(interaction, f"/switch {conversation}")
+    if "switch" in entries:
+        @tree.command(name="switch", description=_describe(entries["switch"]))
+        @app_commands.describe(conversation="Conversation title or id")
+        @app_commands.autocomplete(conversation=choices)
+        async def switch(interaction: discord.Interaction, conversation: str) -> None:
+            await on_command(interaction, f"/switch {conversation}")
 
-    @tree.command(name="goto", description="Move the cursor to node n of /tree; the next message branches there")
-    @app_commands.describe(n="Node number shown by /tree")
-    async def goto(interaction: discord.Interaction, n: app_commands.Range[int, 1]) -> None:
-        await on_command(interaction, f"/goto {n}")
+    if "goto" in entries:
+        @tree.command(name="goto", description=_describe(entries["goto"]))
+        @app_commands.describe(n="Message number shown by /tree")
+        async def goto(interaction: discord.Interaction, n: app_commands.Range[int, 1]) -> None:
+            await on_command(interaction, f"/goto {n}")
 
-    @tree.command(name="ask", description="Talk to the bot without mentioning it")
+    @tree.command(name="ask", description=_describe(ASK))
     @app_commands.describe(prompt="What to say")
     async def ask(interaction: discord.Interaction, prompt: str) -> None:
         await on_command(interaction, prompt)
@@ -91,11 +108,19 @@ def build_tree(client: discord.Client, on_command: CommandHandler, choices: Choi
     return tree
 
 
-def _fixed_text(on_command: CommandHandler, text: str) -> Callable[[discord.Interaction], Coroutine[Any, Any, None]]:
-    async def callback(interaction: discord.Interaction) -> None:
-        await on_command(interaction, text)
+def _generic(entry: MenuCommand, on_command: CommandHandler) -> app_commands.Command[Any, ..., None]:
+    """A command with no typed options: its arguments, if it takes any, as one optional text option."""
+    if not entry.takes_arguments:
+        async def plain(interaction: discord.Interaction) -> None:
+            await on_command(interaction, f"/{entry.name}")
 
-    return callback
+        return app_commands.Command(name=entry.name, description=_describe(entry), callback=plain)
+
+    @app_commands.describe(arguments=entry.usage[:MAX_DESCRIPTION])
+    async def with_arguments(interaction: discord.Interaction, arguments: str | None = None) -> None:
+        await on_command(interaction, f"/{entry.name} {arguments}" if arguments else f"/{entry.name}")
+
+    return app_commands.Command(name=entry.name, description=_describe(entry), callback=with_arguments)
 
 
 def conversation_choices(conversations: list[ConversationChoice], typed: str) -> list[app_commands.Choice[str]]:
@@ -126,13 +151,14 @@ class Synced:
     also_global: bool = False  # a guild sync while global commands exist: that server lists each one twice
 
 
-async def sync_commands(token: str, api_base: str | None = None, guild_id: int | None = None,
-                        remove_global: bool = False) -> Synced:
+async def sync_commands(token: str, menu: tuple[MenuCommand, ...], api_base: str | None = None,
+                        guild_id: int | None = None, remove_global: bool = False) -> Synced:
     """Register the commands with Discord: globally (may take a while to appear), or in one guild
     (instant; the global commands are copied there), optionally removing the global ones."""
     configure_endpoints(api_base)
     client = discord.Client(intents=discord.Intents(guilds=True))  # REST only; guilds quiets a state warning
-    tree = build_tree(client, _sync_only, _no_choices)
+    tree = build_tree(client, _sync_only, _no_choices, menu)
+    await tree.set_translator(ChineseDescriptions())
     guild = discord.Object(guild_id) if guild_id else None
     try:
         await client.login(token)

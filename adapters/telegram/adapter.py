@@ -15,13 +15,13 @@ from typing import Any
 
 from aiohttp import web
 from telegram import Bot, BotCommand, Update
-from telegram.error import InvalidToken, TelegramError
+from telegram.error import InvalidToken, NetworkError, TelegramError
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
 from adapters.telegram import TelegramConfig
 from adapters.telegram.inbound import BotIdentity, parse_update
 from adapters.telegram.outbound import Outbound
-from bot.adapter import AdapterServices, Capabilities, MessageHandler
+from bot.adapter import AdapterServices, Capabilities, MenuCommand, MessageHandler
 from bot.config import ConfigError
 from bot.messages import ChatRef, SentRef
 from bot.replies import Reply
@@ -34,22 +34,8 @@ ALLOWED_UPDATES = ["message", "callback_query"]
 POLL_TIMEOUT = 10  # seconds a getUpdates long poll may wait
 _SECRET_FORMAT = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
-COMMANDS: dict[str, tuple[str, str]] = {  # name → (English, Chinese)
-    "new": ("Start a new conversation", "开始新对话"),
-    "list": ("List conversations", "列出对话"),
-    "switch": ("Switch conversation", "切换对话"),
-    "tree": ("Show the conversation tree", "显示对话树"),
-    "goto": ("Move to a message in the tree", "跳转到树中的消息"),
-    "retry": ("Regenerate the last answer", "重新生成上一个回答"),
-    "stop": ("Stop the current answer", "停止当前回答"),
-    "skills": ("List skills", "列出技能"),
-    "roles": ("List or choose a role", "列出或选择角色"),
-    "memory": ("Show or edit memory", "查看或编辑记忆"),
-    "model": ("Show or change the model", "查看或切换模型"),
-    "lang": ("Change language", "切换语言"),
-    "status": ("Show status", "查看状态"),
-    "help": ("Show help", "帮助"),
-}
+MAX_MENU = 100  # commands Telegram lists
+_MENU_NAME = re.compile(r"[a-z0-9_]{1,32}")
 
 
 class TelegramAdapter:
@@ -72,8 +58,10 @@ class TelegramAdapter:
         restart_when_down=True,
     )
 
-    def __init__(self, token: str, api_base: str, webhook_url: str | None, webhook_secret: str) -> None:
+    def __init__(self, token: str, api_base: str, webhook_url: str | None, webhook_secret: str,
+                 menu: tuple[MenuCommand, ...] = ()) -> None:
         root = api_base.rstrip("/").removesuffix("/bot")
+        self._api_root = root
         builder = (
             ApplicationBuilder()
             .token(token)
@@ -87,6 +75,7 @@ class TelegramAdapter:
         self._app.add_handler(TypeHandler(Update, self._on_update))
         self._app.add_error_handler(self._on_error)
         self._webhook_url = webhook_url
+        self._menu = [c for c in menu if _MENU_NAME.fullmatch(c.name)][:MAX_MENU]
         self._webhook_secret = webhook_secret
         self._outbound = Outbound(self._app.bot)
         self._on_message: MessageHandler | None = None
@@ -105,6 +94,8 @@ class TelegramAdapter:
             await self._app.initialize()  # getMe: the username decides what counts as a mention
         except InvalidToken as e:
             raise ConfigError("Telegram rejected TELEGRAM_BOT_TOKEN; check it with @BotFather") from e
+        except NetworkError as e:
+            raise ConnectionError(f"cannot reach the Telegram Bot API at {self._api_root}: {e.message}") from e
         bot = self._app.bot
         self._me = BotIdentity(bot.id, bot.username)
         await self._publish_commands()
@@ -167,12 +158,13 @@ class TelegramAdapter:
         return web.Response()
 
     async def _publish_commands(self) -> None:
+        """The command menu in Telegram's clients, in English and Chinese, from the core registry."""
+        if not self._menu:
+            return
         bot = self._app.bot
         try:
-            await bot.set_my_commands([BotCommand(name, en) for name, (en, _) in COMMANDS.items()])
-            await bot.set_my_commands(
-                [BotCommand(name, zh) for name, (_, zh) in COMMANDS.items()], language_code="zh"
-            )
+            await bot.set_my_commands([BotCommand(c.name, c.en[:256]) for c in self._menu])
+            await bot.set_my_commands([BotCommand(c.name, c.zh[:256]) for c in self._menu], language_code="zh")
         except TelegramError as e:
             log.warning("could not publish the command menu: %s", e.message)
 
@@ -211,7 +203,7 @@ def create(settings: TelegramConfig, env: Mapping[str, str], services: AdapterSe
     secret = env.get("TELEGRAM_WEBHOOK_SECRET") or secrets.token_urlsafe(32)
     if settings.webhook_url and not _SECRET_FORMAT.fullmatch(secret):
         raise ConfigError("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
-    adapter = TelegramAdapter(token, api_base, settings.webhook_url, secret)
+    adapter = TelegramAdapter(token, api_base, settings.webhook_url, secret, services.commands)
     if settings.webhook_url:
         services.add_route("POST", settings.webhook_path, adapter.webhook)
     return adapter

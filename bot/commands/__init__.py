@@ -7,7 +7,7 @@ from bot.commands import control as control  # isort: skip
 from bot.commands import info as info  # isort: skip
 from bot.commands import memory as memory  # isort: skip
 from bot.commands import schedule as schedule  # isort: skip
-from bot.commands.registry import COMMANDS, Command, CommandContext, UsageError, parse_command
+from bot.commands.registry import COMMANDS, Command, CommandContext, UsageError, menu, parse_command
 from bot.commands.services import CommandServices
 
-__all__ = ["COMMANDS", "Command", "CommandContext", "CommandServices", "UsageError", "parse_command"]
+__all__ = ["COMMANDS", "Command", "CommandContext", "CommandServices", "UsageError", "menu", "parse_command"]

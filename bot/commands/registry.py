@@ -6,7 +6,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bot.adapter import Capabilities
+from bot.adapter import Capabilities, MenuCommand
 from bot.chats.sessions import Session
 from bot.commands.services import CommandServices, Rerun
 from bot.i18n import t
@@ -68,6 +68,11 @@ def command(
         return func
 
     return register
+
+
+def menu() -> tuple[MenuCommand, ...]:
+    """Every command, for the platforms' native menus (so a new command appears there with no adapter change)."""
+    return tuple(MenuCommand(c.name, c.help[0], c.help[1], c.usage) for c in COMMANDS.values())
 
 
 def parse_command(text: str) -> tuple[str, str] | None:

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Container, Sequence
 from dataclasses import dataclass
 
 from bot.adapter import Adapter
@@ -44,8 +44,10 @@ class Watchdog:
         first_backoff: float = FIRST_BACKOFF,
         max_backoff: float = MAX_BACKOFF,
         clock: Callable[[], float] = time.monotonic,
+        skip: Container[str] = frozenset(),  # names still being started (by bot/ops/startup.py)
     ) -> None:
         self.adapters = adapters
+        self.skip = skip
         self.start_adapter = start_adapter
         self.metrics = metrics
         self.check_every = check_every
@@ -75,7 +77,7 @@ class Watchdog:
     async def check(self) -> None:
         """One pass over the adapters; restarts those down for longer than the grace period."""
         now = self._clock()
-        for adapter in [a for a in self.adapters if a.capabilities.restart_when_down]:
+        for adapter in [a for a in self.adapters if a.capabilities.restart_when_down and a.name not in self.skip]:
             state = self._states.setdefault(adapter.name, _State())
             if is_connected(adapter):
                 if state.down_since is not None:

@@ -25,6 +25,7 @@ from adapters.feishu import adapter as feishu_adapter
 from adapters.telegram import TelegramConfig
 from adapters.telegram import adapter as telegram_adapter
 from bot.adapter import Adapter, AdapterServices, ConversationChoice, WebHandler
+from bot.commands import menu
 from bot.messages import ChatRef, IncomingMessage, SentRef
 from tests.fakes import discord_api, discord_rules, feishu_api, feishu_events, telegram_api
 from tests.fakes.serve import serve_local
@@ -63,7 +64,7 @@ def services(routes: list[tuple[str, str, WebHandler]]) -> AdapterServices:
         seen.add(key)
         return was
 
-    return AdapterServices(_no_conversations, is_seen, lambda m, p, h: routes.append((m, p, h)))
+    return AdapterServices(_no_conversations, is_seen, lambda m, p, h: routes.append((m, p, h)), commands=menu())
 
 
 class Driver:

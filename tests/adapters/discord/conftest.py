@@ -13,6 +13,7 @@ from adapters.discord import DiscordConfig
 from adapters.discord import adapter as adapter_module
 from adapters.discord.adapter import DiscordAdapter, create
 from bot.adapter import AdapterServices, ConversationChoice, WebHandler
+from bot.commands import menu
 from bot.messages import ChatRef, IncomingMessage
 from tests.fakes.discord_api import CHANNEL_ID, THREAD_ID, TOKEN, FakeDiscord
 
@@ -54,7 +55,8 @@ def _no_routes(method: str, path: str, handler: WebHandler) -> None:
     raise AssertionError("the discord adapter needs no web routes")
 
 
-SERVICES = AdapterServices(list_conversations=_list_conversations, seen=_never_seen, add_route=_no_routes)
+SERVICES = AdapterServices(list_conversations=_list_conversations, seen=_never_seen, add_route=_no_routes,
+                           commands=menu())
 
 
 @pytest.fixture

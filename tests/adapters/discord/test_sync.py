@@ -13,18 +13,27 @@ import pytest
 from adapters.discord.adapter import DiscordAdapter
 from adapters.discord.commands import conversation_choices, sync_commands
 from bot.adapter import ConversationChoice
+from bot.commands import COMMANDS, menu
 from bot.config import ConfigError
 from tests.adapters.discord.conftest import Inbox
 from tests.fakes.discord_api import APP_ID, GUILD_ID, TOKEN, FakeDiscord
 
 REPO = Path(__file__).resolve().parents[3]
-ALL_COMMANDS = ["ask", "goto", "help", "list", "new", "retry", "skills", "status", "stop", "switch", "tree"]
+ALL_COMMANDS = sorted([*COMMANDS, "ask"])  # every chat command of the core registry has its slash form
 
 
-async def test_global_sync_puts_every_command(fake: FakeDiscord) -> None:
-    names = (await sync_commands(TOKEN, fake.api_base)).names
+async def test_global_sync_puts_every_command_with_english_and_chinese_descriptions(fake: FakeDiscord) -> None:
+    names = (await sync_commands(TOKEN, menu(), fake.api_base)).names
     [put] = fake.calls_to("PUT", rf"/applications/{APP_ID}/commands")
     assert sorted(names) == sorted(c["name"] for c in put.body) == ALL_COMMANDS
+    assert {"model", "lang", "memory", "forget", "roles", "approve", "deny", "pair"} <= set(names)
+    model = next(c for c in put.body if c["name"] == "model")
+    assert model["description"] == COMMANDS["model"].help[0]
+    assert model["description_localizations"] == {"zh-CN": COMMANDS["model"].help[1],
+                                                  "zh-TW": COMMANDS["model"].help[1]}
+    assert (model["options"][0]["name"], model["options"][0]["required"]) == ("arguments", False)
+    assert "options" not in next(c for c in put.body if c["name"] == "tree") or not next(
+        c for c in put.body if c["name"] == "tree")["options"]
     switch = next(c for c in put.body if c["name"] == "switch")
     assert switch["options"][0]["autocomplete"] is True and switch["options"][0]["required"] is True
     new = next(c for c in put.body if c["name"] == "new")
@@ -34,7 +43,7 @@ async def test_global_sync_puts_every_command(fake: FakeDiscord) -> None:
 
 
 async def test_guild_sync_copies_the_global_commands(fake: FakeDiscord) -> None:
-    synced = await sync_commands(TOKEN, fake.api_base, guild_id=int(GUILD_ID))
+    synced = await sync_commands(TOKEN, menu(), fake.api_base, guild_id=int(GUILD_ID))
     assert not fake.calls_to("PUT", rf"/applications/{APP_ID}/commands")
     [put] = fake.calls_to("PUT", rf"/applications/{APP_ID}/guilds/{GUILD_ID}/commands")
     assert sorted(c["name"] for c in put.body) == sorted(synced.names) == ALL_COMMANDS
@@ -44,20 +53,20 @@ async def test_guild_sync_copies_the_global_commands(fake: FakeDiscord) -> None:
 async def test_a_server_the_bot_is_not_in_is_one_clear_line(fake: FakeDiscord) -> None:
     """Issue 12 §7: discord-sync --guild before inviting the bot used to end in a raw Forbidden traceback."""
     with pytest.raises(ConfigError, match=r"server 123456789 \(403 Missing Access\): invite the bot to that server"):
-        await sync_commands(TOKEN, fake.api_base, guild_id=123456789)
+        await sync_commands(TOKEN, menu(), fake.api_base, guild_id=123456789)
 
 
 async def test_guild_and_global_commands_together_are_flagged_and_can_be_cleared(fake: FakeDiscord) -> None:
-    await sync_commands(TOKEN, fake.api_base)
-    assert (await sync_commands(TOKEN, fake.api_base, guild_id=int(GUILD_ID))).also_global  # listed twice
-    cleared = await sync_commands(TOKEN, fake.api_base, guild_id=int(GUILD_ID), remove_global=True)
+    await sync_commands(TOKEN, menu(), fake.api_base)
+    assert (await sync_commands(TOKEN, menu(), fake.api_base, guild_id=int(GUILD_ID))).also_global  # listed twice
+    cleared = await sync_commands(TOKEN, menu(), fake.api_base, guild_id=int(GUILD_ID), remove_global=True)
     assert not cleared.also_global and fake.registered[None] == []
     assert len(fake.registered[GUILD_ID]) == len(ALL_COMMANDS)
 
 
 async def test_a_rejected_token_is_a_clear_error(fake: FakeDiscord) -> None:
     with pytest.raises(ConfigError, match="DISCORD_BOT_TOKEN"):
-        await sync_commands("wrong-token", fake.api_base)
+        await sync_commands("wrong-token", menu(), fake.api_base)
     assert not fake.calls_to("PUT", r"/applications/.*")
 
 

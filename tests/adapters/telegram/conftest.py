@@ -12,7 +12,8 @@ from aiohttp import web
 
 from adapters.telegram import TelegramConfig
 from adapters.telegram.adapter import TelegramAdapter, create
-from bot.adapter import AdapterServices, ConversationChoice, WebHandler
+from bot.adapter import AdapterServices
+from bot.commands import ConversationChoice, WebHandler, menu
 from bot.messages import ChatRef, IncomingMessage
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
 
@@ -50,7 +51,8 @@ def services(routes: dict[tuple[str, str], WebHandler] | None = None) -> Adapter
             raise AssertionError("polling mode must not register routes")
         routes[(method, path)] = handler
 
-    return AdapterServices(list_conversations=_no_conversations, seen=_never_seen, add_route=add_route)
+    return AdapterServices(list_conversations=_no_conversations, seen=_never_seen, add_route=add_route,
+                           commands=menu())
 
 
 def env(fake: FakeTelegram, **extra: str) -> dict[str, str]:
