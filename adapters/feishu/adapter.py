@@ -8,6 +8,7 @@ and the hub run in tasks on the hub's loop. A webhook is answered at once, well 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 from collections.abc import Coroutine, Mapping
@@ -16,6 +17,7 @@ from typing import Any
 import aiohttp
 import lark_oapi as lark
 from aiohttp import web
+from lark_oapi.api.application.v6 import P2ApplicationBotMenuV6
 from lark_oapi.api.im.v1 import P2ImMessageReceiveV1
 from lark_oapi.event.callback.model.p2_card_action_trigger import (
     P2CardActionTrigger,
@@ -33,7 +35,7 @@ from bot.replies import Reply
 STOP_GRACE = 2.0  # seconds in-flight events get to reach the hub at stop
 log = logging.getLogger(__name__)
 
-HANDLED_EVENTS = frozenset({"im.message.receive_v1", "card.action.trigger"})
+HANDLED_EVENTS = frozenset({"im.message.receive_v1", "card.action.trigger", "application.bot.menu_v6"})
 CONNECT_TIMEOUT = 15.0
 TOAST = {"en": "Running {action}", "zh": "正在执行 {action}"}
 
@@ -87,6 +89,7 @@ class FeishuAdapter:
             lark.EventDispatcherHandler.builder("", "")
             .register_p2_im_message_receive_v1(self._on_message_event)
             .register_p2_card_action_trigger(self._on_card_action)
+            .register_p2_application_bot_menu_v6(self._on_menu)
             .build()
         )
 
@@ -190,6 +193,17 @@ class FeishuAdapter:
             return
         if parsed is not None:
             self._hand_over(self._deliver(parsed.event_id, parsed.message))
+
+    def _on_menu(self, data: P2ApplicationBotMenuV6) -> None:
+        try:
+            parsed = inbound.parse_menu(data)
+        except Exception:
+            log.exception("feishu: unreadable menu event skipped")
+            return
+        if parsed is not None:  # answered in the user's one-to-one chat, once we know which that is
+            menu = parsed.message
+            direct = dataclasses.replace(menu, chat_id=self._outbound.direct_chat(menu.user_id))
+            self._hand_over(self._deliver(parsed.event_id, direct))
 
     def _on_card_action(self, data: P2CardActionTrigger) -> P2CardActionTriggerResponse:
         try:

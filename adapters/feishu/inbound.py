@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from lark_oapi.api.application.v6 import P2ApplicationBotMenuV6
 from lark_oapi.api.im.v1 import EventMessage, P2ImMessageReceiveV1
 from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger
 
 from bot.messages import Attachment, ButtonPress, IncomingMessage
 
 PLATFORM = "feishu"
+_MENU_KEY = re.compile(r"[a-z0-9_]{1,30}")  # a menu item's event key names the command it runs
 ATTACHMENT_KINDS = {
     "image": "photo",
     "sticker": "sticker",
@@ -100,6 +103,21 @@ def parse_card_action(data: P2CardActionTrigger) -> CardPress | None:
         return None
     user_id = (event.operator.open_id or "") if event.operator else ""
     return CardPress(header.event_id, action.strip(), user_id, ctx.open_chat_id, ctx.open_message_id)
+
+
+def parse_menu(data: P2ApplicationBotMenuV6) -> ParsedEvent | None:
+    """A press on the bot's custom menu: event key `tree` runs /tree. The event names the user but not the
+    chat, so chat_id is the user's open_id until the adapter knows their one-to-one chat."""
+    event, header = data.event, data.header
+    if event is None or header is None or not header.event_id or event.operator is None:
+        return None
+    user = event.operator.operator_id.open_id if event.operator.operator_id else None
+    if not user or not event.event_key or not _MENU_KEY.fullmatch(event.event_key):
+        return None
+    name = event.operator.operator_name or user
+    return ParsedEvent(header.event_id, IncomingMessage(
+        platform=PLATFORM, chat_id=user, thread_id=None, message_id=header.event_id, user_id=user,
+        user_name=name, is_group=False, mentioned=True, text=f"/{event.event_key}"))
 
 
 def _content(msg: EventMessage) -> tuple[str, tuple[Attachment, ...]]:

@@ -65,14 +65,21 @@ class FeishuOutbound:
         self._sent = _Recent()  # message_id → _Sent
         self._chat_is_group = _Recent()  # chat_id → bool
         self._thread_anchor = _Recent()  # thread_id → a message id inside it (replies need one)
+        self._direct_chats = _Recent()  # user open_id → their one-to-one chat with the bot
         self._cardkit_off_until = 0.0
 
     # ---- what inbound events teach us ---------------------------------------------------------
     def remember_inbound(self, msg: IncomingMessage) -> None:
         if not msg.is_button:
             self._chat_is_group.put(msg.chat_id, msg.is_group)
+        if not msg.is_group and msg.chat_id != msg.user_id:
+            self._direct_chats.put(msg.user_id, msg.chat_id)
         if msg.thread_id and not msg.is_button:
             self._thread_anchor.put(msg.thread_id, msg.message_id)
+
+    def direct_chat(self, user_open_id: str) -> str:
+        """The user's one-to-one chat if they have written in it; else their open_id, which sends reach too."""
+        return str(self._direct_chats.get(user_open_id, user_open_id))
 
     async def chat_of_card(self, chat_id: str, card_message_id: str) -> tuple[bool, str | None]:
         """(is_group, thread_id) for a pressed card; asks the platform if we never saw the chat."""
@@ -158,7 +165,7 @@ class FeishuOutbound:
         else:
             body["receive_id"] = chat.chat_id
             answer = await self._http.call(
-                "POST", "/open-apis/im/v1/messages", params={"receive_id_type": "chat_id"}, body=body
+                "POST", "/open-apis/im/v1/messages", params={"receive_id_type": _receive_id_type(chat)}, body=body
             )
         return data_field(answer, "message_id")
 
@@ -204,6 +211,10 @@ class FeishuOutbound:
         body = {"settings": render.dumps(settings), "sequence": sent.next_sequence()}
         await self._http.call("PATCH", f"/open-apis/cardkit/v1/cards/{sent.card_id}/settings", body=body)
         sent.streaming = True
+
+
+def _receive_id_type(chat: ChatRef) -> str:
+    return "open_id" if chat.chat_id.startswith("ou_") else "chat_id"  # a menu press before any DM
 
 
 class _CardsRefused(Exception):

@@ -64,3 +64,11 @@ def card_action_event(
         "operator": {"tenant_key": "tk", "user_id": "u1", "open_id": "ou_user1", "union_id": "on_u1"},
         "token": "c-update-token", "action": {"value": {"action": action}, "tag": "button"},
         "host": "im_message", "context": {"open_message_id": card_message_id, "open_chat_id": chat_id}}}
+
+
+def menu_event(event_id: str, event_key: str, *, open_id: str = "ou_user1", token: str = "") -> dict[str, Any]:
+    """application.bot.menu_v6: a press on the bot's custom menu in the one-to-one chat (no chat id)."""
+    return {"schema": "2.0", "header": _header(event_id, "application.bot.menu_v6", token), "event": {
+        "operator": {"operator_name": "Ann", "operator_id": {"open_id": open_id, "user_id": "u1",
+                                                              "union_id": "on_u1"}},
+        "event_key": event_key, "timestamp": int(time.time())}}

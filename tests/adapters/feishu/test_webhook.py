@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 from bot.messages import Attachment
+from bot.replies import Reply
 from tests.adapters.feishu.conftest import ENCRYPT_KEY, VERIFICATION_TOKEN, StartAdapter
 from tests.fakes.feishu_api import BOT_OPEN_ID
-from tests.fakes.feishu_events import card_action_event, message_event, signed_request
+from tests.fakes.feishu_events import card_action_event, menu_event, message_event, signed_request
 
 AT_BOT = (("@_user_1", BOT_OPEN_ID, "Hub"),)
 
@@ -128,3 +129,23 @@ async def test_card_button_press_toasts_and_reaches_the_hub_as_a_command(start_a
     (msg,) = await h.wait_received(1)
     assert (msg.text, msg.is_button, msg.mentioned, msg.message_id) == ("/goto 7", True, True, "ev-press-1")
     assert (msg.chat_id, msg.is_group) == ("oc_dm", False)
+
+
+async def test_the_bots_menu_runs_its_event_key_as_a_command_in_the_users_own_chat(start_adapter: StartAdapter) -> None:
+    h = await start_adapter()
+    await h.post(menu_event("ev-menu-1", "tree", token=VERIFICATION_TOKEN))  # before the user ever wrote
+    (first,) = await h.wait_received(1)
+    assert (first.text, first.chat_id, first.user_id, first.is_group, first.mentioned) == (
+        "/tree", "ou_user1", "ou_user1", False, True)
+    await h.adapter.send(first.chat, Reply("the tree"))
+    assert h.fake.requests("POST", "/im/v1/messages")[-1].query["receive_id_type"] == "open_id"
+    await h.post(message_event("ev-dm", chat_type="p2p", chat_id="oc_dm_ann", text="hi", token=VERIFICATION_TOKEN))
+    await h.post(menu_event("ev-menu-2", "new", token=VERIFICATION_TOKEN))
+    _, _, again = await h.wait_received(3)
+    assert (again.text, again.chat_id) == ("/new", "oc_dm_ann")  # the same session as the user's messages
+    await h.post(menu_event("ev-menu-3", "Not A Command!", token=VERIFICATION_TOKEN))
+    await h.post(menu_event("ev-menu-2", "new", token=VERIFICATION_TOKEN))  # a redelivery
+    await h.post(message_event("ev-marker", chat_type="p2p", chat_id="oc_dm_ann", text="marker",
+                               token=VERIFICATION_TOKEN))
+    await h.wait_received(4)
+    assert [m.text for m in h.received] == ["/tree", "hi", "/new", "marker"]
