@@ -12,8 +12,8 @@ from aiohttp import web
 
 from adapters.telegram import TelegramConfig
 from adapters.telegram.adapter import TelegramAdapter, create
-from bot.adapter import AdapterServices
-from bot.commands import ConversationChoice, WebHandler, menu
+from bot.adapter import AdapterServices, ConversationChoice, WebHandler
+from bot.commands import menu
 from bot.messages import ChatRef, IncomingMessage
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
 
