@@ -12,14 +12,15 @@ import functools
 import importlib
 import pkgutil
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.messages import ChatRef, IncomingMessage, SentRef
+from bot.messages import Attachment, ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
 
 MessageHandler = Callable[[IncomingMessage], Awaitable[None]]
@@ -101,11 +102,42 @@ class SendFailed(SendError):
     """Any other failure; the message says what the platform answered."""
 
 
+@dataclass(frozen=True, slots=True)
+class OutgoingFile:
+    """A file from the chat's folder to post in the chat; images go as photos where the platform has them."""
+
+    path: Path
+    name: str
+    mime: str
+    caption: str = ""
+
+    @property
+    def is_image(self) -> bool:
+        return self.mime in ("image/jpeg", "image/png", "image/gif", "image/webp")
+
+
+class FileTransfer(Protocol):
+    """An adapter's file handling: fetch what users attach, post files the agent sends."""
+
+    max_upload: int  # bytes the platform accepts in one file the bot sends
+
+    def download(self, attachment: Attachment) -> AsyncIterator[bytes]:
+        """The attachment's bytes in chunks; raises SendFailed if the platform won't give them."""
+        ...
+
+    async def upload(self, chat: ChatRef, file: OutgoingFile) -> SentRef: ...
+
+
 class Adapter(Protocol):
     """What `AdapterSpec.create` returns."""
 
     name: str
     capabilities: Capabilities
+
+    @property
+    def files(self) -> FileTransfer | None:
+        """None: this platform takes and sends text only."""
+        ...
 
     async def start(self, on_message: MessageHandler) -> None: ...
 

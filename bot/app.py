@@ -29,6 +29,7 @@ from bot.chats.sessions import SessionKey, Sessions
 from bot.commands import CommandServices, menu
 from bot.config import Config, ConfigError
 from bot.hub.hub import Hub
+from bot.hub.intake import MediaIntake
 from bot.hub.runner import AgentRunner
 from bot.hub.scheduled import JobTurns
 from bot.messages import ChatRef
@@ -78,7 +79,8 @@ class App:
                                   memory=self.memory, metrics=self.metrics)
         services = CommandServices(self.conversations, self.store, self.prompts, self.memory, self.approvals,
                                    Pairing(self.store.pairing), Sessions(), cfg.llm, self.schedules)
-        self.hub = Hub(cfg, self.store, services, self.runner, self.metrics)
+        media = MediaIntake(cfg.media, self.llm.transcriber(cfg.llm.transcription_model))
+        self.hub = Hub(cfg, self.store, services, self.runner, self.metrics, media)
         self.scheduler: Scheduler | None = None
         if self.schedules is not None:
             turns = JobTurns(self.hub, self.store, self.clock, workspace)

@@ -37,6 +37,8 @@ class LLMConfig(_Section):
     max_retries: int = Field(default=2, ge=0)
     run_deadline: float = Field(default=900.0, gt=0)  # seconds per run; above the 10 minutes an approval waits
     temperature: float | None = Field(default=None, ge=0, le=2)
+    vision_models: list[str] = Field(default_factory=list)  # these get images as image parts
+    transcription_model: str | None = None  # set: voice messages are transcribed (/audio/transcriptions)
 
 
 class ServerConfig(_Section):
@@ -53,6 +55,14 @@ class ToolsConfig(_Section):
     shell_network: bool = False  # the sandboxed shell gets no network unless this is on
     web_fetch_enabled: bool = True
     web_allow_hosts: list[str] = Field(default_factory=list)  # exceptions to the SSRF rules, for tests
+
+
+class MediaConfig(_Section):
+    """Files that come with messages (bot/media) and files the agent sends."""
+
+    max_bytes: int = Field(default=20_000_000, ge=1)  # per file
+    max_image_px: int = Field(default=2048, ge=64)  # long edge of an image after resizing
+    max_files: int = Field(default=10, ge=1)  # per message
 
 
 class DatabaseConfig(_Section):
@@ -85,6 +95,7 @@ class Config(_Section):
     shutdown_grace: float = Field(default=8.0, ge=0)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    media: MediaConfig = Field(default_factory=MediaConfig)
     scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
     heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)

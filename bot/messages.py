@@ -7,10 +7,13 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Attachment:
-    """A non-text part of a message; the core only needs to know it is there."""
+    """A file that came with a message: what it is, and the adapter's own handle to fetch it."""
 
-    kind: str  # "photo" | "sticker" | "voice" | "document" | "video" | "other"
+    kind: str  # "image" | "file" | "audio" | "video" | "sticker"
     name: str = ""
+    mime: str = ""  # as the platform claims it; the bytes are checked against it
+    size: int | None = None  # bytes, when the platform says
+    handle: str = ""  # opaque to core: a file id, a URL, a message resource key
 
 
 @dataclass(frozen=True, slots=True)

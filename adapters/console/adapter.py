@@ -21,6 +21,7 @@ TREE_BUDGET = 3500  # a chat message's worth, so long runs collapse here as they
 
 class ConsoleAdapter:
     name = "console"
+    files = None  # text only here, for now
     capabilities = Capabilities(
         max_text=100_000, can_edit=True, edit_interval=0.05, group_edit_interval=0.05, buttons=False,
         tree_budget=TREE_BUDGET, burst=10_000, rate=10_000.0, group_send_window=None, global_window=(1_000_000, 1.0),

@@ -53,6 +53,7 @@ def create(settings: DiscordConfig, env: Mapping[str, str], services: AdapterSer
 
 class DiscordAdapter:
     name = "discord"
+    files = None  # text only here, for now
     capabilities = Capabilities(
         max_text=1900,
         can_edit=True,

@@ -44,6 +44,7 @@ class FeishuAdapter:
     name = "feishu"
     # ~8000 characters keeps a card under Feishu's 30 KB even for CJK (3 bytes each); send() still
     # measures bytes and splits again. Card updates are allowed 5/s (PATCH) and 10/s (CardKit).
+    files = None  # text only here, for now
     capabilities = Capabilities(
         max_text=8000,
         can_edit=True,

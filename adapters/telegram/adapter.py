@@ -20,7 +20,7 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHand
 
 from adapters.telegram import TelegramConfig
 from adapters.telegram.inbound import BotIdentity, parse_update
-from adapters.telegram.outbound import Outbound
+from adapters.telegram.outbound import Outbound, TelegramFiles
 from bot.adapter import AdapterServices, Capabilities, MenuCommand, MessageHandler
 from bot.config import ConfigError
 from bot.messages import ChatRef, SentRef
@@ -78,6 +78,7 @@ class TelegramAdapter:
         self._menu = [c for c in menu if _MENU_NAME.fullmatch(c.name)][:MAX_MENU]
         self._webhook_secret = webhook_secret
         self._outbound = Outbound(self._app.bot)
+        self.files = TelegramFiles(self._outbound)
         self._on_message: MessageHandler | None = None
         self._me: BotIdentity | None = None
 

@@ -13,16 +13,17 @@ from telegram import CallbackQuery, Chat, Message, MessageEntity, Update, User
 from bot.messages import Attachment, ButtonPress, IncomingMessage
 
 PLATFORM = "telegram"
-_MEDIA_KINDS = (
-    ("photo", "photo"),
-    ("sticker", "sticker"),
-    ("voice", "voice"),
-    ("video_note", "video"),
-    ("video", "video"),
-    ("animation", "video"),
-    ("audio", "other"),
-    ("document", "document"),
+_MEDIA_KINDS = (  # message field → (kind, name when the platform gives none, MIME when it gives none)
+    ("photo", ("image", "photo.jpg", "image/jpeg")),
+    ("sticker", ("sticker", "sticker.webp", "image/webp")),
+    ("voice", ("audio", "voice.ogg", "audio/ogg")),
+    ("video_note", ("video", "video.mp4", "video/mp4")),
+    ("video", ("video", "video.mp4", "video/mp4")),
+    ("animation", ("video", "animation.mp4", "video/mp4")),
+    ("audio", ("audio", "audio.mp3", "audio/mpeg")),
+    ("document", ("file", "document", "")),
 )
+DOWNLOAD_LIMIT = 20_000_000  # the Bot API serves files up to 20 MB
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,9 +179,16 @@ def _cut16(text: str, offset: int, length: int) -> str:
 
 
 def _attachments(msg: Message) -> tuple[Attachment, ...]:
-    for field, kind in _MEDIA_KINDS:
+    for field, (kind, default_name, default_mime) in _MEDIA_KINDS:
         value = getattr(msg, field, None)
-        if value:
-            name = getattr(value, "file_name", None) or ""
-            return (Attachment(kind=kind, name=name),)
+        if not value:
+            continue
+        if field == "photo":  # sizes come smallest first: the largest the Bot API will still serve
+            fitting = [p for p in value if (p.file_size or 0) <= DOWNLOAD_LIMIT]
+            value = fitting[-1] if fitting else value[0]
+        mime = getattr(value, "mime_type", None) or default_mime
+        if kind == "file" and mime.startswith("image/"):
+            kind = "image"  # a picture sent "as a file" is still a picture
+        name = getattr(value, "file_name", None) or default_name
+        return (Attachment(kind=kind, name=name, mime=mime, size=value.file_size, handle=value.file_id),)
     return ()

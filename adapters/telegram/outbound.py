@@ -6,19 +6,20 @@ Telegram's answers into RateLimited / ChatUnavailable / SendFailed.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dtm
 import logging
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
-from telegram import Bot, InlineKeyboardMarkup, LinkPreviewOptions, Message, ReplyParameters
+from telegram import Bot, InlineKeyboardMarkup, InputFile, LinkPreviewOptions, Message, ReplyParameters
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
 
 from adapters.telegram.render import Rendered, keyboard, render_parts
-from bot.adapter import ChatUnavailable, RateLimited, SendFailed
-from bot.messages import ChatRef, ReplyTo, SentRef
+from bot.adapter import ChatUnavailable, OutgoingFile, RateLimited, SendFailed
+from bot.messages import Attachment, ChatRef, ReplyTo, SentRef
 from bot.replies import Reply
 
 log = logging.getLogger("bothub.telegram")
@@ -29,8 +30,46 @@ T = TypeVar("T")
 _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 
 
+MAX_UPLOAD = 50_000_000  # the Bot API takes files up to 50 MB from bots (and serves them up to 20 MB)
+CHUNK = 65_536
+
+
 def chat_key(chat_id: str) -> int | str:
     return int(chat_id) if chat_id.lstrip("-").isdigit() else chat_id
+
+
+class TelegramFiles:
+    """getFile + download for what users attach; sendPhoto / sendDocument for what the agent sends.
+
+    The Bot API serves at most 20 MB per file, so a download is held in memory at most that large
+    before it is written out in chunks (the intake caps it again with its own limit).
+    """
+
+    max_upload = MAX_UPLOAD
+
+    def __init__(self, outbound: Outbound) -> None:
+        self._outbound = outbound
+
+    async def download(self, attachment: Attachment) -> AsyncIterator[bytes]:
+        try:
+            remote = await self._outbound.bot.get_file(attachment.handle)
+            data = await remote.download_as_bytearray()
+        except TelegramError as e:
+            raise SendFailed(f"{type(e).__name__}: {e.message}") from e
+        for start in range(0, len(data), CHUNK):
+            yield bytes(data[start : start + CHUNK])
+
+    async def upload(self, chat: ChatRef, file: OutgoingFile) -> SentRef:
+        content = await asyncio.to_thread(file.path.read_bytes)
+        bot, target, thread = self._outbound.bot, chat_key(chat.chat_id), _thread(chat)
+        caption = file.caption[:1024] or None  # Telegram's caption limit
+        if file.is_image:
+            sent = await self._outbound.call(chat, lambda: bot.send_photo(
+                target, InputFile(content, filename=file.name), caption=caption, message_thread_id=thread))
+        else:
+            sent = await self._outbound.call(chat, lambda: bot.send_document(
+                target, InputFile(content, filename=file.name), caption=caption, message_thread_id=thread))
+        return SentRef(chat, str(sent.message_id))
 
 
 class Outbound:
@@ -54,7 +93,7 @@ class Outbound:
         await self._edit_part(ref.chat, int(ref.message_id), parts[0], keyboard(reply.buttons))
 
     async def typing(self, chat: ChatRef) -> None:
-        await self._call(
+        await self.call(
             chat,
             lambda: self.bot.send_chat_action(
                 chat_key(chat.chat_id), ChatAction.TYPING, message_thread_id=_thread(chat)
@@ -106,14 +145,14 @@ class Outbound:
     ) -> T:
         """HTML first; if Telegram cannot parse our entities, the same part again as plain text."""
         try:
-            return await self._call(chat, lambda: post(part.html, ParseMode.HTML))
+            return await self.call(chat, lambda: post(part.html, ParseMode.HTML))
         except SendFailed as e:
             if "can't parse entities" not in str(e).lower():
                 raise
             log.warning("Telegram rejected our HTML (%s); sending plain text", e)
-        return await self._call(chat, lambda: post(part.plain, None))
+        return await self.call(chat, lambda: post(part.plain, None))
 
-    async def _call(self, chat: ChatRef, request: Callable[[], Awaitable[T]]) -> T:
+    async def call(self, chat: ChatRef, request: Callable[[], Awaitable[T]]) -> T:
         try:
             return await request()
         except RetryAfter as e:

@@ -8,10 +8,12 @@ when they are not valid JSON.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from secrets import token_hex
 from typing import Any
 
@@ -94,6 +96,19 @@ class LLMClient:
 
     async def close(self) -> None:
         await self._client.close()
+
+    def transcriber(self, model: str | None) -> Callable[[Path], Awaitable[str]] | None:
+        """A voice-to-text function on the provider's /audio/transcriptions, or None without a model."""
+        if not model:
+            return None
+
+        async def transcribe(path: Path) -> str:
+            audio = await asyncio.to_thread(path.read_bytes)
+            result = await self._client.audio.transcriptions.create(
+                model=model, file=(path.name, audio), response_format="text")
+            return result if isinstance(result, str) else str(getattr(result, "text", ""))
+
+        return transcribe
 
     async def stream(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, model: str

@@ -8,7 +8,7 @@ import logging
 import time
 from collections import OrderedDict
 
-from bot.adapter import Adapter, ChatUnavailable, RateLimited, SendError, SendFailed
+from bot.adapter import Adapter, ChatUnavailable, OutgoingFile, RateLimited, SendError, SendFailed
 from bot.hub.pacing import Pacer
 from bot.messages import ButtonPress, ChatRef, SentRef
 from bot.replies import Reply, split_text
@@ -48,6 +48,34 @@ class Delivery:
             if ref is None:
                 return None
         return ref
+
+    async def send_file(self, chat: ChatRef, file: OutgoingFile) -> str:
+        """Post a file, paced and retried like text; answers what the model should hear."""
+        transfer = self.adapter.files
+        if transfer is None:
+            return "Error: this platform takes text only; describe the file instead"
+        size = (await asyncio.to_thread(file.path.stat)).st_size
+        if size > transfer.max_upload:
+            return f"Error: {file.name} is {size} bytes; this platform takes files up to {transfer.max_upload} bytes"
+        for _ in range(MAX_ATTEMPTS):
+            if self.is_gone(chat):
+                return "Error: this chat can no longer be reached"
+            slot = await self.pacer.take(chat, new_message=True)
+            try:
+                await transfer.upload(chat, file)
+                return f"Sent {file.name} to the chat."
+            except RateLimited as e:
+                self.pacer.penalize(chat, e.retry_after)
+                wait = e.retry_after
+            except ChatUnavailable:
+                self._mark_gone(chat)
+                return "Error: this chat can no longer be reached"
+            except SendError as e:
+                return f"Error: the platform refused {file.name}: {e}"
+            finally:
+                slot.release()
+            await asyncio.sleep(wait)
+        return f"Error: {file.name} could not be sent (the platform kept asking to wait)"
 
     async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> bool:
         """Edit a sent message. Intermediate edits are dropped when the chat has no budget; finals wait."""

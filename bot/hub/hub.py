@@ -16,6 +16,7 @@ from bot.commands import COMMANDS, Command, CommandContext, CommandServices, Usa
 from bot.config import Config
 from bot.hub.delivery import Delivery
 from bot.hub.inbox import decode_message, encode_message
+from bot.hub.intake import MediaIntake
 from bot.hub.runner import AgentRunner, TurnContext
 from bot.i18n import t
 from bot.messages import ChatRef, IncomingMessage
@@ -29,7 +30,8 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 class Hub:
     def __init__(
-        self, cfg: Config, store: Store, services: CommandServices, runner: AgentRunner, metrics: Metrics
+        self, cfg: Config, store: Store, services: CommandServices, runner: AgentRunner, metrics: Metrics,
+        media: MediaIntake,
     ) -> None:
         self.cfg = cfg
         self.store = store
@@ -39,6 +41,7 @@ class Hub:
         self.pairing = services.pairing
         self.runner = runner
         self.metrics = metrics
+        self.media = media
         self.access = Access(cfg)
         self.deliveries: dict[str, Delivery] = {}
         self._accepting = True
@@ -90,8 +93,8 @@ class Hub:
             await self._refuse(msg, verdict, delivery, lang)
             return False
         text = msg.text.strip()
-        if not text:
-            if msg.attachments:
+        if not text and (not msg.attachments or delivery.adapter.files is None):
+            if msg.attachments:  # this platform's adapter takes text only
                 await delivery.send(msg.chat, Reply(t(lang, "text_only")))
             return False
         lane = self.sessions.lane(key)
@@ -150,8 +153,17 @@ class Hub:
     async def _answer(self, msg: IncomingMessage, session: Session, delivery: Delivery, resumed: bool = False) -> None:
         try:
             await self.conversations.ensure(session)
+            turn = self.turn(msg, session)
+            transfer = delivery.adapter.files
+            if msg.attachments and transfer is not None:
+                intake = await self.media.take(msg, self.runner.workdir(session), transfer, turn.lang)
+                for notice in intake.notices:
+                    await delivery.send(msg.chat, Reply(notice))
+                if not intake.text and not intake.files:
+                    return
+                turn.user_text, turn.files = intake.text, intake.files
             answer = self.runner.resume if resumed else self.runner.answer
-            await answer(session, self.turn(msg, session), delivery)
+            await answer(session, turn, delivery)
         except Exception:
             await self._internal_error(msg, delivery, self.language(session))
 

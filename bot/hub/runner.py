@@ -22,11 +22,13 @@ from bot.chats.conversations import Conversations
 from bot.chats.sessions import Session
 from bot.config import Config
 from bot.hub.delivery import Delivery, HeldReply, StreamWriter
+from bot.hub.intake import describe
 from bot.i18n import STRINGS, t
+from bot.media.vision import ImageParts
 from bot.messages import ChatRef
 from bot.ops.metrics import Metrics
 from bot.replies import Reply
-from bot.tree.model import Message
+from bot.tree.model import AttachedFile, Message
 
 log = logging.getLogger("bothub.runner")
 
@@ -47,6 +49,7 @@ class TurnContext:
     conversation_id: str | None = None
     job_id: str | None = None  # a scheduled job started this turn: its messages are marked with it
     silent_reply: str | None = None  # an answer of exactly this is not sent (heartbeat: HEARTBEAT_OK)
+    files: tuple[AttachedFile, ...] = ()  # what came with the message, already in the chat's folder
 
 
 class AgentRunner:
@@ -67,6 +70,7 @@ class AgentRunner:
         self.tool_names = tool_names
         self.memory = memory
         self.counter = TokenCounter()
+        self.images = ImageParts()
         self._last_failure: dict[str, float] = {}
         self.metrics = metrics or Metrics()
 
@@ -111,6 +115,7 @@ class AgentRunner:
             notify=lambda reply: delivery.send(turn.chat, reply),  # approvals ask in this chat
             where=turn.chat,
             conversation_id=session.conversation_id,
+            send_file=lambda file: delivery.send_file(turn.chat, file),
         )
         stream: StreamWriter | HeldReply = (HeldReply(delivery, turn.chat, turn.silent_reply) if turn.silent_reply
                                             else StreamWriter(delivery, turn.chat))
@@ -171,8 +176,12 @@ class AgentRunner:
         budget = self.cfg.llm.context_tokens
         texted = retried = False
         while True:
-            history = answer_dangling_tool_calls([m.to_openai() for m in session.path])
-            messages = fit_history(system, history, budget, self.counter)
+            raw = [m.to_openai() for m in session.path]
+            messages = fit_history(system, answer_dangling_tool_calls(raw), budget, self.counter)
+            if (model or self.cfg.llm.chat_model) in self.cfg.llm.vision_models:
+                with_images = {id(item): m for item, m in zip(raw, session.path, strict=True)
+                               if any(f.kind == "image" for f in m.files)}
+                await self.images.apply(messages, with_images, ctx.workdir)
             retry = used_tools = False
             async for event in self.loop.run(messages, ctx, model=model):
                 if isinstance(event, TextDelta) and not texted:
@@ -232,7 +241,8 @@ class TypingIndicator:
 
 
 def _user_message(turn: TurnContext) -> Message:
+    text = "\n".join(part for part in (turn.user_text, describe(turn.files)) if part)  # files named for the model
     if turn.chat.is_group:  # the model must know who is speaking in a shared chat
-        return Message.new("user", f"[{turn.user_name}] {turn.user_text}", author=turn.user_name,
-                           job_id=turn.job_id)
-    return Message.new("user", turn.user_text, job_id=turn.job_id)
+        return Message.new("user", f"[{turn.user_name}] {text}", author=turn.user_name,
+                           job_id=turn.job_id, files=turn.files)
+    return Message.new("user", text, job_id=turn.job_id, files=turn.files)

@@ -6,7 +6,15 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from bot.adapter import Adapter, Capabilities, ChatUnavailable, MessageHandler, RateLimited, SendError
+from bot.adapter import (
+    Adapter,
+    Capabilities,
+    ChatUnavailable,
+    FileTransfer,
+    MessageHandler,
+    RateLimited,
+    SendError,
+)
 from bot.messages import ChatRef, SentRef
 from bot.replies import Reply
 
@@ -69,6 +77,10 @@ class CountingAdapter:
         self.name = inner.name
         self.capabilities: Capabilities = inner.capabilities
         self._metrics = metrics
+
+    @property
+    def files(self) -> FileTransfer | None:
+        return self.inner.files
 
     async def start(self, on_message: MessageHandler) -> None:
         await self.inner.start(on_message)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -20,6 +21,36 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+@dataclass(frozen=True, slots=True)
+class AttachedFile:
+    """A file that came with a message, as kept in the chat's folder (`path` is relative to it)."""
+
+    kind: str  # "image" | "file" | "audio" | "video"
+    mime: str
+    size: int
+    sha256: str
+    path: str
+    name: str  # what the sender called it
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "mime": self.mime, "size": self.size, "sha256": self.sha256,
+                "path": self.path, "name": self.name}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AttachedFile:
+        return cls(str(data["kind"]), str(data["mime"]), int(data["size"]), str(data["sha256"]),
+                   str(data["path"]), str(data.get("name", "")))
+
+
+def files_to_json(files: tuple[AttachedFile, ...]) -> str | None:
+    """How a message's files are stored (a JSON list), None when there are none."""
+    return json.dumps([f.to_json() for f in files], ensure_ascii=False) if files else None
+
+
+def files_from_json(text: str | None) -> tuple[AttachedFile, ...]:
+    return tuple(AttachedFile.from_json(item) for item in json.loads(text)) if text else ()
+
+
 @dataclass(slots=True)
 class Message:
     id: str
@@ -33,6 +64,7 @@ class Message:
     interrupted: bool = False  # a partial answer cut short by /stop
     job_id: str | None = None  # set on the turn a scheduled job started (bot/scheduler)
     number: int | None = None  # `/goto N`: given once, in creation order, per conversation; the root is 0
+    files: tuple[AttachedFile, ...] = ()  # what came with a user message (bot/media)
 
     @classmethod
     def new(cls, role: str, content: str, parent_id: str | None = None, **fields: Any) -> Message:

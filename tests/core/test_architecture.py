@@ -16,6 +16,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.adapter",),  # the adapter contract and spec discovery
     ("bot.config",),  # platform sections come from the adapter specs
     ("bot.tree", "bot.ops"),
+    ("bot.media",),  # attachments to files: capped, sniffed, images normalized
     ("bot.store",),
     ("bot.scheduler",),  # time forms, next due times, the claiming loop; runs reach chats via bot.hub.scheduled
     ("bot.agent",),

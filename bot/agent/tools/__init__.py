@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bot.agent.tools import files
+from bot.agent.tools import documents, files
 from bot.agent.tools.registry import ToolRegistry
 
-_MODULES = (files,)
+_MODULES = (files, documents)
 
 
 def default_registry() -> ToolRegistry:

@@ -27,23 +27,23 @@ MAX_WALK = 20_000  # entries a recursive listing looks at before it stops counti
 MAX_READ_BYTES = 20 * 1024 * 1024  # read_file refuses bigger files instead of scanning them
 
 
-class _Refused(Exception):
-    """A request the model should rephrase; the message is the tool's answer."""
+class Refused(Exception):
+    """A request the model should rephrase; the message is the tool's answer (other tool modules raise it too)."""
 
 
 def _number(n: int) -> str:
     return f"{n:,}".replace(",", " ")
 
 
-def _resolve(workdir: Path, path: str) -> Path:
-    """The real path of `path` inside the chat folder (created on first use), or _Refused."""
+def jailed(workdir: Path, path: str) -> Path:
+    """The real path of `path` inside the chat folder (created on first use), or Refused."""
     if not isinstance(path, str) or "\x00" in path:
-        raise _Refused("Error: the path must be a plain text string")
+        raise Refused("Error: the path must be a plain text string")
     root = os.path.realpath(workdir)
     os.makedirs(root, mode=0o700, exist_ok=True)
     target = os.path.realpath(os.path.join(root, path))
     if target != root and not target.startswith(root + os.sep):
-        raise _Refused(OUTSIDE)
+        raise Refused(OUTSIDE)
     return Path(target)
 
 
@@ -94,17 +94,17 @@ def _shown(root: Path, target: Path) -> str:
 def _as_int(value: object, name: str) -> int:
     """The model sends numbers as JSON numbers or strings; anything else (lists, objects, "x") is refused."""
     if not isinstance(value, int | float | str):
-        raise _Refused(f"Error: {name} must be a whole number, got {value!r}")
+        raise Refused(f"Error: {name} must be a whole number, got {value!r}")
     try:
         return int(value)
     except ValueError:
-        raise _Refused(f"Error: {name} must be a whole number, got {value!r}") from None
+        raise Refused(f"Error: {name} must be a whole number, got {value!r}") from None
 
 
 def _read(workdir: Path, filepath: str, offset: object, limit: object) -> str:
     start = max(0, _as_int(offset, "offset"))
     count = min(MAX_LIMIT, max(1, _as_int(limit, "limit")))
-    target = _resolve(workdir, filepath)
+    target = jailed(workdir, filepath)
     name = _shown(workdir, target)
     if target.is_dir():
         return f"Error: {name} is a folder; use list_files to see what is in it"
@@ -147,8 +147,8 @@ def _window(f: io.TextIOWrapper, start: int, count: int) -> tuple[list[str], int
 
 def _write(workdir: Path, filepath: str, content: str) -> str:
     if not isinstance(content, str):
-        raise _Refused("Error: content must be text")
-    target = _resolve(workdir, filepath)
+        raise Refused("Error: content must be text")
+    target = jailed(workdir, filepath)
     name = _shown(workdir, target)
     if target.is_dir():
         return f"Error: {name} is a folder; give a file path"
@@ -205,7 +205,7 @@ def _summary(base: Path, entries: list[Path], capped: bool) -> str:
 
 
 def _list(workdir: Path, dirpath: str, recursive: object) -> str:
-    base = _resolve(workdir, dirpath)
+    base = jailed(workdir, dirpath)
     name = _shown(workdir, base)
     if not base.exists():
         return f"Error: {name} does not exist"
@@ -222,11 +222,11 @@ def _list(workdir: Path, dirpath: str, recursive: object) -> str:
             + f"\n… and {_number(rest)}{'+' if capped else ''} more; list a subfolder to see them")
 
 
-async def _in_thread(func: Callable[..., str], *args: object) -> str:
+async def in_thread(func: Callable[..., str], *args: object) -> str:
     """Run blocking file work off the event loop; refusals and OS errors become the tool's answer."""
     try:
         return await asyncio.to_thread(func, *args)
-    except _Refused as e:
+    except Refused as e:
         return str(e)
     except PermissionError:
         return "Error: permission denied"
@@ -235,15 +235,15 @@ async def _in_thread(func: Callable[..., str], *args: object) -> str:
 
 
 async def read_file(ctx: ToolContext, filepath: str, offset: int = 0, limit: int = DEFAULT_LIMIT) -> str:
-    return await _in_thread(_read, ctx.workdir, filepath, offset, limit)
+    return await in_thread(_read, ctx.workdir, filepath, offset, limit)
 
 
 async def write_file(ctx: ToolContext, filepath: str, content: str) -> str:
-    return await _in_thread(_write, ctx.workdir, filepath, content)
+    return await in_thread(_write, ctx.workdir, filepath, content)
 
 
 async def list_files(ctx: ToolContext, dirpath: str = ".", recursive: bool = False) -> str:
-    return await _in_thread(_list, ctx.workdir, dirpath, recursive)
+    return await in_thread(_list, ctx.workdir, dirpath, recursive)
 
 
 def register(registry: ToolRegistry) -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.adapter import OutgoingFile
 from bot.messages import ChatRef
 from bot.replies import Reply
 
@@ -15,6 +16,7 @@ MAX_TOOL_OUTPUT = 50_000  # characters of one tool result handed back to the mod
 
 
 Notify = Callable[[Reply], Awaitable[object]]  # sends a message to the run's own chat
+SendFile = Callable[[OutgoingFile], Awaitable[str]]  # answers what the model should hear (sent, or why not)
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class ToolContext:
     skill_chain: tuple[str, ...] = ()  # tool skills this call is nested in, outermost first (depth and cycles)
     where: ChatRef | None = None  # the chat's address, for tools that act later (schedule)
     conversation_id: str | None = None
+    send_file: SendFile | None = None  # posts a file from the chat's folder in this chat; None: cannot
 
 
 ToolFunc = Callable[..., Awaitable[str]]

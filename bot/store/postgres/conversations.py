@@ -18,11 +18,11 @@ from bot.store.conversations import (
 )
 from bot.store.postgres.database import Database
 from bot.store.settings import ChatSettings
-from bot.tree.model import Conversation, Message, new_id, utc_now
+from bot.tree.model import Conversation, Message, files_from_json, files_to_json, new_id, utc_now
 
 _CONV_COLUMNS = "id, chat, root_id, title, role, current_message_id, message_count, created_at, updated_at"
 _MSG_COLUMNS = ("id, role, parent_id, content, created_at, tool_calls, tool_call_id, author, interrupted, job_id, "
-                "number")
+                "number, files")
 _CHAIN_SQL = f"""
 WITH RECURSIVE chain(mid, depth) AS (
     SELECT $3::text, 0
@@ -38,8 +38,8 @@ _INSERT_CONV = (f"INSERT INTO conversations ({_CONV_COLUMNS}) VALUES ($1, $2, $3
                 f"ON CONFLICT DO NOTHING RETURNING {_CONV_COLUMNS}")
 _INSERT_MESSAGE = (
     "INSERT INTO messages (id, conversation_id, chat, parent_id, role, content, tool_calls, tool_call_id, author, "
-    "interrupted, created_at, job_id, number) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) "
-    "ON CONFLICT (chat, conversation_id, id) DO NOTHING RETURNING seq"
+    "interrupted, created_at, job_id, number, files) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, "
+    "$14) ON CONFLICT (chat, conversation_id, id) DO NOTHING RETURNING seq"
 )
 _ACTIVATE = ("INSERT INTO chats (key, active_conversation) VALUES ($1, $2) "
              "ON CONFLICT (key) DO UPDATE SET active_conversation = excluded.active_conversation")
@@ -50,9 +50,9 @@ def _info(row: asyncpg.Record) -> ConversationInfo:
 
 
 def _message(row: asyncpg.Record) -> Message:
-    mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id, number = row
+    mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id, number, files = row
     return Message(mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id,
-                   number)
+                   number, files_from_json(files))
 
 
 async def _conv(db: asyncpg.Connection, chat: str, conv_id: str, lock: bool = False) -> ConversationInfo | None:
@@ -104,7 +104,7 @@ async def _insert(db: asyncpg.Connection, info: ConversationInfo, msgs: Sequence
         for attempt in range(ID_ATTEMPTS):
             inserted = await db.fetchval(_INSERT_MESSAGE, msg.id, info.id, info.chat, parent, msg.role, msg.content,
                                          msg.tool_calls, msg.tool_call_id, msg.author, msg.interrupted, msg.created_at,
-                                         msg.job_id, msg.number)
+                                         msg.job_id, msg.number, files_to_json(msg.files))
             if inserted is not None:
                 break
             # Ids are 8 hex (seed 000): a lone new message has no children yet and simply takes another id.

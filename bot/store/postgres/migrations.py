@@ -129,6 +129,10 @@ MIGRATIONS: tuple[str, ...] = (
         accepted_at TIMESTAMPTZ NOT NULL DEFAULT now()
     );
     """,
+    # files that came with a message (bot/media): a JSON list of kind, MIME, size, SHA-256, path, name
+    """
+    ALTER TABLE messages ADD COLUMN files TEXT;
+    """,
 )
 
 

@@ -20,11 +20,11 @@ from bot.store.conversations import (
 from bot.store.settings import ChatSettings
 from bot.store.sqlite.codec import iso, now_iso
 from bot.store.sqlite.database import Database
-from bot.tree.model import Conversation, Message, new_id
+from bot.tree.model import Conversation, Message, files_from_json, files_to_json, new_id
 
 _CONV_COLUMNS = "id, chat, root_id, title, role, current_message_id, message_count, created_at, updated_at"
 _MSG_COLUMNS = ("id, role, parent_id, content, created_at, tool_calls, tool_call_id, author, interrupted, job_id, "
-                "number")
+                "number, files")
 _CHAIN_SQL = f"""
 WITH RECURSIVE chain(mid, depth) AS (
     SELECT :mid, 0
@@ -38,7 +38,7 @@ ORDER BY chain.depth DESC
 """
 _INSERT_MESSAGE = (
     "INSERT INTO messages (id, conversation_id, chat, parent_id, role, content, tool_calls, tool_call_id, author, "
-    "interrupted, created_at, job_id, number) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "interrupted, created_at, job_id, number, files) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -49,10 +49,10 @@ def _info(row: Sequence[Any]) -> ConversationInfo:
 
 
 def _message(row: Sequence[Any]) -> Message:
-    mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id, number = row
+    mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id, number, files = row
     calls = json.loads(tool_calls) if tool_calls is not None else None
     return Message(mid, role, parent, content, datetime.fromisoformat(created), calls, tool_call_id, author,
-                   bool(interrupted), job_id, number)
+                   bool(interrupted), job_id, number, files_from_json(files))
 
 
 def _conv(db: sqlite3.Connection, chat: str, conv_id: str) -> ConversationInfo | None:
@@ -120,7 +120,7 @@ def _insert(db: sqlite3.Connection, info: ConversationInfo, msgs: Sequence[Messa
             try:
                 db.execute(_INSERT_MESSAGE, (msg.id, info.id, info.chat, parent, msg.role, msg.content, calls,
                                              msg.tool_call_id, msg.author, int(msg.interrupted), iso(msg.created_at),
-                                             msg.job_id, msg.number))
+                                             msg.job_id, msg.number, files_to_json(msg.files)))
                 break
             except sqlite3.IntegrityError:
                 # Ids are 8 hex (seed 000), so a long conversation can draw one twice; a lone new

@@ -149,6 +149,10 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
         accepted_at TEXT NOT NULL
     );
     """,
+    # files that came with a message (bot/media): a JSON list of kind, MIME, size, SHA-256, path, name
+    """
+    ALTER TABLE messages ADD COLUMN files TEXT;
+    """,
 )
 
 

@@ -1,0 +1,48 @@
+"""Images for a vision model: verified, bounded, EXIF gone, re-encoded — CPU work, so run in a thread."""
+
+from __future__ import annotations
+
+import base64
+import io
+from pathlib import Path
+
+from PIL import Image
+
+MAX_PIXELS = 40_000_000  # above this Pillow refuses the file as a decompression bomb
+Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+
+
+class BadImage(Exception):
+    """The bytes are not an image Pillow can read, or it would decode into far too many pixels."""
+
+
+def normalize(path: Path, max_px: int) -> str:
+    """Rewrite the image in place: long edge ≤ max_px, metadata dropped; returns its new MIME type.
+
+    Re-encoding from pixels is what strips EXIF (location, camera) and any payload after the image data.
+    """
+    try:
+        with Image.open(path) as probe:
+            probe.verify()  # structure check without decoding everything
+        with Image.open(path) as image:
+            image.load()
+            frame = image.convert("RGBA" if image.mode in ("RGBA", "LA", "P") else "RGB")
+    except Image.DecompressionBombError as e:
+        raise BadImage("too many pixels") from e
+    except Exception as e:  # Pillow raises many types for broken files
+        raise BadImage(str(e) or type(e).__name__) from e
+    frame.thumbnail((max_px, max_px))
+    out = io.BytesIO()
+    if frame.mode == "RGBA":
+        frame.save(out, "PNG", optimize=True)
+        mime = "image/png"
+    else:
+        frame.save(out, "JPEG", quality=85)
+        mime = "image/jpeg"
+    path.write_bytes(out.getvalue())
+    return mime
+
+
+def data_url(path: Path, mime: str) -> str:
+    """The image as a data URL, the form an OpenAI-compatible `image_url` part accepts."""
+    return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
