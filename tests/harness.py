@@ -11,10 +11,10 @@ from typing import Any
 
 import yaml
 
-from bot.adapter import Capabilities, MessageHandler
+from bot.adapter import Capabilities, MessageHandler, OutgoingFile, SendFailed
 from bot.app import App
 from bot.config import load_config
-from bot.messages import ChatRef, IncomingMessage, ReplyTo, SentRef
+from bot.messages import Attachment, ChatRef, IncomingMessage, ReplyTo, SentRef
 from bot.replies import Reply
 
 
@@ -62,6 +62,28 @@ ROOMY = Capabilities(max_text=4000, can_edit=True, edit_interval=0.05, group_edi
                      replace_pressed=True, closes_streams=False, restart_when_down=True)
 
 
+class RecordingFiles:
+    """Files on the in-memory platform: attachments served by handle, uploads kept with their bytes."""
+
+    max_upload = 5_000_000
+
+    def __init__(self) -> None:
+        self.served: dict[str, bytes] = {}  # handle → bytes a user attached
+        self.chunk = 65_536
+        self.uploads: list[tuple[ChatRef, OutgoingFile, bytes]] = []
+
+    async def download(self, attachment: Attachment) -> AsyncIterator[bytes]:
+        data = self.served.get(attachment.handle)
+        if data is None:
+            raise SendFailed(f"no file {attachment.handle}")
+        for start in range(0, len(data), self.chunk):
+            yield data[start : start + self.chunk]
+
+    async def upload(self, chat: ChatRef, file: OutgoingFile) -> SentRef:
+        self.uploads.append((chat, file, file.path.read_bytes()))
+        return SentRef(chat, f"file-{len(self.uploads)}")
+
+
 class RecordingAdapter:
     """An in-memory platform: tests inject messages and read what each chat shows after edits."""
 
@@ -69,6 +91,7 @@ class RecordingAdapter:
 
     def __init__(self, capabilities: Capabilities | None = None) -> None:
         self.capabilities = capabilities or ROOMY
+        self.files: RecordingFiles | None = RecordingFiles()
         self.on_message: MessageHandler | None = None
         self.sent: list[tuple[ChatRef, Reply]] = []
         self.sent_final: list[bool] = []  # the final flag of each send, in order

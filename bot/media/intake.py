@@ -75,6 +75,7 @@ async def save(chunks: AsyncIterator[bytes], workdir: Path, attachment: Attachme
                 mime = await asyncio.to_thread(normalize, temp, limits.max_image_px)
             except BadImage as e:
                 raise MediaRefused("bad_image", name=attachment.name) from e
+            digest = await asyncio.to_thread(_sha256, temp)  # of what is kept, not what arrived
         final = await asyncio.to_thread(_place, temp, folder, today, safe_name(attachment.name, kind))
     except BaseException:
         with contextlib.suppress(OSError):
@@ -116,6 +117,11 @@ def _place(temp: Path, folder: Path, today: date, name: str) -> Path:
         os.replace(temp, candidate)
         return candidate
     raise MediaRefused("too_many", count=1000)
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _megabytes(size: int) -> str:

@@ -10,7 +10,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.tree.model import ROLES, Conversation, Message, new_id, utc_now
+from bot.tree.model import ROLES, AttachedFile, Conversation, Message, new_id, utc_now
 
 
 def _timestamp(dt: datetime) -> str:
@@ -41,6 +41,8 @@ def export_jsonl(conv: Conversation, metadata: dict[str, Any]) -> str:
             record["interrupted"] = True
         if msg.number is not None:
             record["number"] = msg.number  # /tree numbers survive a round trip
+        if msg.files:  # references into the chat's folder; the bytes stay there
+            record["files"] = [f.to_json() for f in msg.files]
         lines.append(json.dumps(record, ensure_ascii=False))
     return "\n".join(lines) + "\n"
 
@@ -66,6 +68,11 @@ def _parse_message(record: dict[str, Any], lineno: int) -> Message:
     tool_calls = _field(record, "tool_calls", list, lineno, False)
     if tool_calls is not None and not all(isinstance(c, dict) for c in tool_calls):
         raise ValueError(f"line {lineno}: tool_calls must be a list of objects")
+    files = _field(record, "files", list, lineno, False) or []
+    try:
+        attached = tuple(AttachedFile.from_json(f) for f in files)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise ValueError(f"line {lineno}: files must be a list of file records") from None
     return Message(
         id=_field(record, "msg_id", str, lineno, True),
         role=role,
@@ -77,6 +84,7 @@ def _parse_message(record: dict[str, Any], lineno: int) -> Message:
         author=_field(record, "author", str, lineno, False),
         interrupted=bool(_field(record, "interrupted", bool, lineno, False)),
         number=_field(record, "number", int, lineno, False),
+        files=attached,
     )
 
 

@@ -132,6 +132,9 @@ def _role_label(msg: Message, labels: TreeLabels) -> str:
 def _preview_text(msg: Message, labels: TreeLabels) -> str:
     if msg.job_id is not None and msg.role == "user":  # a turn a scheduled job started
         return f"⏰ {msg.content}"
+    if msg.files:  # 🖼 for pictures, 📎 for any other file, before what was said
+        marks = "".join("🖼" if f.kind == "image" else "📎" for f in msg.files)
+        return f"{marks} {msg.content}"
     if msg.role == "assistant" and msg.tool_calls:
         names = ", ".join(str((c.get("function") or {}).get("name") or c.get("name") or "?") for c in msg.tool_calls)
         call = f"[{labels.tool_call}: {names}]"

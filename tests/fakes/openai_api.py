@@ -116,6 +116,8 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.refusals: list[Refusal] = []  # every 401/400 the rules gave, for tests to assert on
         self._steps: list[Step] = []
+        self.transcript = "this is what the voice message said"  # what /audio/transcriptions answers
+        self.transcriptions: list[dict[str, Any]] = []  # model, file name and bytes of each request
         self._runner: web.AppRunner | None = None
         self._ids = itertools.count(1)
         self.port = 0
@@ -136,6 +138,7 @@ class FakeOpenAI:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/v1/audio/transcriptions", self._transcribe)
         # handler_cancellation: a client that times out cancels our Hang instead of leaving it to sleep
         # backlog: a burst of 1000 clients connects at once
         self._runner, self.port = await serve_local(app, port, backlog=2048, handler_cancellation=True,
@@ -157,6 +160,19 @@ class FakeOpenAI:
             return self._refuse(refusal)
         return web.json_response({"object": "list", "data": [
             {"id": MODEL, "object": "model", "created": 1700000000, "owned_by": "fake"}]})
+
+    async def _transcribe(self, request: web.Request) -> web.Response:
+        """The Whisper-style endpoint: multipart `file` + `model`; `response_format=text` answers plain text."""
+        if refusal := check_key(request.headers.get("Authorization"), self.api_key):
+            return self._refuse(refusal)
+        form = await request.post()
+        upload, model = form.get("file"), form.get("model")
+        if not isinstance(upload, web.FileField) or not isinstance(model, str) or not model:
+            return self._refuse(Refusal(400, "'file' and 'model' are required"))
+        self.transcriptions.append({"model": model, "filename": upload.filename, "data": upload.file.read()})
+        if form.get("response_format") == "text":
+            return web.Response(text=self.transcript + "\n", content_type="text/plain")
+        return web.json_response({"text": self.transcript})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         try:
