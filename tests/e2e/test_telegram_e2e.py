@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -9,11 +11,12 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from PIL import Image
 
 from adapters.telegram.adapter import TelegramAdapter
 from bot.app import App
 from bot.i18n import t
-from tests.fakes.openai_api import FakeOpenAI, Text
+from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
 from tests.fakes.telegram_rules import utf16_len
 from tests.harness import running_app, wait_for
@@ -162,11 +165,41 @@ async def test_redelivered_update_after_restart_is_not_answered_twice(
     assert len(fake.requests) == 2
 
 
-async def test_a_photo_without_caption_gets_a_polite_note_and_no_model_call(
+async def test_a_photo_is_fetched_and_a_sticker_gets_a_polite_note(
         app: App, tg: FakeTelegram, fake: FakeOpenAI) -> None:
+    tg.stored_files["ph-1"] = jpeg_bytes()
     tg.inject_message(42, media="sticker")
     tg.inject_message(42, "what is in this picture?", media="photo")  # a caption is read as the text
-    await _answered(tg, 42, "what is in this picture?")
+    await _answered(tg, 42, "[image attached")
     note, answer = tg.bot_texts(42)
-    assert (note, answer) == (t("en", "text_only"), "what is in this picture?")
-    assert len(fake.requests) == 1 and "what is in this picture?" in _prompt(fake)
+    assert note == t("en", "text_only") and tg.downloads == ["ph-1"]
+    assert answer.startswith("what is in this picture?\n[image attached: photo.jpg (image/jpeg, ")
+    assert len(fake.requests) == 1
+
+
+async def test_send_file_reaches_the_chat_as_a_photo_and_a_document(
+        app: App, tg: FakeTelegram, fake: FakeOpenAI) -> None:
+    picture, table = jpeg_bytes(), b"name,score\nann,3\n"
+    tg.stored_files["do-1"] = table
+    tg.inject_message(42, "keep this", media="document")
+    await _answered(tg, 42, "keep this")
+    saved = fake.requests[0]["body"]["messages"][-1]["content"].split("saved as ")[1].rstrip("]")
+    fake.script(ToolCalls([("c1", "send_file", f'{{"filepath": "{saved}", "caption": "your table"}}')]),
+                Text("sent"))
+    tg.inject_message(42, "send it back")
+    await _answered(tg, 42, "sent")
+    [upload] = tg.uploads
+    assert (upload.method, upload.filename, upload.caption) == ("sendDocument", saved.split("/")[1], "your table")
+    assert upload.data == table
+    folder = next((app.cfg.data_dir / "chats").iterdir())
+    (folder / "p.jpg").write_bytes(picture)
+    fake.script(ToolCalls([("c2", "send_file", '{"filepath": "p.jpg"}')]), Text("there"))
+    tg.inject_message(42, "and the picture")
+    await _answered(tg, 42, "there")
+    assert [(u.method, u.sha256) for u in tg.uploads[1:]] == [("sendPhoto", hashlib.sha256(picture).hexdigest())]
+
+
+def jpeg_bytes() -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (64, 48), (10, 120, 30)).save(out, "JPEG")
+    return out.getvalue()

@@ -20,6 +20,7 @@ import aiohttp
 from aiohttp import web
 
 from tests.fakes.serve import serve_local
+from tests.fakes.telegram_files import FileMethods, Upload
 from tests.fakes.telegram_rules import (
     CHAT_ACTIONS,
     MEDIA,
@@ -44,7 +45,7 @@ BOT_USER = {"id": 1000001, "is_bot": True, "first_name": "Hub", "username": "hub
 DEFAULT_USER = {"id": 42, "is_bot": False, "first_name": "Ann", "last_name": "Lee", "username": "ann"}
 
 
-class FakeTelegram:
+class FakeTelegram(FileMethods):
     def __init__(self, token: str = TOKEN, bot_user: dict[str, Any] | None = None) -> None:
         self.token = token
         self.bot_user = bot_user or dict(BOT_USER)
@@ -55,6 +56,9 @@ class FakeTelegram:
         self.webhook_statuses: list[int] = []
         self.commands: dict[tuple[str, str], list[dict[str, str]]] = {}  # (scope type, language) → list
         self.answered: list[str] = []
+        self.stored_files: dict[str, bytes] = {}  # file_id → bytes a user sent (getFile serves them)
+        self.uploads: list[Upload] = []  # files the bot sent, with their bytes
+        self.downloads: list[str] = []  # file_ids the bot fetched
         self.port = 0
         self._failures: list[Failure] = []
         self._blocked: set[int] = set()
@@ -78,6 +82,7 @@ class FakeTelegram:
     async def start(self) -> None:
         app = web.Application()
         app.router.add_post("/bot{token}/{method}", self._handle)
+        app.router.add_get("/file/bot{token}/{path:.+}", self.serve_file)
         self._runner, self.port = await serve_local(app, handler_cancellation=True)  # like a server seeing a hang-up
         self._client = aiohttp.ClientSession()
 
@@ -209,6 +214,8 @@ class FakeTelegram:
         else:
             form = await request.post()
             params = decode_form(form)
+            params.update({f"_file:{k}": (v.filename, v.file.read()) for k, v in form.items()
+                           if isinstance(v, web.FileField)})
         self.calls.append(Call(method, params))
         polling = method == "getUpdates"
         self._in_flight += not polling
@@ -314,6 +321,22 @@ class FakeTelegram:
         self._take_flood(chat["id"], new_message=True)
         message = ChatMessage(chat["id"], self._next_message_id(chat["id"]), True, text, thread_id,
                               p["text"], entities, markup, reply_to)
+        self._messages[chat["id"]][message.message_id] = message
+        return self._message_json(message)
+
+    async def _m_sendPhoto(self, p: dict[str, Any]) -> dict[str, Any]:
+        return self._file_message("sendPhoto", "photo", p)
+
+    async def _m_sendDocument(self, p: dict[str, Any]) -> dict[str, Any]:
+        return self._file_message("sendDocument", "document", p)
+
+    def _file_message(self, method: str, field: str, p: dict[str, Any]) -> dict[str, Any]:
+        chat = self._chat(p)
+        upload = self._upload(method, field, p)
+        self._take_flood(chat["id"], new_message=True)
+        self.uploads.append(upload)
+        message = ChatMessage(chat["id"], self._next_message_id(chat["id"]), True, upload.caption or "",
+                              p.get("message_thread_id"), upload.caption or "")
         self._messages[chat["id"]][message.message_id] = message
         return self._message_json(message)
 
