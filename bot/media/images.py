@@ -21,26 +21,25 @@ def normalize(path: Path, max_px: int) -> str:
 
     Re-encoding from pixels is what strips EXIF (location, camera) and any payload after the image data.
     """
+    out = io.BytesIO()
     try:
         with Image.open(path) as probe:
             probe.verify()  # structure check without decoding everything
         with Image.open(path) as image:
             image.load()
-            frame = image.convert("RGBA" if image.mode in ("RGBA", "LA", "P") else "RGB")
+            wanted = "RGBA" if image.mode in ("RGBA", "LA", "P") else "RGB"
+            frame = image if image.mode == wanted else image.convert(wanted)
+            frame.thumbnail((max_px, max_px))  # in place: no second full-size copy
+            if wanted == "RGBA":
+                frame.save(out, "PNG", optimize=True)
+            else:
+                frame.save(out, "JPEG", quality=85)
     except Image.DecompressionBombError as e:
         raise BadImage("too many pixels") from e
     except Exception as e:  # Pillow raises many types for broken files
         raise BadImage(str(e) or type(e).__name__) from e
-    frame.thumbnail((max_px, max_px))
-    out = io.BytesIO()
-    if frame.mode == "RGBA":
-        frame.save(out, "PNG", optimize=True)
-        mime = "image/png"
-    else:
-        frame.save(out, "JPEG", quality=85)
-        mime = "image/jpeg"
     path.write_bytes(out.getvalue())
-    return mime
+    return "image/png" if wanted == "RGBA" else "image/jpeg"
 
 
 def data_url(path: Path, mime: str) -> str:

@@ -135,7 +135,7 @@ class FakeOpenAI:
         return len(self._steps)
 
     async def start(self, port: int = 0) -> None:
-        app = web.Application()
+        app = web.Application(client_max_size=64 * 1024 * 1024)  # requests with images run to megabytes
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/audio/transcriptions", self._transcribe)

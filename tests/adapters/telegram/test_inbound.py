@@ -92,17 +92,20 @@ async def test_sender_without_full_name_is_shown_by_username(fake: FakeTelegram,
     assert (await inbox.next()).user_name == "@carol"
 
 
-async def test_photo_caption_is_the_text(fake: FakeTelegram, polling) -> None:
+async def test_photo_caption_is_the_text_and_files_carry_their_handles(fake: FakeTelegram, polling) -> None:
     _, inbox = polling
     fake.inject_message(42, "what is this?", media="photo")
     fake.inject_message(42, media="photo")
     fake.inject_message(42, media="sticker")
     fake.inject_message(42, media="document")
-    captioned, bare, sticker, document = [await inbox.next() for _ in range(4)]
-    assert (captioned.text, captioned.attachments) == ("what is this?", (Attachment("photo"),))
-    assert (bare.text, bare.attachments) == ("", (Attachment("photo"),))
-    assert sticker.attachments == (Attachment("sticker"),)
-    assert document.attachments == (Attachment("document", "report.pdf"),)
+    fake.inject_message(42, media="voice")
+    captioned, bare, sticker, document, voice = [await inbox.next() for _ in range(5)]
+    photo = Attachment("image", "photo.jpg", "image/jpeg", None, "ph-1")
+    assert (captioned.text, captioned.attachments) == ("what is this?", (photo,))
+    assert (bare.text, bare.attachments) == ("", (photo,))
+    assert sticker.attachments == (Attachment("sticker", "sticker.webp", "image/webp", None, "st-1"),)
+    assert document.attachments == (Attachment("file", "report.pdf", "", None, "do-1"),)
+    assert voice.attachments == (Attachment("audio", "voice.ogg", "audio/ogg", None, "vo-1"),)
 
 
 async def test_caption_mention_in_group_is_stripped(fake: FakeTelegram, polling) -> None:
