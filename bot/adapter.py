@@ -14,7 +14,6 @@ import pkgutil
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from aiohttp import web
@@ -104,9 +103,11 @@ class SendFailed(SendError):
 
 @dataclass(frozen=True, slots=True)
 class OutgoingFile:
-    """A file from the chat's folder to post in the chat; images go as photos where the platform has them."""
+    """A file from the chat's folder to post in the chat; images go as photos where the platform has them.
 
-    path: Path
+    It carries the bytes, read once through the file jail, so nothing can swap the file before upload."""
+
+    data: bytes
     name: str
     mime: str
     caption: str = ""

@@ -80,7 +80,7 @@ class RecordingFiles:
             yield data[start : start + self.chunk]
 
     async def upload(self, chat: ChatRef, file: OutgoingFile) -> SentRef:
-        self.uploads.append((chat, file, file.path.read_bytes()))
+        self.uploads.append((chat, file, file.data))
         return SentRef(chat, f"file-{len(self.uploads)}")
 
 

@@ -6,7 +6,6 @@ Telegram's answers into RateLimited / ChatUnavailable / SendFailed.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dtm
 import logging
 import warnings
@@ -60,7 +59,7 @@ class TelegramFiles:
             yield bytes(data[start : start + CHUNK])
 
     async def upload(self, chat: ChatRef, file: OutgoingFile) -> SentRef:
-        content = await asyncio.to_thread(file.path.read_bytes)
+        content = file.data
         bot, target, thread = self._outbound.bot, chat_key(chat.chat_id), _thread(chat)
         caption = file.caption[:1024] or None  # Telegram's caption limit
         if file.is_image:

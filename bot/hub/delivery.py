@@ -54,7 +54,7 @@ class Delivery:
         transfer = self.adapter.files
         if transfer is None:
             return "Error: this platform takes text only; describe the file instead"
-        size = (await asyncio.to_thread(file.path.stat)).st_size
+        size = len(file.data)
         if size > transfer.max_upload:
             return f"Error: {file.name} is {size} bytes; this platform takes files up to {transfer.max_upload} bytes"
         for _ in range(MAX_ATTEMPTS):

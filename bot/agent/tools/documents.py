@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import mimetypes
+import os
 from pathlib import Path
 
 from pypdf import PdfReader
 from pypdf.errors import PdfReadError
 
 from bot.adapter import OutgoingFile
-from bot.agent.tools.files import Refused, in_thread, jailed
+from bot.agent.tools.files import Refused, in_thread, jailed, open_jailed
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 from bot.media.sniff import HEAD_BYTES, sniff
 
@@ -18,30 +20,33 @@ PAGE_CHARS = 8000  # characters of extracted text per page of the tool's answer
 MAX_PDF_PAGES = 2000
 
 
-def _document_text(path: Path) -> str:
-    with path.open("rb") as handle:
-        head = handle.read(HEAD_BYTES)
-    if sniff(head) == "application/pdf":
+def _contents(workdir: Path, filepath: str) -> tuple[Path, bytes]:
+    """The file's bytes, opened the way the file tools open (no symlinks, no hard links, no pipes)."""
+    target = jailed(workdir, filepath)
+    if not target.is_file():
+        raise Refused(f"Error: no file {filepath!r} in this chat's folder")
+    with os.fdopen(open_jailed(workdir, target, write=False), "rb") as handle:
+        return target, handle.read()
+
+
+def _document_text(data: bytes) -> str:
+    if sniff(data[:HEAD_BYTES]) == "application/pdf":
         try:
-            reader = PdfReader(path)
+            reader = PdfReader(io.BytesIO(data))
             pages = reader.pages[:MAX_PDF_PAGES]
             return "\n\n".join(f"[page {i + 1}]\n{page.extract_text() or ''}" for i, page in enumerate(pages))
         except PdfReadError as e:
             raise Refused(f"Error: the PDF cannot be read ({e})") from e
-    data = path.read_bytes()
     if b"\x00" in data[:8192]:
         raise Refused("Error: this is a binary file, not a document I can read as text")
     return data.decode("utf-8", errors="replace")
 
 
 def _read(workdir: Path, filepath: str, page: object) -> str:
-    target = jailed(workdir, filepath)
-    if not target.is_file():
-        raise Refused(f"Error: no file {filepath!r} in this chat's folder")
     number = int(page) if isinstance(page, int | str) and str(page).isdigit() and int(page) >= 1 else 0
     if number == 0:
         raise Refused("Error: page must be a whole number from 1")
-    text = _document_text(target)
+    text = _document_text(_contents(workdir, filepath)[1])
     pages = max(1, -(-len(text) // PAGE_CHARS))
     if number > pages:
         raise Refused(f"Error: {filepath} has {pages} page(s) of text")
@@ -55,12 +60,9 @@ async def read_document(ctx: ToolContext, filepath: str, page: int = 1) -> str:
 
 
 def _outgoing(workdir: Path, filepath: str, caption: str) -> OutgoingFile:
-    target = jailed(workdir, filepath)
-    if not target.is_file():
-        raise Refused(f"Error: no file {filepath!r} in this chat's folder")
-    with target.open("rb") as handle:
-        mime = sniff(handle.read(HEAD_BYTES)) or mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-    return OutgoingFile(target, target.name, mime, caption)
+    target, data = _contents(workdir, filepath)
+    mime = sniff(data[:HEAD_BYTES]) or mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+    return OutgoingFile(data, target.name, mime, caption)
 
 
 async def send_file(ctx: ToolContext, filepath: str, caption: str = "") -> str:

@@ -47,7 +47,7 @@ def jailed(workdir: Path, path: str) -> Path:
     return Path(target)
 
 
-def _open_jailed(workdir: Path, target: Path, write: bool) -> int:
+def open_jailed(workdir: Path, target: Path, write: bool) -> int:
     """A descriptor for `target` that provably is a regular file inside the chat folder.
 
     `O_NOFOLLOW` refuses a symlink swapped in after `realpath`; the opened descriptor is checked again
@@ -57,26 +57,26 @@ def _open_jailed(workdir: Path, target: Path, write: bool) -> int:
     name = _shown(workdir, target)
     with contextlib.suppress(FileNotFoundError):
         if not stat.S_ISREG(os.lstat(target).st_mode):  # opening a FIFO or socket fails or blocks: ask first
-            raise _Refused(f"Error: {name} is not a regular file (a pipe, socket or device); refused")
+            raise Refused(f"Error: {name} is not a regular file (a pipe, socket or device); refused")
     flags = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_WRONLY | os.O_CREAT if write else os.O_RDONLY)
     try:
         fd = os.open(target, flags, 0o600)
     except OSError as e:
         if e.errno == 40:  # ELOOP: a symlink appeared at the last moment
-            raise _Refused(OUTSIDE) from None
+            raise Refused(OUTSIDE) from None
         raise
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise _Refused(f"Error: {name} is not a regular file (a pipe, socket or device); refused")
+            raise Refused(f"Error: {name} is not a regular file (a pipe, socket or device); refused")
         if info.st_nlink > 1:
-            raise _Refused(f"Error: {name} has other hard links, which may lead outside this chat's folder; refused")
+            raise Refused(f"Error: {name} has other hard links, which may lead outside this chat's folder; refused")
         real = os.path.realpath(f"/proc/self/fd/{fd}") if os.path.isdir("/proc/self/fd") else str(target)
         root = os.path.realpath(workdir)
         if not real.startswith(root + os.sep):
-            raise _Refused(OUTSIDE)
+            raise Refused(OUTSIDE)
         if not write and info.st_size > MAX_READ_BYTES:
-            raise _Refused(f"Error: {name} is {_size(info.st_size)}; read_file reads files up to "
+            raise Refused(f"Error: {name} is {_size(info.st_size)}; read_file reads files up to "
                            f"{_size(MAX_READ_BYTES)}")
         os.set_blocking(fd, True)
         return fd
@@ -110,7 +110,7 @@ def _read(workdir: Path, filepath: str, offset: object, limit: object) -> str:
         return f"Error: {name} is a folder; use list_files to see what is in it"
     if not target.exists():
         return f"Error: {name} does not exist"
-    with io.TextIOWrapper(os.fdopen(_open_jailed(workdir, target, write=False), "rb"), encoding="utf-8") as text:
+    with io.TextIOWrapper(os.fdopen(open_jailed(workdir, target, write=False), "rb"), encoding="utf-8") as text:
         if b"\x00" in text.buffer.read(8192):
             return f"Error: {name} looks like a binary file; read_file only reads UTF-8 text"
         text.buffer.seek(0)
@@ -153,7 +153,7 @@ def _write(workdir: Path, filepath: str, content: str) -> str:
     if target.is_dir():
         return f"Error: {name} is a folder; give a file path"
     target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = _open_jailed(workdir, target, write=True)
+    fd = open_jailed(workdir, target, write=True)
     os.ftruncate(fd, 0)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(content)
