@@ -41,6 +41,8 @@ from bot.scheduler.clock import Clock, SystemClock
 from bot.scheduler.runner import Scheduler
 from bot.scheduler.service import Schedules
 from bot.store.backends import store_for_url
+from bot.web.dashboard import Deps, check_bind
+from bot.web.routes import mount
 
 log = logging.getLogger("bothub.app")
 
@@ -73,6 +75,8 @@ class App:
         self.tools = self._tools(skills)
         self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns)
         self.metrics = Metrics()
+        self.llm.on_usage = lambda model, used: self.metrics.activity.add_tokens(
+            model, used.prompt_tokens + used.completion_tokens)
         self.metrics.watch_usage(lambda: (self.llm.total_usage.prompt_tokens, self.llm.total_usage.completion_tokens))
         self.conversations = Conversations(self.store.conversations)
         self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.tools.names,
@@ -92,6 +96,10 @@ class App:
         self.starter = Starter(self._start_adapter)
         self.watchdog = Watchdog(self.adapters, self._start_adapter, self.metrics, skip=self.starter.retrying)
         self.web = web.Application()
+        self._adapter_routes = False
+        self.admin_password = env.get("BOTHUB_ADMIN_PASSWORD") or None
+        if cfg.server.dashboard:
+            mount(self.web, Deps(cfg, self.store, services, self.health, self.metrics), self.admin_password)
         self._web_runner: web.AppRunner | None = None
         self._housekeeping: asyncio.Task[None] | None = None
         self.web_port: int | None = None  # the bound port (config may say 0)
@@ -120,6 +128,7 @@ class App:
             return [ConversationChoice(i.id, i.title) for i in infos]
 
         def add_route(method: str, path: str, handler: WebHandler) -> None:
+            self._adapter_routes = True
             self.web.router.add_route(method, path, handler)
 
         return AdapterServices(list_conversations, self.store.inbox.seen, add_route, self.cfg.language,
@@ -141,7 +150,9 @@ class App:
 
     async def start(self) -> None:
         await self.store.open()
-        if self.web.router.routes() or self.cfg.server.enabled:
+        if self._adapter_routes or self.cfg.server.enabled:
+            if self.cfg.server.dashboard:
+                check_bind(self.cfg.server.host, self.admin_password)
             self.health.add_routes(self.web)
             self._web_runner = web.AppRunner(self.web, access_log=None)
             await self._web_runner.setup()

@@ -42,11 +42,12 @@ class LLMConfig(_Section):
 
 
 class ServerConfig(_Section):
-    """The hub's own aiohttp server: webhooks and health endpoints."""
+    """The hub's own aiohttp server: webhooks, health endpoints and the dashboard."""
 
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)  # 0: any free port (tests)
-    enabled: bool = False
+    enabled: bool | None = None  # None: on for `bothub run`, off for `bothub chat` and embedded uses
+    dashboard: bool = True  # the web dashboard and web chat; needs BOTHUB_ADMIN_PASSWORD off loopback
 
 
 class ToolsConfig(_Section):

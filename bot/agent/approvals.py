@@ -77,6 +77,10 @@ class Approvals:
         pending.future.set_result(approve)
         return f"Approved: {_inline(pending.command)}" if approve else f"Denied: {_inline(pending.command)}"
 
+    def pending(self) -> list[tuple[str, str, str]]:
+        """(approval id, chat, command) of every request still waiting: the dashboard's list."""
+        return [(aid, p.chat, p.command) for aid, p in self._pending.items() if not p.future.done()]
+
     @property
     def pending_count(self) -> int:
         return len(self._pending)

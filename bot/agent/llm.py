@@ -93,6 +93,7 @@ class LLMClient:
             http_client=openai.DefaultAioHttpClient(),
         )
         self.total_usage = Usage()  # across all calls: /metrics shows it (bothub_llm_tokens)
+        self.on_usage: Callable[[str, Usage], None] | None = None  # (model, usage) per call: the overview
 
     async def close(self) -> None:
         await self._client.close()
@@ -166,6 +167,8 @@ class LLMClient:
             raise LLMError("connection" if _is_transport_error(e) else "other", self._describe(e)) from e
         if usage is not None:
             self.total_usage += usage
+            if self.on_usage is not None:
+                self.on_usage(model, usage)
         yield Completion("".join(text), [_finish_call(i, p) for i, p in sorted(calls.items())], finish, usage)
 
     def _describe(self, e: BaseException) -> str:

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 
 from bot.store import PairingStore
+from bot.store.pairing import PendingPairing
 
 CODE_TTL = 3600.0
 _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no look-alikes (0/O, 1/I)
@@ -33,3 +34,10 @@ class Pairing:
     async def approve(self, platform: str, code: str) -> str | None:
         """Approve a code; returns the user id it belonged to, or None if unknown or expired."""
         return await self.store.approve(platform, code.strip().upper(), self._clock())
+
+    async def pending(self) -> list[PendingPairing]:
+        return await self.store.pending(self._clock())
+
+    async def deny(self, platform: str, code: str) -> str | None:
+        """Withdraw a code; returns the user id it belonged to, or None if there is no such code."""
+        return await self.store.deny(platform, code.strip().upper())

@@ -23,6 +23,7 @@ from bot.ops import redact
 log = logging.getLogger("bothub")
 CONSOLE_CHAT = "console:local"
 CONSOLE = "console"  # the local terminal chat: `bothub chat`, and `run` when no platform is configured
+WEB_CHAT = "web"  # the browser chat beside the dashboard, also started by `run` when no platform is configured
 QUIET_LOGGERS = ("httpx", "httpx2", "httpcore")
 
 
@@ -128,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
         if problem := shell_admins_problem(cfg, platforms):
             print(f"bothub: {problem}", file=sys.stderr)
             return 2
+        if cfg.server.enabled is None:
+            cfg.server.enabled = command == "run"  # the dashboard comes with the hub, not with `bothub chat`
         chat_name = getattr(args, "chat", "local")
         return asyncio.run(_serve(cfg, platforms, chat_name, env))
     return asyncio.run(_tool(cfg, command, args, env))
@@ -138,7 +141,8 @@ async def _serve(cfg: Config, platforms: list[str], chat_name: str, environ: dic
     console: Interactive | None = None
     try:
         app = App(cfg, env)
-        for name in platforms or [CONSOLE]:
+        local = [CONSOLE, WEB_CHAT] if cfg.server.enabled and cfg.server.dashboard else [CONSOLE]
+        for name in platforms or local:
             adapter = app.load_adapter(name)
             if isinstance(adapter, Interactive):
                 console = adapter
@@ -152,6 +156,10 @@ async def _serve(cfg: Config, platforms: list[str], chat_name: str, environ: dic
             loop.add_signal_handler(sig, stop.set)
     try:
         await app.start()
+        if app.web_port is not None and cfg.server.dashboard:
+            base = f"http://{_url_host(cfg.server.host)}:{app.web_port}"
+            chat = f", web chat at {base}/webchat" if WEB_CHAT in (a.name for a in app.adapters) else ""
+            print(f"dashboard: open {base}/{chat}", file=sys.stderr)
         waiters: list[asyncio.Future[Any]] = [asyncio.ensure_future(stop.wait())]
         if console is not None:
             waiters.append(asyncio.ensure_future(console.wait_closed()))
@@ -163,7 +171,7 @@ async def _serve(cfg: Config, platforms: list[str], chat_name: str, environ: dic
             if failed := app.metrics.failed_answers():  # a script must know that answers are missing
                 print(f"bothub: {failed} answer(s) failed", file=sys.stderr)
                 exit_code = 1
-    except (ConfigError, ConnectionError) as e:  # e.g. a platform refused the credentials at start
+    except (ConfigError, OSError) as e:  # a platform refused the credentials at start, or the port is taken
         print(f"bothub: {e}", file=sys.stderr)
         return 2
     finally:
@@ -179,6 +187,12 @@ async def _adapter_command(cfg: Config, spec: AdapterSpec[Any], command: CliComm
     except ConfigError as e:
         print(f"bothub: {e}", file=sys.stderr)
         return 2
+
+
+def _url_host(host: str) -> str:
+    if host in ("0.0.0.0", "::", ""):
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
 
 
 async def _tool(cfg: Config, command: str, args: argparse.Namespace, env: dict[str, str]) -> int:

@@ -139,6 +139,8 @@ class AgentRunner:
                         )
                     elif isinstance(event, ToolStarted | ToolFinished):
                         typing.tool_running = isinstance(event, ToolStarted)
+                        if isinstance(event, ToolStarted):
+                            self.metrics.tool_called(event.name)
                     else:
                         end = event
         except TimeoutError:
@@ -159,7 +161,7 @@ class AgentRunner:
             self._last_failure.pop(chat_key, None)
             await stream.finish(end.text or t(turn.lang, "empty_answer"))
         elif isinstance(end, RunFailed):
-            self.metrics.error(end.kind)
+            self.metrics.error(end.kind, end.error_id)
             await stream.finish()
             await self._report_failure(chat_key, end, turn, delivery)
         self.metrics.run_finished("ok" if isinstance(end, RunFinished) else "failed", time.monotonic() - started)
@@ -186,7 +188,7 @@ class AgentRunner:
             async for event in self.loop.run(messages, ctx, model=model):
                 if isinstance(event, TextDelta) and not texted:
                     texted = True
-                    self.metrics.first_token_seconds.observe(time.monotonic() - started)
+                    self.metrics.first_text(time.monotonic() - started)
                 if isinstance(event, RunFailed) and event.kind == "context" and not texted and not retried:
                     log.info("context too long in %s; retrying once with half the history budget", ctx.chat)
                     retry = True

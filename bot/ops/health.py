@@ -27,7 +27,7 @@ class Health:
 
         async def on_message(msg: IncomingMessage) -> None:
             self.last_event[adapter_name] = self._clock()
-            self.metrics.messages_in.labels(msg.platform).inc()
+            self.metrics.message_in(msg.platform)
             await handler(msg)
 
         return on_message

@@ -16,6 +16,7 @@ from bot.adapter import (
     SendError,
 )
 from bot.messages import ChatRef, SentRef
+from bot.ops.activity import Activity
 from bot.replies import Reply
 
 RUN_BUCKETS = (0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600)
@@ -24,6 +25,7 @@ FIRST_TOKEN_BUCKETS = (0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
 
 class Metrics:
     def __init__(self) -> None:
+        self.activity = Activity()  # the last minutes, for the dashboard
         self.registry = CollectorRegistry()
         reg = self.registry
         self.messages_in = Counter("bothub_messages_in", "Inbound events handed to the hub", ["platform"],
@@ -55,6 +57,19 @@ class Metrics:
         """outcome: ok | failed | interrupted | deadline."""
         self.runs.labels(outcome).inc()
         self.run_seconds.observe(seconds)
+        self.activity.record("run", detail=outcome, value=seconds)
+
+    def message_in(self, platform: str) -> None:
+        self.messages_in.labels(platform).inc()
+        self.activity.record("in", platform)
+
+    def first_text(self, seconds: float) -> None:
+        """How long the person waited for the first streamed text of an answer."""
+        self.first_token_seconds.observe(seconds)
+        self.activity.record("first_text", value=seconds)
+
+    def tool_called(self, name: str) -> None:
+        self.activity.record("tool", detail=name)
 
     def failed_answers(self) -> int:
         """Runs that ended without an answer (provider down, deadline) plus internal errors, since start."""
@@ -62,8 +77,9 @@ class Metrics:
                    ("bothub_errors_total", {"kind": "internal"})]
         return int(sum(self.registry.get_sample_value(name, labels) or 0 for name, labels in samples))
 
-    def error(self, kind: str) -> None:
+    def error(self, kind: str, error_id: str = "") -> None:
         self.errors.labels(kind).inc()
+        self.activity.record("error", detail=f"{kind} {error_id}".strip())
 
     def instrument(self, adapter: Adapter) -> CountingAdapter:
         return CountingAdapter(adapter, self)
@@ -98,6 +114,7 @@ class CountingAdapter:
             self._metrics.error(_send_error_kind(e))
             raise
         self._metrics.messages_out.labels(self.name).inc()
+        self._metrics.activity.record("out", self.name)
         return ref
 
     async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from bot.adapter import installed_specs
 
-CORE_SECRET_ENV_VARS = ("OPENAI_API_KEY", "BOTHUB_DATABASE_URL")  # a database URL may hold a password
+# a database URL may hold a password
+CORE_SECRET_ENV_VARS = ("OPENAI_API_KEY", "BOTHUB_DATABASE_URL", "BOTHUB_ADMIN_PASSWORD")
 MASK = "***"
 MIN_SECRET_LEN = 6  # shorter values would mask ordinary words
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from bot.store.conversations import ConversationInfo, ConversationStore, OpenedChat
+from bot.store.dashboard import DashboardStore
 from bot.store.inbox import InboxEntry, InboxStore
 from bot.store.jobs import Job, JobStore, NewJob
 from bot.store.memories import MemoryEntry, MemoryStore
@@ -28,6 +29,8 @@ class Store(Protocol):
     def pairing(self) -> PairingStore: ...
     @property
     def jobs(self) -> JobStore: ...
+    @property
+    def dashboard(self) -> DashboardStore: ...
 
     async def open(self) -> None:
         """Connect and run the migrations this database has not seen yet."""
@@ -37,6 +40,7 @@ class Store(Protocol):
 
 
 __all__ = [
-    "ChatSettings", "ConversationInfo", "ConversationStore", "InboxEntry", "InboxStore", "Job", "JobStore",
+    "ChatSettings", "ConversationInfo", "ConversationStore", "DashboardStore", "InboxEntry", "InboxStore", "Job",
+    "JobStore",
     "MemoryEntry", "MemoryStore", "NewJob", "OpenedChat", "PairingStore", "SettingsStore", "Store",
 ]

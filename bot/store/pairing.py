@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPairing:
+    platform: str
+    user_id: str
+    code: str
+    expires_at: float  # wall clock (seconds)
 
 
 class PairingStore(Protocol):
@@ -16,4 +25,12 @@ class PairingStore(Protocol):
     async def approve(self, platform: str, code: str, now: float) -> str | None:
         """Approve the user a code still valid at `now` belongs to and spend the code; returns that user's
         id, or None for an unknown, spent or expired code."""
+        ...
+
+    async def pending(self, now: float) -> list[PendingPairing]:
+        """Codes still valid at `now`, soonest to expire first: what an admin may approve or deny."""
+        ...
+
+    async def deny(self, platform: str, code: str) -> str | None:
+        """Withdraw a pending code (the user may ask for a new one); returns whose it was, or None."""
         ...

@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.chats",),
     ("bot.commands",),
     ("bot.hub",),
+    ("bot.web",),  # the dashboard: reads the store, acts through the hub's services
     ("bot.app",),
     ("bot.cli", "bot.__main__"),
 )

@@ -133,6 +133,17 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE messages ADD COLUMN files TEXT;
     """,
+    # 6: the dashboard's audit log (search scans messages with strpos: no extension needed, CJK included).
+    """
+    CREATE TABLE audit_log (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        at TIMESTAMPTZ NOT NULL,
+        actor TEXT NOT NULL,
+        action TEXT NOT NULL,
+        target TEXT NOT NULL DEFAULT '',
+        detail TEXT NOT NULL DEFAULT ''
+    );
+    """,
 )
 
 

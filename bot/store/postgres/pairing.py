@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.store.pairing import PendingPairing
 from bot.store.postgres.database import Database
 from bot.tree.model import utc_now
 
@@ -29,4 +30,14 @@ class PostgresPairing:
 
     async def approve(self, platform: str, code: str, now: float) -> str | None:
         user = await self._db.pool.fetchval(_APPROVE_SQL, utc_now(), platform, code, now)
+        return str(user) if user is not None else None
+
+    async def pending(self, now: float) -> list[PendingPairing]:
+        sql = ("SELECT platform, user_id, code, expires_at FROM pairing WHERE code IS NOT NULL AND expires_at > $1 "
+               "ORDER BY expires_at")
+        return [PendingPairing(*row) for row in await self._db.pool.fetch(sql, now)]
+
+    async def deny(self, platform: str, code: str) -> str | None:
+        sql = "UPDATE pairing SET code = NULL, expires_at = NULL WHERE platform = $1 AND code = $2 RETURNING user_id"
+        user = await self._db.pool.fetchval(sql, platform, code)
         return str(user) if user is not None else None

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 
 from bot.store.postgres.conversations import PostgresConversations
+from bot.store.postgres.dashboard import PostgresDashboard
 from bot.store.postgres.database import Database
 from bot.store.postgres.inbox import PostgresInbox
 from bot.store.postgres.jobs import PostgresJobs
@@ -25,6 +26,7 @@ class PostgresStore:
         self.memories = PostgresMemories(self._db)
         self.pairing = PostgresPairing(self._db)
         self.jobs = PostgresJobs(self._db)
+        self.dashboard = PostgresDashboard(self._db)
 
     async def open(self) -> None:
         await self._db.open()

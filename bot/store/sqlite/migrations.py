@@ -153,6 +153,27 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     """
     ALTER TABLE messages ADD COLUMN files TEXT;
     """,
+    # 8: full-text search over messages (trigram, so CJK is searchable) and the dashboard's audit log.
+    """
+    CREATE VIRTUAL TABLE messages_fts USING fts5(
+        content, content='messages', content_rowid='seq', tokenize='trigram'
+    );
+    INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
+    CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
+    END;
+    CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+    END;
+    CREATE TABLE audit_log (
+        id INTEGER PRIMARY KEY,
+        at TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        action TEXT NOT NULL,
+        target TEXT NOT NULL DEFAULT '',
+        detail TEXT NOT NULL DEFAULT ''
+    );
+    """,
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.store.pairing import PendingPairing
 from bot.store.sqlite.codec import now_iso
 from bot.store.sqlite.database import Database
 
@@ -31,4 +32,16 @@ class SqlitePairing:
 
     async def approve(self, platform: str, code: str, now: float) -> str | None:
         row = await self._db.write(lambda db: db.execute(_APPROVE_SQL, (now_iso(), platform, code, now)).fetchone())
+        return str(row[0]) if row else None
+
+    async def pending(self, now: float) -> list[PendingPairing]:
+        sql = ("SELECT platform, user_id, code, expires_at FROM pairing WHERE code IS NOT NULL AND expires_at > ? "
+               "ORDER BY expires_at")
+        rows = await self._db.read(lambda db: db.execute(sql, (now,)).fetchall())
+        return [PendingPairing(*row) for row in rows]
+
+    async def deny(self, platform: str, code: str) -> str | None:
+        sql = ("UPDATE pairing SET code = NULL, expires_at = NULL WHERE platform = ? AND code = ? "
+               "RETURNING user_id")
+        row = await self._db.write(lambda db: db.execute(sql, (platform, code)).fetchone())
         return str(row[0]) if row else None

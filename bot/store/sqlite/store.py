@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.store.sqlite.conversations import SqliteConversations
+from bot.store.sqlite.dashboard import SqliteDashboard
 from bot.store.sqlite.database import Database
 from bot.store.sqlite.inbox import SqliteInbox
 from bot.store.sqlite.jobs import SqliteJobs
@@ -28,6 +29,7 @@ class SqliteStore:
         self.memories = SqliteMemories(self._db)
         self.pairing = SqlitePairing(self._db)
         self.jobs = SqliteJobs(self._db)
+        self.dashboard = SqliteDashboard(self._db)
 
     async def open(self) -> None:
         await self._db.open(_setup)

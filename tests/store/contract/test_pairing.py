@@ -46,3 +46,17 @@ async def test_many_strangers_at_once_each_keep_their_code(new_store: StoreFacto
         assert all([await store.pairing.is_paired("telegram", f"s{i}") for i in range(10)])
     finally:
         await store.close()
+
+
+async def test_pending_codes_are_listed_and_a_denied_code_is_gone(store: Store) -> None:
+    await store.pairing.code_for("telegram", "u1", "AAAA2222", NOW + 60, NOW)
+    await store.pairing.code_for("discord", "u2", "DDDD5555", NOW + 30, NOW)
+    await store.pairing.code_for("telegram", "u3", "EEEE6666", NOW + 5, NOW)
+    pending = await store.pairing.pending(NOW + 10)  # u3's code has expired by then
+    assert [(p.platform, p.user_id, p.code, p.expires_at) for p in pending] == [
+        ("discord", "u2", "DDDD5555", NOW + 30), ("telegram", "u1", "AAAA2222", NOW + 60)]
+    assert await store.pairing.deny("discord", "AAAA2222") is None  # telegram's code
+    assert await store.pairing.deny("telegram", "AAAA2222") == "u1"
+    assert await store.pairing.approve("telegram", "AAAA2222", NOW + 11) is None  # withdrawn
+    assert [p.code for p in await store.pairing.pending(NOW + 10)] == ["DDDD5555"]
+    assert not await store.pairing.is_paired("telegram", "u1")

@@ -1,0 +1,96 @@
+"""Admin: pairing requests, access rules (read-only), skills, roles, pending shell approvals, the audit log,
+and per chat its model, language and memories. Every change goes through the service the matching chat
+command uses and is written to the audit log."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from bot.web.dashboard import DEPS, Deps, chat_key, render_page, url
+
+AUDIT_SHOWN = 50
+
+
+async def admin_page(request: web.Request) -> web.Response:
+    deps = request.app[DEPS]
+    access = {name: section.access for name, section in sorted(deps.cfg.sections.items())}
+    context = {
+        "pairings": await deps.services.pairing.pending(),
+        "access": access,
+        "skills": deps.services.prompts.skills.skills,
+        "roles": deps.services.prompts.roles(),
+        "approvals": deps.services.approvals.pending(),
+        "audit": await deps.store.dashboard.list_audit(AUDIT_SHOWN),
+        "notice": request.query.get("notice", ""),
+    }
+    return render_page("admin.html", request, context)
+
+
+async def _form(request: web.Request, *names: str) -> list[str]:
+    form = await request.post()
+    values = [form.get(name) for name in names]
+    if not all(isinstance(v, str) and v.strip() for v in values):
+        raise web.HTTPBadRequest(text=f"the form needs {', '.join(names)}")
+    return [str(v).strip() for v in values]
+
+
+def _back(notice: str, path: str = "/admin", **params: str) -> web.HTTPSeeOther:
+    return web.HTTPSeeOther(url(path, notice=notice, **params))
+
+
+async def pairing(request: web.Request) -> web.StreamResponse:
+    """Approve (as `/pair approve CODE`) or deny a pairing code."""
+    deps = request.app[DEPS]
+    platform, code, decision = await _form(request, "platform", "code", "decision")
+    pairing = deps.services.pairing
+    user = await (pairing.approve(platform, code) if decision == "approve" else pairing.deny(platform, code))
+    if user is None:
+        raise _back(f"No pending code {code} on {platform} (expired or decided already).")
+    await deps.store.dashboard.add_audit("dashboard", f"pair-{decision}", platform, user)
+    raise _back(f"{'Approved' if decision == 'approve' else 'Denied'}: {platform} user {user}.")
+
+
+async def approval(request: web.Request) -> web.StreamResponse:
+    """Approve or deny a pending shell command, as an admin's `/approve ID` or `/deny ID` in its chat."""
+    deps = request.app[DEPS]
+    chat, approval_id, decision = await _form(request, "chat", "id", "decision")
+    answer = deps.services.approvals.decide(chat, approval_id, decision == "approve", True)
+    await deps.store.dashboard.add_audit("dashboard", f"shell-{decision}", chat, approval_id)
+    raise _back(answer)
+
+
+async def chat_settings(request: web.Request) -> web.StreamResponse:
+    """A chat's model and language, as `/model NAME` and `/lang en|zh` would set them."""
+    deps = request.app[DEPS]
+    chat, = await _form(request, "chat")
+    form = await request.post()
+    language, model = str(form.get("language") or ""), str(form.get("model") or "")
+    if language not in ("en", "zh") or (model and model not in models(deps)):
+        raise web.HTTPBadRequest(text="choose a language (en, zh) and one of the allowed models")
+    session = deps.services.sessions.get(chat_key(chat))
+    await deps.services.set_setting(session, language=language, **({"model": model} if model else {}))
+    await deps.store.dashboard.add_audit("dashboard", "chat-settings", chat, f"language={language} model={model}")
+    raise _back("Saved.", "/chats/view", chat=chat)
+
+
+async def forget(request: web.Request) -> web.StreamResponse:
+    """Forget a chat's memory number N, as `/forget N` in that chat."""
+    deps = request.app[DEPS]
+    chat, number = await _form(request, "chat", "number")
+    if not number.isdecimal() or not await deps.services.memory.forget(chat, int(number)):
+        raise _back(f"There is no memory number {number}.", "/chats/view", chat=chat)
+    await deps.store.dashboard.add_audit("dashboard", "forget", chat, number)
+    raise _back(f"Forgot memory {number}.", "/chats/view", chat=chat)
+
+
+def models(deps: Deps) -> list[str]:
+    """The models a chat may pick: the default one and `llm.allowed_models`."""
+    return list(dict.fromkeys([deps.services.llm.chat_model, *deps.services.llm.allowed_models]))
+
+
+def add_routes(app: web.Application) -> None:
+    app.router.add_get("/admin", admin_page)
+    app.router.add_post("/admin/pairing", pairing)
+    app.router.add_post("/admin/approval", approval)
+    app.router.add_post("/admin/chat-settings", chat_settings)
+    app.router.add_post("/admin/forget", forget)

@@ -1,0 +1,62 @@
+"""What every dashboard page shares: its dependencies, links, chat keys, rendering with the common context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp_jinja2
+from aiohttp import web
+
+from bot.chats.sessions import SessionKey
+from bot.commands.services import CommandServices
+from bot.config import Config, ConfigError
+from bot.ops.health import Health
+from bot.ops.metrics import Metrics
+from bot.store import Store
+from bot.web.auth import is_loopback
+from bot.web.security import AUTH, SESSION
+
+
+@dataclass(frozen=True)
+class Deps:
+    cfg: Config
+    store: Store
+    services: CommandServices  # the same conversations, sessions and prompts the chat commands use
+    health: Health
+    metrics: Metrics
+
+
+DEPS = web.AppKey("dashboard_deps", Deps)
+
+
+def chat_key(storage_key: str) -> SessionKey:
+    """The SessionKey behind a storage key "platform:chat_id[#thread]" (the inverse of `storage_key`)."""
+    platform, _, rest = storage_key.partition(":")
+    chat_id, _, thread = rest.partition("#")
+    if not platform or not chat_id:
+        raise web.HTTPNotFound(text="no such chat")
+    return SessionKey(platform, chat_id, thread or None)
+
+
+def url(path: str, **params: Any) -> str:
+    """A dashboard link with its query string (chat keys carry ':' and '#', so they always go there)."""
+    query = urlencode({k: v for k, v in params.items() if v not in (None, "")})
+    return f"{path}?{query}" if query else path
+
+
+def render_page(name: str, request: web.Request, context: dict[str, Any], status: int = 200) -> web.Response:
+    """Render a template with what every page shows: the CSRF token, sign-in state, the current path."""
+    session = request.get(SESSION)
+    common = {"csrf": session.csrf if session else "", "signed_in": session is not None,
+              "open_access": request.app[AUTH].open_access, "path": request.path,
+              "webchat": any(r.canonical == "/webchat" for r in request.app.router.resources())}
+    return aiohttp_jinja2.render_template(name, request, {**common, **context}, status=status)
+
+
+def check_bind(host: str, password: str | None) -> None:
+    """Without a password the dashboard is open to whoever reaches it: only this machine may."""
+    if not password and not is_loopback(host):
+        raise ConfigError(f"the dashboard would be open to the network on {host}: set BOTHUB_ADMIN_PASSWORD, "
+                          "bind server.host to 127.0.0.1, or turn it off with server.dashboard: false")

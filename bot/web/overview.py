@@ -1,0 +1,77 @@
+"""The overview: platforms, traffic, waits for the first text, tokens by model, queues, recent errors; and
+the live feed of events (SSE) the overview page shows as they happen."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import asdict
+
+from aiohttp import web
+
+from bot.ops.activity import Event
+from bot.web import sse
+from bot.web.dashboard import DEPS, render_page
+
+CHART_HEIGHT = 60
+TOP_QUEUES = 10
+FEEDS: web.AppKey[set[asyncio.Queue[str | None]]] = web.AppKey("dashboard_feeds")
+
+
+def bars(counts: list[int]) -> list[tuple[int, int, int]]:
+    """(x, height, count) per minute for a server-drawn SVG bar chart, scaled to the busiest minute."""
+    top = max(counts) or 1
+    return [(i * 10, max(round(c / top * CHART_HEIGHT), 1 if c else 0), c) for i, c in enumerate(counts)]
+
+
+async def overview_page(request: web.Request) -> web.Response:
+    deps = request.app[DEPS]
+    activity = deps.metrics.activity
+    _, adapters = deps.health.readiness()
+    for name, state in adapters.items():
+        state["restarts"] = int(deps.metrics.registry.get_sample_value(
+            "bothub_adapter_restarts_total", {"platform": name}) or 0)
+    incoming, outgoing = activity.per_minute("in"), activity.per_minute("out")
+    p50, p95 = activity.first_text()
+    lanes = sorted((lane for lane in deps.services.sessions.lanes() if lane.busy or lane.queued),
+                   key=lambda lane: -lane.queued)[:TOP_QUEUES]
+    context = {
+        "adapters": adapters, "in_bars": bars(incoming), "out_bars": bars(outgoing),
+        "in_last": sum(incoming[-5:]) / 5, "out_last": sum(outgoing[-5:]) / 5, "p50": p50, "p95": p95,
+        "tokens": sorted(activity.tokens_today().items(), key=lambda kv: -kv[1]),
+        "lanes": [(lane.name, lane.queued, lane.busy) for lane in lanes], "errors": list(activity.errors),
+        "chart_height": CHART_HEIGHT,
+    }
+    return render_page("overview.html", request, context)
+
+
+async def live_feed(request: web.Request) -> web.StreamResponse:
+    """Every event as it happens: messages in and out, tool calls, first texts, runs, errors."""
+    activity = request.app[DEPS].metrics.activity
+    queue: asyncio.Queue[str | None] = asyncio.Queue(sse.QUEUE_LIMIT)
+
+    def forward(event: Event) -> None:
+        if not sse.offer(queue, sse.frame("event", asdict(event))):
+            activity.unsubscribe(forward)
+
+    activity.subscribe(forward)
+    request.app[FEEDS].add(queue)
+    try:
+        return await sse.serve(request, queue)
+    finally:
+        activity.unsubscribe(forward)
+        request.app[FEEDS].discard(queue)
+
+
+async def _end_feeds(app: web.Application) -> None:
+    """Server stopping: open feeds end now instead of holding the shutdown for their keepalive."""
+    feeds = app[FEEDS]
+    for queue in [*feeds]:
+        sse.end(queue)
+
+
+def add_routes(app: web.Application) -> None:
+    feeds: set[asyncio.Queue[str | None]] = set()
+    app[FEEDS] = feeds
+    app.on_shutdown.append(_end_feeds)
+    app.router.add_get("/overview", overview_page)
+    app.router.add_get("/events", live_feed)

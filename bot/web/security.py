@@ -1,0 +1,86 @@
+"""One middleware for the whole server: sign-in on dashboard paths, CSRF on their writes, strict headers.
+
+Dashboard pages answer an anonymous visitor with a redirect to /login, the JSON API with 401. Every
+state-changing request on a protected path must carry the session's CSRF token (form field `csrf` or
+header X-CSRF-Token); SameSite=Strict cookies already stop most cross-site requests, the token stops the
+rest. With open access (no password, loopback only) the Host header must be a loopback name too, so a
+web page that rebinds its own domain to 127.0.0.1 cannot read the dashboard.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from bot.web.auth import SESSION_COOKIE, Auth, WebSession, is_loopback
+
+AUTH = web.AppKey("dashboard_auth", Auth)
+SESSION = web.RequestKey("dashboard_session", WebSession)
+PROTECTED = ("/chats", "/tree", "/search", "/admin", "/overview", "/webchat", "/api/v1/", "/events", "/logout")
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+       "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+
+
+def is_protected(path: str) -> bool:
+    return path == "/" or path.startswith(PROTECTED)
+
+
+def set_session_cookie(request: web.Request, response: web.StreamResponse, session: WebSession) -> None:
+    response.set_cookie(SESSION_COOKIE, session.token, httponly=True, samesite="Strict", path="/",
+                        secure=request.secure)
+
+
+def _refuse(request: web.Request, status: int, message: str) -> web.Response:
+    if request.path.startswith("/api/"):
+        return web.json_response({"error": message}, status=status)
+    return web.Response(status=status, text=message)
+
+
+async def _csrf_token(request: web.Request) -> str | None:
+    if header := request.headers.get("X-CSRF-Token"):
+        return header
+    if request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        value = (await request.post()).get("csrf")
+        return value if isinstance(value, str) else None
+    return None
+
+
+async def _guarded(request: web.Request, handler: Handler) -> web.StreamResponse:
+    auth = request.app[AUTH]
+    if auth.open_access and not is_loopback(request.url.host or ""):
+        return _refuse(request, 403, "open the dashboard through 127.0.0.1 or localhost")
+    session, fresh = auth.session(request.cookies.get(SESSION_COOKIE)), False
+    if session is None and auth.open_access:
+        session, fresh = auth.new_session(), True
+    if session is None:
+        if request.path.startswith("/api/") or request.method not in SAFE_METHODS:
+            return _refuse(request, 401, "sign in first")
+        raise web.HTTPFound(f"/login?next={quote(request.path_qs, safe='')}")
+    if request.method not in SAFE_METHODS and not auth.csrf_ok(session, await _csrf_token(request)):
+        return _refuse(request, 403, "missing or wrong CSRF token; reload the page and try again")
+    request[SESSION] = session
+    response = await handler(request)
+    if fresh:
+        set_session_cookie(request, response, session)
+    return response
+
+
+@web.middleware
+async def security(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        response = await (_guarded(request, handler) if is_protected(request.path) else handler(request))
+    except web.HTTPException as exc:  # redirects and errors get the same headers
+        exc.headers.update(HEADERS)
+        raise
+    if not response.prepared:  # a stream (SSE) sent its headers already
+        response.headers.update(HEADERS)
+    return response

@@ -1,0 +1,148 @@
+"""The browser's tree: each message's fixed `/goto` number, drawn as nested runs and branches.
+
+A run is a chain of messages each with one child, or, on the cursor's path, with the path's child: the
+other children of a path message hang beside it as side branches. Only branch points off the path nest
+their children, so nesting grows with how often a path leaves the cursor's path, never with its length.
+Long runs show their ends (and the cursor) and fold the middle into a gap; once a page has drawn `BUDGET`
+messages, further branches are drawn folded. Gaps and folded branches load on demand, so a 10 000-message
+tree costs one pass over its skeleton and a few hundred drawn rows. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from bot.store.dashboard import NodeRow
+
+RUN_EDGE = 2  # messages kept at each end of a folded run
+RUN_LONG = 7  # runs longer than this fold their middle
+BUDGET = 300  # messages drawn before further branches are folded
+MAX_NEST = 40  # branch points nested before folding, even on the cursor's path
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    number: int
+    id: str
+    role: str
+    preview: str
+    created_at: datetime | None
+    on_path: bool
+    cursor: bool
+    tool: bool = False
+    interrupted: bool = False
+    kind = "node"  # for the template: a drawn message, not a gap
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Hidden middle of a run: `count` messages from `first_id` down the chain."""
+
+    first_id: str
+    count: int
+    kind = "gap"
+
+
+@dataclass
+class Branch:
+    items: list[Node | Gap]  # the run, its head first
+    size: int  # messages in the head's subtree
+    folded: bool = False  # only the head is drawn; the rest loads on demand
+    children: list[Branch] = field(default_factory=list)  # branches under the run's last message
+    sides: dict[str, list[Branch]] = field(default_factory=dict)  # branches off path messages inside the run
+
+
+class TreeIndex:
+    """One pass over a conversation's skeleton: children, depth-first order, subtree sizes, the cursor's path."""
+
+    def __init__(self, rows: list[NodeRow], root_id: str, cursor: str, root_preview: str = "") -> None:
+        self.root_id, self.cursor, self.root_preview = root_id, cursor, root_preview
+        self.rows = {r.id: r for r in rows}
+        self.kids: dict[str, list[str]] = {root_id: []}
+        for row in rows:
+            self.kids.setdefault(row.id, [])
+            self.kids.setdefault(row.parent_id, []).append(row.id)
+        order: list[str] = []
+        stack = [root_id]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(reversed(self.kids[node]))
+        self.reachable = set(order)
+        self.size = dict.fromkeys(order, 1)
+        for node in reversed(order):
+            for child in self.kids[node]:
+                self.size[node] += self.size[child]
+        self.path: set[str] = set()
+        node_id: str | None = cursor if cursor in self.reachable else root_id
+        while node_id is not None and node_id not in self.path:
+            self.path.add(node_id)
+            parent = self.rows.get(node_id)
+            node_id = parent.parent_id if parent else None
+
+    def __contains__(self, message_id: str) -> bool:
+        return message_id in self.reachable
+
+    def node(self, message_id: str) -> Node:
+        row = self.rows.get(message_id)
+        on_path, cursor = message_id in self.path, message_id == self.cursor
+        if row is None:  # the root: the system prompt, never stored
+            return Node(0, message_id, "system", self.root_preview, None, on_path, cursor)
+        return Node(row.number, row.id, row.role, row.preview, row.created_at, on_path, cursor,
+                    row.has_tool_calls, row.interrupted)
+
+    def run(self, head: str) -> list[str]:
+        ids = [head]
+        while kids := self.kids[ids[-1]]:
+            onward = kids[0] if len(kids) == 1 else next((k for k in kids if k in self.path), None)
+            if onward is None:
+                break
+            ids.append(onward)
+        return ids
+
+    def tree(self) -> Branch:
+        return self.branch(self.root_id, force=True)
+
+    def branch(self, head: str, force: bool = False) -> Branch:
+        """The subtree under `head`, unfolded as far as the budget allows."""
+        return self._branch(head, [BUDGET], 0, force)
+
+    def _branch(self, head: str, budget: list[int], depth: int, force: bool) -> Branch:
+        open_it = force or (depth < MAX_NEST and (head in self.path or budget[0] > 0))
+        if not open_it:
+            return Branch([self.node(head)], self.size[head], folded=True)
+        ids = self.run(head)
+        branching = {i for i, m in enumerate(ids[:-1]) if len(self.kids[m]) > 1}
+        items = self._fold(ids, branching)
+        budget[0] -= sum(isinstance(i, Node) for i in items)
+        sides = {ids[i]: [self._branch(c, budget, depth + 1, False) for c in self.kids[ids[i]] if c != ids[i + 1]]
+                 for i in sorted(branching)}
+        children = [self._branch(c, budget, depth + 1, False) for c in self.kids[ids[-1]]]
+        return Branch(items, self.size[head], children=children, sides=sides)
+
+    def _fold(self, ids: list[str], branching: set[int]) -> list[Node | Gap]:
+        if len(ids) <= RUN_LONG:
+            return [self.node(i) for i in ids]
+        keep = set(range(RUN_EDGE)) | set(range(len(ids) - RUN_EDGE, len(ids))) | branching
+        if self.cursor in ids:
+            at = ids.index(self.cursor)
+            keep |= {at - 1, at, at + 1}
+        out: list[Node | Gap] = []
+        hidden: list[str] = []
+        for index, message_id in enumerate(ids):
+            if index in keep:
+                if hidden:
+                    out.append(Gap(hidden[0], len(hidden)) if len(hidden) > 1 else self.node(hidden[0]))
+                    hidden = []
+                out.append(self.node(message_id))
+            else:
+                hidden.append(message_id)
+        return out
+
+    def segment(self, first_id: str, count: int) -> list[Node]:
+        """A gap's messages: `count` of them down the single-child chain from `first_id`."""
+        out = [self.node(first_id)]
+        while len(out) < count and len(self.kids[out[-1].id]) == 1:
+            out.append(self.node(self.kids[out[-1].id][0]))
+        return out

@@ -1,0 +1,71 @@
+"""Fixtures for the dashboard: the real app with its web server on 127.0.0.1, and a real Chromium."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+import pytest
+import pytest_asyncio
+
+from bot.app import App
+from tests.fakes.openai_api import FakeOpenAI
+from tests.harness import make_config, running_app
+from tests.web.browser import Browser, chromium
+
+PASSWORD = "correct horse battery staple"
+
+
+@dataclass
+class Dashboard:
+    app: App
+    base: str
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+
+@pytest_asyncio.fixture
+async def dashboard(tmp_path: Path, fake: FakeOpenAI) -> AsyncIterator[Dashboard]:
+    config = {"server": {"enabled": True, "port": 0}}
+    async with running_app(tmp_path, fake.base_url, config=config, env={"BOTHUB_ADMIN_PASSWORD": PASSWORD}) as app:
+        yield Dashboard(app, f"http://127.0.0.1:{app.web_port}")
+
+
+@pytest_asyncio.fixture
+async def webchat(tmp_path: Path, fake: FakeOpenAI) -> AsyncIterator[Dashboard]:
+    """The dashboard with the web chat adapter running."""
+    config = {"server": {"enabled": True, "port": 0}}
+    async with running_app(tmp_path, fake.base_url, ("web",), config=config,
+                           env={"BOTHUB_ADMIN_PASSWORD": PASSWORD}) as app:
+        yield Dashboard(app, f"http://127.0.0.1:{app.web_port}")
+
+
+@pytest_asyncio.fixture
+async def browser(tmp_path: Path) -> AsyncIterator[Browser]:
+    async with chromium(tmp_path) as b:
+        yield b
+
+
+@pytest_asyncio.fixture
+async def http() -> AsyncIterator[aiohttp.ClientSession]:
+    """A plain HTTP client that keeps cookies for 127.0.0.1 (aiohttp refuses IP cookies by default)."""
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as session:
+        yield session
+
+
+async def sign_in(browser: Browser, dashboard: Dashboard, password: str = PASSWORD) -> None:
+    await browser.page.goto(dashboard.url("/login"))
+    await browser.page.fill("input[name=password]", password)
+    await browser.page.click("form.login button[type=submit]")
+
+
+@pytest.fixture
+def dashboard_routes(tmp_path: Path) -> list[tuple[str, str]]:
+    """(method, path) of every /api/v1/ route the dashboard mounts."""
+    cfg, env = make_config(tmp_path, "http://127.0.0.1:9/v1")
+    app = App(cfg, env)
+    return [(r.method, r.resource.canonical) for r in app.web.router.routes()
+            if r.resource is not None and r.resource.canonical.startswith("/api/v1/") and r.method != "HEAD"]

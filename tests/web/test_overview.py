@@ -1,0 +1,46 @@
+"""The overview and its live feed, fed by real traffic through the web chat."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.async_api import expect
+
+from tests.fakes.openai_api import Error, FakeOpenAI
+from tests.web.browser import Browser
+from tests.web.conftest import Dashboard, sign_in
+from tests.web.test_webchat import say
+
+
+async def test_overview_counts_traffic_and_shows_errors_with_their_ids(webchat: Dashboard, browser: Browser,
+                                                                       fake: FakeOpenAI) -> None:
+    await sign_in(browser, webchat)
+    overview = browser.page
+    await overview.wait_for_url(webchat.url("/overview"))
+    await overview.locator("#feed[data-stream=open]").wait_for(state="attached")
+    chat = await browser.context.new_page()  # the same session, so the same web chat
+    await chat.goto(webchat.url("/webchat"))
+    await chat.locator("body[data-stream=open]").wait_for()
+    await say(chat, "hello overview", 1)
+    feed = overview.locator("#feed li")
+    await expect(feed.filter(has_text="in · web")).to_have_count(1)  # live, without a reload
+    await expect(feed.filter(has_text="out · web")).to_have_count(1)
+    await expect(feed.filter(has_text="first_text")).to_have_count(1)
+
+    fake.script(Error(500))
+    await say(chat, "this one fails", 2)
+    shown_id = re.search(r"error (\w+)\)", await chat.locator("#log .bubble.bot").last.inner_text())
+    assert shown_id is not None
+    await expect(feed.filter(has_text="error")).to_have_count(1)
+
+    await overview.reload()
+    platform, state, last_event, restarts = await overview.locator("table.platforms td").all_inner_texts()
+    assert (platform, state, restarts) == ("web", "connected", "0") and re.fullmatch(r"\d+ s ago", last_event)
+    assert await overview.inner_text("p.figures .in") == "in 0.4"  # two messages in over the last 5 minutes
+    assert re.fullmatch(r"p50 \d+\.\d\d s · p95 \d+\.\d\d s", await overview.inner_text("p.latency"))
+    tokens = await overview.locator("table.tokens td").all_inner_texts()
+    assert tokens[0] == "fake-model" and int(tokens[1]) > 0
+    errors = await overview.locator("table.errors td").all_inner_texts()
+    assert errors[2] == f"server {shown_id.group(1)}"
+    assert await overview.locator("svg.bars.in rect[height='60']").count() == 1  # this minute is the busiest
+    await browser.screenshot("overview")
