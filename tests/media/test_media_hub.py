@@ -179,3 +179,34 @@ async def test_the_tree_keeps_files_across_jsonl_and_retry(tmp_path: Path, fake:
     first, retried = (r["body"]["messages"][-1]["content"] for r in fake.requests)
     assert retried == first and first[1]["type"] == "image_url"  # /retry shows the model the same image
     assert "[1] You: 🖼 colour?" in rec.texts()[-1]
+
+
+def tiny_pdf(text: str) -> bytes:
+    """A one-page PDF with one line of text, written by hand (objects, xref table, trailer)."""
+    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+               b"/Resources << /Font << /F1 5 0 R >> >> >>",
+               b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+async def test_read_document_extracts_a_pdfs_text(tmp_path: Path, fake: FakeOpenAI) -> None:
+    rec = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
+        pdf = tiny_pdf("Quarterly revenue rose by 12 percent")
+        await send(rec, app, "", (Attachment("file", "q3.pdf", "application/pdf", None, "h1"), pdf))
+        saved = next((chat_folder(app) / "uploads").iterdir()).name
+        fake.script(ToolCalls([("c1", "read_document", f'{{"filepath": "uploads/{saved}"}}')]), Text("12%"))
+        await rec.say("how much did revenue rise?")
+        await app.hub.idle()
+    assert fake.requests[-1]["body"]["messages"][-1]["content"] == "[page 1]\nQuarterly revenue rose by 12 percent"

@@ -8,9 +8,6 @@ import mimetypes
 import os
 from pathlib import Path
 
-from pypdf import PdfReader
-from pypdf.errors import PdfReadError
-
 from bot.adapter import OutgoingFile
 from bot.agent.tools.files import Refused, in_thread, jailed, open_jailed
 from bot.agent.tools.registry import ToolContext, ToolRegistry
@@ -31,6 +28,9 @@ def _contents(workdir: Path, filepath: str) -> tuple[Path, bytes]:
 
 def _document_text(data: bytes) -> str:
     if sniff(data[:HEAD_BYTES]) == "application/pdf":
+        from pypdf import PdfReader  # imported on first use: it adds ~18 MB to every process that loads it
+        from pypdf.errors import PdfReadError
+
         try:
             reader = PdfReader(io.BytesIO(data))
             pages = reader.pages[:MAX_PDF_PAGES]
