@@ -11,7 +11,7 @@ from aiohttp import web
 from adapters.web.inbound import PLATFORM, BadMessage, parse_post
 from adapters.web.outbound import Channels
 from adapters.web.render import render
-from bot.adapter import AdapterServices, Capabilities, MessageHandler
+from bot.adapter import AdapterServices, Capabilities, FileTransfer, MessageHandler
 from bot.messages import ChatRef, SentRef
 from bot.replies import Reply
 from bot.web import sse
@@ -46,6 +46,10 @@ class WebChatAdapter:
         services.add_route("POST", "/webchat/send", self._post)
         services.add_route("GET", "/webchat/events", self._events)
         services.add_route("GET", "/webchat/webchat.js", self._script)
+
+    @property
+    def files(self) -> FileTransfer | None:
+        return None  # text only for now
 
     def connected(self) -> bool:
         return self._on_message is not None
