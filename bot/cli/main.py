@@ -69,6 +69,10 @@ def build_parser(specs: Sequence[AdapterSpec[Any]] = ()) -> argparse.ArgumentPar
     imp.add_argument("file", type=Path, help="a file written by `bothub export`")
     imp.add_argument("--chat", default=CONSOLE_CHAT, metavar="KEY",
                      help=f"the chat to import into (default: {CONSOLE_CHAT})")
+    migrate = add("migrate-store", "copy a SQLite store into an empty PostgreSQL database and check the counts")
+    migrate.add_argument("--from", dest="source", metavar="URL",
+                         help="sqlite:///path (default: this config's database)")
+    migrate.add_argument("--to", dest="target", required=True, metavar="URL", help="postgresql://user@host/db")
     pair = add("pair", "approve a DM pairing code (dm_policy: pairing)")
     pair.add_argument("action", choices=["approve"], help="what to do with the code")
     pair.add_argument("code", help="the code the bot gave the person")

@@ -1,4 +1,4 @@
-"""One-shot maintenance commands: init, doctor, chats, export, import, pair."""
+"""One-shot maintenance commands: init, doctor, chats, export, import, pair, migrate-store."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from bot.agent.workspace import init_workspace
 from bot.chats.pairing import Pairing
 from bot.config import Config
 from bot.store import Store
-from bot.store.backends import sqlite_path, store_for_url
+from bot.store.backends import POSTGRES, sqlite_path, store_for_url
+from bot.store.transfer import TransferError, copy_sqlite_to_postgres
 from bot.tree.jsonl import export_jsonl, import_jsonl
 
 
@@ -24,6 +25,8 @@ async def run(cfg: Config, command: str, args: argparse.Namespace, env: Mapping[
     if command == "doctor":
         doctor = importlib.import_module("bot.cli.doctor")
         return int(await doctor.run(cfg, env))
+    if command == "migrate-store":
+        return await _migrate_store(args.source or cfg.database_url, args.target)
     database = sqlite_path(cfg.database_url)
     if command in ("chats", "export") and database is not None and not database.exists():
         print(f"bothub: no database at {database} yet (wrong --data-dir? it is created on first start)",
@@ -58,6 +61,22 @@ async def run(cfg: Config, command: str, args: argparse.Namespace, env: Mapping[
     finally:
         await store.close()
     return 2
+
+
+async def _migrate_store(source: str, target: str) -> int:
+    """Copy a SQLite store into an empty PostgreSQL database; URLs are never printed (they may hold a password)."""
+    path = sqlite_path(source)
+    if path is None or not target.startswith(POSTGRES):
+        print("bothub: migrate-store copies sqlite:///… into postgresql://…", file=sys.stderr)
+        return 2
+    try:
+        copied = await copy_sqlite_to_postgres(path, target)
+    except TransferError as e:
+        print(f"bothub: migrate-store failed, nothing was copied: {e}", file=sys.stderr)
+        return 1
+    for table, rows in copied.items():
+        print(f"{table:<14} {rows:>8} rows copied and counted")
+    return 0
 
 
 async def _chats(store: Store) -> int:

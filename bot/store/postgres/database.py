@@ -10,7 +10,7 @@ import asyncpg
 from bot.store.postgres.migrations import migrate
 
 
-async def _codecs(conn: asyncpg.Connection) -> None:
+async def json_codecs(conn: asyncpg.Connection) -> None:
     """JSON columns in and out as Python values."""
     for kind in ("json", "jsonb"):
         await conn.set_type_codec(kind, schema="pg_catalog", encoder=lambda v: json.dumps(v, ensure_ascii=False),
@@ -31,7 +31,7 @@ class Database:
 
     async def open(self) -> None:
         """Connect, then run the migrations this database has not seen (under an advisory lock)."""
-        pool = await asyncpg.create_pool(self.url, min_size=1, max_size=self._pool_size, init=_codecs)
+        pool = await asyncpg.create_pool(self.url, min_size=1, max_size=self._pool_size, init=json_codecs)
         try:
             async with pool.acquire() as conn:
                 await migrate(conn)
