@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
+import asyncio
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,6 +15,13 @@ from tests.postgres import PostgresServer
 
 REPO = Path(__file__).resolve().parents[3]
 DUE = datetime(2026, 12, 24, 9, 0, tzinfo=UTC)
+
+
+async def _run(command: list[str]) -> tuple[int | None, str, str]:
+    proc = await asyncio.create_subprocess_exec(*command, cwd=REPO, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode, out.decode(), err.decode()
 
 
 async def _fill(store: Store) -> tuple[str, str]:
@@ -63,11 +70,11 @@ async def test_migrate_store_copies_everything_and_new_rows_continue(tmp_path: P
     await sqlite.close()
     url = await postgres.new_database()
     command = [sys.executable, "-m", "bot", "migrate-store", "--from", f"sqlite:///{path}", "--to", url]
-    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
-    assert done.returncode == 0, done.stderr
-    assert "messages              4 rows copied and counted" in done.stdout and url not in done.stdout
-    again = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
-    assert again.returncode == 1 and "already has chats: migrate into an empty database" in again.stderr
+    code, out, err = await _run(command)
+    assert code == 0, err
+    assert "messages              4 rows copied and counted" in out and url not in out
+    code, out, err = await _run(command)
+    assert code == 1 and "already has chats: migrate into an empty database" in err
     store = PostgresStore(url)
     await store.open()
     try:
