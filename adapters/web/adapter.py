@@ -32,7 +32,6 @@ def _session(request: web.Request) -> WebSession:
 
 class WebChatAdapter:
     name = PLATFORM
-    files = None  # the browser chat takes text only, for now
     capabilities = Capabilities(
         max_text=100_000, can_edit=True, edit_interval=0.2, group_edit_interval=0.2, buttons=True,
         tree_budget=8000, burst=1000, rate=100.0, group_send_window=None, global_window=(10_000, 1.0),
