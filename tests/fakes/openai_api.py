@@ -115,6 +115,7 @@ class FakeOpenAI:
         self.responder = responder or self._echo
         self.requests: list[dict[str, Any]] = []
         self.refusals: list[Refusal] = []  # every 401/400 the rules gave, for tests to assert on
+        self.hold: asyncio.Event | None = None  # when an Event: valid requests wait for it before answering
         self._steps: list[Step] = []
         self.transcript = "this is what the voice message said"  # what /audio/transcriptions answers
         self.transcriptions: list[dict[str, Any]] = []  # model, file name and bytes of each request
@@ -184,6 +185,8 @@ class FakeOpenAI:
         if refusal is not None:
             self.refusals.append(refusal)
             return self._refuse(refusal)
+        if self.hold is not None:
+            await self.hold.wait()
         step = self._steps.pop(0) if self._steps else self.responder(body)
         if isinstance(step, Hang):
             await asyncio.sleep(step.seconds)
