@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import urllib.request
 
 import pytest
 
 from adapters.feishu import FeishuConfig
 from adapters.feishu.adapter import create
-from adapters.feishu.transport import DOMAINS, ApiError, FeishuHttp, refused
+from adapters.feishu.transport import DOMAINS, TOKEN_PATH, ApiError, FeishuHttp, refused
 from bot.adapter import AdapterServices
 from bot.config import ConfigError
 from bot.messages import ChatRef, IncomingMessage
@@ -41,6 +42,26 @@ async def test_token_fetch_and_refresh_never_block_the_loop(fake: FakeFeishu, st
     fake.token_gate.set()
     await sending
     assert fake.calls[-1].headers["Authorization"] == f"Bearer {fake.issued_tokens[-1]}"
+
+
+async def test_a_blocking_token_fetch_would_be_caught(
+        fake: FakeFeishu, start_adapter: StartAdapter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mutation: the fetch is a synchronous HTTP call on the event loop (lark-oapi's own client is one)."""
+    async def blocking_fetch(self: FeishuHttp) -> float:
+        request = urllib.request.Request(self.base_url + TOKEN_PATH, data=b"{}", method="POST")
+        with urllib.request.urlopen(request, timeout=0.5):  # noqa: ASYNC210 (the mutation under test)
+            return 7200.0
+
+    monkeypatch.setattr(FeishuHttp, "_fetch_token", blocking_fetch)
+    fake.token_gate = asyncio.Event()
+    starting = asyncio.create_task(start_adapter())
+    await asyncio.wait({starting}, timeout=10)
+    # the test above needs start-up still pending while the fake holds the request; here it has already
+    # failed: the fake shares the loop the fetch blocked, so it could not even accept the request in time
+    assert starting.done()
+    with pytest.raises(ConnectionError, match="cannot reach Feishu"):
+        starting.result()
+    fake.token_gate.set()
 
 
 async def test_token_is_refreshed_in_the_background_at_half_its_lifetime(
