@@ -9,6 +9,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from bot.adapter import installed_specs
 from bot.cli.main import build_parser
 from tests.fakes.openai_api import FakeOpenAI
@@ -62,6 +64,7 @@ async def test_global_options_work_after_the_subcommand_and_dotenv_is_read(tmp_p
     assert code == 2 and "did you mean 'max_queue'?" in err
 
 
+@pytest.mark.timeout(180)  # eight `bothub` processes, each one measured by coverage under `make test`
 async def test_chats_export_by_list_id_and_import_makes_it_active(tmp_path: Path, fake: FakeOpenAI) -> None:
     env = clean_env(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="test-key", BOTHUB_MODEL="fake-model")
     code, out, err = await bothub(tmp_path, "chat", stdin="first question\n/new\nsecond one\n/list\n", env=env)
