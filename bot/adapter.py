@@ -50,7 +50,8 @@ class MenuCommand:
 class AdapterServices:
     """What the core lends an adapter: read-only queries, persisted dedupe and the hub's web server."""
 
-    list_conversations: Callable[[ChatRef], Awaitable[list[ConversationChoice]]]  # e.g. for autocomplete
+    # (chat, asking user id) → that chat's conversations, e.g. for autocomplete; empty unless access allows the user
+    list_conversations: Callable[[ChatRef, str], Awaitable[list[ConversationChoice]]]
     seen: Callable[[str], Awaitable[bool]]  # records an event key; True if it was already handled
     add_route: Callable[[str, str, WebHandler], None]  # (method, path, handler) on the hub's aiohttp server
     language: str = "en"

@@ -22,7 +22,7 @@ from bot.agent.tools import schedule as schedule_tool
 from bot.agent.tools import web as web_tool
 from bot.agent.tools.registry import ToolRegistry
 from bot.agent.workspace import check_workspace, prepare_workspace
-from bot.chats.access import Access
+from bot.chats.access import Access, Verdict
 from bot.chats.conversations import Conversations
 from bot.chats.pairing import Pairing
 from bot.chats.sessions import SessionKey, Sessions
@@ -32,7 +32,7 @@ from bot.hub.hub import Hub
 from bot.hub.intake import MediaIntake
 from bot.hub.runner import AgentRunner
 from bot.hub.scheduled import JobTurns
-from bot.messages import ChatRef
+from bot.messages import ChatRef, IncomingMessage
 from bot.ops.health import Health
 from bot.ops.metrics import Metrics
 from bot.ops.startup import Starter
@@ -122,7 +122,12 @@ class App:
         return tools
 
     def services(self) -> AdapterServices:
-        async def list_conversations(chat: ChatRef) -> list[ConversationChoice]:
+        async def list_conversations(chat: ChatRef, user_id: str) -> list[ConversationChoice]:
+            """Only for someone the access rules let into this chat: titles are the chat's own data."""
+            asker = IncomingMessage(chat.platform, chat.chat_id, chat.thread_id, "", user_id, "", chat.is_group,
+                                    True, "")
+            if await self.hub.verdict(asker) is not Verdict.ALLOW:
+                return []
             key = SessionKey(chat.platform, chat.chat_id, chat.thread_id).storage_key
             infos = await self.store.conversations.recent(key, limit=25)
             return [ConversationChoice(i.id, i.title) for i in infos]

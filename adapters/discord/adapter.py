@@ -174,7 +174,7 @@ class DiscordAdapter:
 
     async def _choices(self, interaction: discord.Interaction, typed: str) -> list[app_commands.Choice[str]]:
         try:
-            conversations = await self._services.list_conversations(chat_of(interaction))
+            conversations = await self._services.list_conversations(chat_of(interaction), str(interaction.user.id))
         except Exception:
             log.exception("discord: listing conversations for autocomplete failed")
             return []

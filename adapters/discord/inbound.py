@@ -27,13 +27,13 @@ def parse_message(message: discord.Message, bot_id: int) -> IncomingMessage | No
     """The IncomingMessage for a plain message meant for the bot, or None if it is not for us."""
     if message.author.bot or message.type not in _CONVERSATIONAL:
         return None
-    is_dm = isinstance(message.channel, discord.DMChannel)
+    private = is_dm(message.channel)
     reply_to = message.reference.message_id if message.reference else None
     replied = message.reference.resolved if message.reference else None
     own_roles = _own_role_ids(message, bot_id)
     to_bot = (any(user.id == bot_id for user in message.mentions) or bool(own_roles)
               or (isinstance(replied, discord.Message) and replied.author.id == bot_id))
-    if not (is_dm or to_bot):
+    if not (private or to_bot):
         return None
     text = _clean_text(message, bot_id, own_roles)
     attachments = _attachments(message)
@@ -42,7 +42,7 @@ def parse_message(message: discord.Message, bot_id: int) -> IncomingMessage | No
     chat_id, thread_id = _place(message.channel, message.channel.id)
     return IncomingMessage(
         platform=PLATFORM, chat_id=chat_id, thread_id=thread_id, message_id=str(message.id),
-        user_id=str(message.author.id), user_name=message.author.display_name, is_group=not is_dm,
+        user_id=str(message.author.id), user_name=message.author.display_name, is_group=not private,
         mentioned=True, text=text, reply_to=str(reply_to) if reply_to else None, attachments=attachments)
 
 
@@ -62,7 +62,12 @@ def chat_of(interaction: discord.Interaction) -> ChatRef:
     pressed = interaction.message if interaction.type is discord.InteractionType.component else None
     origin = (ButtonPress(str(interaction.id), str(pressed.id)) if pressed is not None
               else Interaction(str(interaction.id)))
-    return ChatRef(PLATFORM, chat_id, thread_id, is_group=interaction.guild_id is not None, origin=origin)
+    return ChatRef(PLATFORM, chat_id, thread_id, is_group=not is_dm(interaction.channel), origin=origin)
+
+
+def is_dm(channel: object) -> bool:
+    """Only a one-to-one DM is private; a group DM is a group, for messages and interactions alike."""
+    return isinstance(channel, discord.DMChannel) or getattr(channel, "type", None) is discord.ChannelType.private
 
 
 def _place(channel: object, channel_id: int) -> tuple[str, str | None]:

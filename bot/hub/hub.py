@@ -80,15 +80,20 @@ class Hub:
             if not queued:  # answered on the spot (or refused): it leaves the inbox now
                 await self.store.inbox.finish([entry])
 
+    async def verdict(self, msg: IncomingMessage) -> Verdict:
+        """The access rules for this sender in this chat, a completed DM pairing included."""
+        verdict = self.access.check(msg)
+        if verdict is Verdict.PAIR and await self.pairing.is_paired(msg.platform, msg.user_id):
+            return Verdict.ALLOW
+        return verdict
+
     async def _route(self, msg: IncomingMessage, key: SessionKey, entry: int, delivery: Delivery) -> bool:
         """Answer at once, or queue in the session's lane; True when a lane job now owns the inbox entry."""
         delivery.revive(msg.chat)  # the chat talks to us again: whatever blocked sending is over
         session = self.sessions.get(key)
         session.last_chat = msg.chat
         lang = self.language(session)
-        verdict = self.access.check(msg)
-        if verdict is Verdict.PAIR and await self.pairing.is_paired(msg.platform, msg.user_id):
-            verdict = Verdict.ALLOW
+        verdict = await self.verdict(msg)
         if verdict is not Verdict.ALLOW:  # admins are always allowed, so they can /pair approve anywhere
             await self._refuse(msg, verdict, delivery, lang)
             return False

@@ -191,7 +191,9 @@ class FakeDiscord:
         return data
 
     def interaction(self, itype: int, data: dict, *, channel_id: str = CHANNEL_ID, dm: bool = False,
-                    age: float = 0.0, message: dict | None = None) -> dict:
+                    group_dm: bool = False, age: float = 0.0, message: dict | None = None) -> dict:
+        """`dm`: a one-to-one DM (channel type 1); `group_dm`: a group DM (type 3, no guild)."""
+        dm = dm or group_dm
         interaction_id, token = self.snowflake(age), f"itoken-{next(self._serial)}"
         channel_id = DM_CHANNEL_ID if dm else channel_id
         self._interactions[token] = _Interaction(interaction_id, itype, channel_id, self.clock() - age,
@@ -204,7 +206,8 @@ class FakeDiscord:
             "context": 1 if dm else 0}
         if dm:
             payload["user"] = HUMAN
-            payload["channel"] = {"id": channel_id, "type": 1, "recipients": [HUMAN]}
+            payload["channel"] = {"id": channel_id, "type": 3 if group_dm else 1, "recipients": [HUMAN]}
+            payload["context"] = 2 if group_dm else 1
         else:
             payload["guild_id"] = GUILD_ID
             payload["guild_locale"] = "en-US"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.chats.pairing import CODE_TTL, Pairing
+from bot.messages import ChatRef
 from bot.store.sqlite import SqliteStore
 from tests.fakes.openai_api import FakeOpenAI
 from tests.harness import RecordingAdapter, running_app
@@ -138,3 +139,23 @@ async def test_pairing_codes_asked_for_at_the_same_moment_all_survive(tmp_path: 
         assert all([await pairing.is_paired("telegram", f"stranger{i}") for i in range(10)])
     finally:
         await store.close()
+
+
+async def test_conversation_titles_are_listed_only_to_whom_access_lets_in(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """Autocomplete (Discord /switch) shows a channel's conversation titles: never to someone refused there."""
+    rec = platform_adapter()
+    config = policy(group_policy="allowlist", allow_chats=["open-room"], admins=["boss"])
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,), config=config) as app:
+        for room in ("open-room", "closed-room"):
+            await rec.say(f"secret plans for {room}", chat_id=room, user="boss", group=True)
+        await app.hub.idle()
+        listing = app.services().list_conversations
+
+        def room(name: str) -> ChatRef:
+            return ChatRef("telegram", name, None, is_group=True)
+
+        titles = [c.title for c in await listing(room("closed-room"), "boss")]
+        assert titles == ["[User boss] secret plans for closed-room"]
+        assert await listing(room("closed-room"), "stranger") == []
+        open_titles = [c.title for c in await listing(room("open-room"), "stranger")]
+        assert open_titles == ["[User boss] secret plans for open-room"]

@@ -43,7 +43,7 @@ class Inbox:
         return self.messages
 
 
-async def _list_conversations(chat: ChatRef) -> list[ConversationChoice]:
+async def _list_conversations(chat: ChatRef, user_id: str) -> list[ConversationChoice]:
     return CONVERSATIONS.get((chat.chat_id, chat.thread_id), [])
 
 

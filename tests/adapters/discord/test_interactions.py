@@ -63,6 +63,14 @@ async def test_ask_passes_the_prompt_as_a_plain_message(adapter: DiscordAdapter,
     assert (message.text, message.chat_id, message.is_group) == ("why is the sky blue?", DM_CHANNEL_ID, False)
 
 
+async def test_a_group_dm_is_a_group_for_interactions_as_for_messages(adapter: DiscordAdapter, fake: FakeDiscord,
+                                                                      inbox: Inbox) -> None:
+    await fake.dispatch("INTERACTION_CREATE", fake.slash("status", group_dm=True))
+    await fake.dispatch("INTERACTION_CREATE", fake.slash("status", dm=True))
+    messages = await inbox.wait(2)
+    assert sorted(m.is_group for m in messages) == [False, True]
+
+
 async def test_slash_command_in_a_thread_belongs_to_the_thread(adapter: DiscordAdapter, fake: FakeDiscord,
                                                                inbox: Inbox) -> None:
     await fake.dispatch("INTERACTION_CREATE", fake.slash("status", channel_id=THREAD_ID))

@@ -70,7 +70,7 @@ def env() -> dict[str, str]:
     }
 
 
-async def no_conversations(chat: ChatRef) -> list[ConversationChoice]:
+async def no_conversations(chat: ChatRef, user_id: str) -> list[ConversationChoice]:
     return []
 
 

@@ -37,7 +37,7 @@ class Inbox:
         return self.received.pop(0)
 
 
-async def _no_conversations(_chat: ChatRef) -> list[ConversationChoice]:
+async def _no_conversations(_chat: ChatRef, _user_id: str) -> list[ConversationChoice]:
     return []
 
 
