@@ -208,11 +208,15 @@ class AgentRunner:
         note = t(turn.lang, "interrupted")
         if partial.strip():
             await self.conversations.append(session, Message.new("assistant", partial, interrupted=True))
+        if turn.silent_reply is not None:
+            return  # a run that may stay silent (a heartbeat) does not announce that it was cut short
         with contextlib.suppress(Exception):
             await stream.finish(f"{partial}\n\n{note}" if partial.strip() else note)
 
     async def _report_failure(self, chat_key: str, event: RunFailed, turn: TurnContext, delivery: Delivery) -> None:
         log.warning("run failed in %s: %s (%s) %s", chat_key, event.kind, event.error_id, event.detail)
+        if turn.silent_reply is not None:
+            return  # nobody asked for a heartbeat: its failures go to the log, not the chat
         now = time.monotonic()
         last = self._last_failure.get(chat_key)
         self._last_failure[chat_key] = now

@@ -12,7 +12,7 @@ from bot.chats.sessions import SessionKey
 from bot.messages import ChatRef, SentRef
 from bot.replies import Reply
 from bot.store import Job
-from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
+from tests.fakes.openai_api import Error, FakeOpenAI, Text, ToolCalls
 from tests.harness import RecordingAdapter, running_app, wait_for
 from tests.scheduler.conftest import FakeClock
 
@@ -161,6 +161,12 @@ async def test_heartbeat_ok_is_not_sent_and_leaves_the_conversation_as_it_was(tm
         await wait_for(lambda: rec.texts()[-1] == "The backup is 3 days old.")
         await app.hub.idle()
         assert [role for role, _, scheduled in path_of(app) if scheduled] == ["user", "assistant"]
+        fake.script(Error(500, message="provider down"))
+        clock.advance(minutes=30)
+        await wait_for(lambda: len(fake.requests) == 3)
+        await app.hub.idle()
+        assert rec.texts()[-1] == "The backup is 3 days old."  # a failed heartbeat stays quiet too
+        assert (await live(app))[0].last_result == "failed"
         await rec.say("/heartbeat off")
         await app.hub.idle()
         assert await live(app) == []
