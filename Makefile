@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ARGS ?=
 
-.PHONY: run chat doctor test lint bench clean
+.PHONY: run chat doctor test lint bench screenshots clean
 
 $(STAMP): pyproject.toml
 	@echo "==> first run: creating $(VENV) and installing bothub with its dependencies (a minute or two)"
@@ -34,6 +34,9 @@ test: lint
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+screenshots: $(STAMP)  # the browser tests, saving their pictures to docs/img/ for the README
+	BOTHUB_SCREENSHOTS=1 $(BIN)/pytest -q tests/web
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.*

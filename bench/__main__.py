@@ -10,7 +10,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from bench import concurrency, discord_answers, hub, scale, scheduler, store, telegram_e2e
+from bench import concurrency, dashboard, discord_answers, hub, scale, scheduler, store, telegram_e2e
 from bench.common import Section, print_section, render_markdown
 
 RESULTS = Path(__file__).with_name("results.md")
@@ -18,7 +18,7 @@ RESULTS = Path(__file__).with_name("results.md")
 
 async def main() -> None:
     sections: list[Section] = []
-    for module in (store, hub, scale, concurrency, scheduler, telegram_e2e, discord_answers):
+    for module in (store, hub, scale, concurrency, scheduler, dashboard, telegram_e2e, discord_answers):
         started = time.monotonic()
         section = await module.run()
         section.notes.append(f"took {time.monotonic() - started:.0f} s")
