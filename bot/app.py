@@ -10,6 +10,7 @@ from aiohttp import web
 
 from bot.adapter import Adapter, AdapterServices, ConversationChoice, WebHandler, find_spec
 from bot.agent.approvals import Approvals
+from bot.agent.compaction import Compactor
 from bot.agent.llm import LLMClient
 from bot.agent.loop import AgentLoop
 from bot.agent.memory import Memory
@@ -20,6 +21,7 @@ from bot.agent.skills import SkillSet
 from bot.agent.tools import default_registry, shell
 from bot.agent.tools import schedule as schedule_tool
 from bot.agent.tools import web as web_tool
+from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolRegistry
 from bot.agent.workspace import check_workspace, prepare_workspace
 from bot.chats.access import Access, Verdict
@@ -71,6 +73,7 @@ class App:
             log.warning("skill skipped: %s", skill.status_line())
         self.prompts = PromptBuilder(workspace, skills, language=cfg.language)
         self.approvals = Approvals()
+        self.mcp = McpTools(cfg.mcp.servers, env, cfg.data_dir / "logs" / "mcp", self.approvals)
         self.memory = Memory(self.store.memories)
         self.tools = self._tools(skills)
         self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns)
@@ -79,10 +82,12 @@ class App:
             model, used.prompt_tokens + used.completion_tokens)
         self.metrics.watch_usage(lambda: (self.llm.total_usage.prompt_tokens, self.llm.total_usage.completion_tokens))
         self.conversations = Conversations(self.store.conversations)
-        self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.tools.names,
+        self.compactor = Compactor(self.llm, self.store.summaries, cfg.llm.skill_model or cfg.llm.chat_model)
+        self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.compactor,
                                   memory=self.memory, metrics=self.metrics)
         services = CommandServices(self.conversations, self.store, self.prompts, self.memory, self.approvals,
-                                   Pairing(self.store.pairing), Sessions(), cfg.llm, self.schedules)
+                                   Pairing(self.store.pairing), Sessions(), cfg.llm, self.tools, self.mcp,
+                                   self.compactor, self.schedules)
         media = MediaIntake(cfg.media, self.llm.transcriber(cfg.llm.transcription_model))
         self.hub = Hub(cfg, self.store, services, self.runner, self.metrics, media)
         self.scheduler: Scheduler | None = None
@@ -114,6 +119,7 @@ class App:
             web_tool.register(tools, self.cfg.tools.web_allow_hosts)
         if self.schedules is not None:
             schedule_tool.register(tools, self.schedules, Access(self.cfg).may_change)
+        tools.add_source(self.mcp.refresh)
 
         def make_loop(registry: ToolRegistry, model: str, max_turns: int) -> AgentLoop:
             return AgentLoop(self.llm, registry, model, max_turns)
@@ -201,6 +207,7 @@ class App:
                 log.exception("stopping %s failed", adapter.name)
         if self._web_runner is not None:
             await self._web_runner.cleanup()
+        await self.mcp.stop()
         await self.llm.close()
         await self.store.close()
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails, InitErrorDetails
 
 from bot.adapter import PlatformConfig, find_spec, installed_specs
@@ -58,6 +59,44 @@ class ToolsConfig(_Section):
     web_allow_hosts: list[str] = Field(default_factory=list)  # exceptions to the SSRF rules, for tests
 
 
+class McpServerConfig(_Section):
+    """One MCP server: a stdio `command` (with args, env) or a streamable-HTTP `url` (with headers).
+
+    `${NAME}` in env values, the url and header values is read from the environment, so tokens stay out of YAML.
+    """
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: Path | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    allow_tools: list[str] = Field(default_factory=list)  # names or globs; empty means all
+    deny_tools: list[str] = Field(default_factory=list)
+    require_approval: bool = False  # every call waits for an in-chat approval, like shell
+    timeout: float = Field(default=60.0, gt=0)  # seconds per call
+    start_timeout: float = Field(default=30.0, gt=0)
+    max_result_chars: int = Field(default=20_000, ge=100)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if bool(self.command) == bool(self.url):
+            raise ValueError("give either 'command' (stdio) or 'url' (streamable HTTP), not both or neither")
+        return self
+
+
+class McpConfig(_Section):
+    servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+
+    @field_validator("servers")
+    @classmethod
+    def _names(cls, servers: dict[str, McpServerConfig]) -> dict[str, McpServerConfig]:
+        for name in servers:  # becomes the prefix of tool names: <server>__<tool>
+            if not re.fullmatch(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*", name) or len(name) > 32:
+                raise ValueError(f"server name {name!r}: letters, digits, '-' and single '_', at most 32")
+        return servers
+
+
 class MediaConfig(_Section):
     """Files that come with messages (bot/media) and files the agent sends."""
 
@@ -99,6 +138,7 @@ class Config(_Section):
     media: MediaConfig = Field(default_factory=MediaConfig)
     scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
     heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
     platforms: list[str] | None = None  # adapters to run; unset: each one whose required secrets are set
     sections: dict[str, PlatformConfig] = Field(default_factory=dict)  # adapter name → its own section

@@ -46,8 +46,11 @@ class Approvals:
         return await self.ask(ctx, command, destructive, expires_after=timeout) is Decision.APPROVED
 
     async def ask(self, ctx: ToolContext, command: str, destructive: bool,
-                  expires_after: float | None = None) -> Decision:
-        """Like `request`, but says why the answer is no (denied, expired, or no way to ask)."""
+                  expires_after: float | None = None, action: str = "run this shell command") -> Decision:
+        """Like `request`, but says why the answer is no (denied, expired, or no way to ask).
+
+        `action` completes "The assistant wants to …" above the command, e.g. "call this MCP tool".
+        """
         expires_after = self.default_timeout if expires_after is None else expires_after
         notify = ctx.notify
         if notify is None:
@@ -59,7 +62,7 @@ class Approvals:
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._pending[approval_id] = _Pending(ctx.chat, command, future)
         try:
-            await notify(_prompt(approval_id, command, destructive, expires_after))
+            await notify(_prompt(approval_id, command, destructive, expires_after, action))
             async with asyncio.timeout(expires_after):
                 return Decision.APPROVED if await future else Decision.DENIED
         except TimeoutError:
@@ -86,11 +89,11 @@ class Approvals:
         return len(self._pending)
 
 
-def _prompt(approval_id: str, command: str, destructive: bool, timeout: float) -> Reply:
+def _prompt(approval_id: str, command: str, destructive: bool, timeout: float, action: str) -> Reply:
     shown = _shorten(command, MAX_SHOWN)
     fence = "`" * max(3, _longest_backtick_run(shown) + 1)
     warning = "⚠️ This command can delete or change files. Check it carefully.\n\n" if destructive else ""
-    text = (f"{warning}The assistant wants to run this shell command:\n{fence}\n{shown}\n{fence}\n"
+    text = (f"{warning}The assistant wants to {action}:\n{fence}\n{shown}\n{fence}\n"
             f"Approve or deny within {max(1, round(timeout / 60))} min "
             f"(or type /approve {approval_id} or /deny {approval_id}).")
     title = "⚠️ Destructive command: approval needed" if destructive else "Approval needed"

@@ -11,8 +11,11 @@ from collections.abc import Mapping
 import openai
 
 from bot.adapter import find_spec
+from bot.agent.approvals import Approvals
 from bot.agent.skills import SkillSet
 from bot.agent.tools import sandbox
+from bot.agent.tools.mcp import McpTools
+from bot.agent.tools.registry import ToolRegistry
 from bot.agent.workspace import check_workspace, missing_required
 from bot.config import Config, shell_admins_problem
 from bot.i18n import t
@@ -39,6 +42,7 @@ async def run(cfg: Config, env: Mapping[str, str]) -> int:
         except Exception as e:
             results.append((FAIL, f"{name}: {e}"))
     results.extend(_check_shell(cfg))
+    results += await _check_mcp(cfg, env)
     for mark, line in results:
         print(f"{mark} {line}")
     return 1 if any(mark == FAIL for mark, _ in results) else 0
@@ -68,6 +72,26 @@ def _workspace(cfg: Config, lang: str) -> list[tuple[str, str]]:
         results.insert(0, (OK, t(lang, "doctor_workspace_ok", path=path)))
     results += [(WARN, f"skills/{s.path.name if s.path else s.name}: {s.status_line()}")
                 for s in SkillSet.load(path / "skills").broken()]
+    return results
+
+
+async def _check_mcp(cfg: Config, env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Start each MCP server once and list its tools, or say why it does not start."""
+    if not cfg.mcp.servers:
+        return []
+    mcp = McpTools(cfg.mcp.servers, env, cfg.data_dir / "logs" / "mcp", Approvals())
+    registry = ToolRegistry()
+    try:
+        await mcp.refresh(registry)
+    finally:
+        await mcp.stop()
+    results = []
+    for name, conn in mcp.connections.items():
+        if conn.tools is None:
+            results.append((FAIL, f"MCP server {name}: {conn.error}"))
+        else:
+            names = mcp.tool_names(name)
+            results.append((OK, f"MCP server {name}: {len(names)} tools: {', '.join(names) or '(none allowed)'}"))
     return results
 
 

@@ -3,10 +3,12 @@
 # registration order is the order /help lists them in
 from bot.commands import conversations as conversations  # isort: skip
 from bot.commands import navigation as navigation  # isort: skip
+from bot.commands import compact as compact  # isort: skip
 from bot.commands import control as control  # isort: skip
 from bot.commands import info as info  # isort: skip
 from bot.commands import memory as memory  # isort: skip
 from bot.commands import schedule as schedule  # isort: skip
+from bot.commands import tools as tools  # isort: skip
 from bot.commands.registry import COMMANDS, Command, CommandContext, UsageError, menu, parse_command
 from bot.commands.services import CommandServices
 

@@ -21,8 +21,12 @@ async def status(ctx: CommandContext) -> Reply:
     info = await ctx.services.conversations.info(ctx.session)
     if info is None:
         raise UsageError
-    return Reply(ctx.t("status", id=info.id, title=info.title or ctx.t("untitled"), model=model_of(ctx),
-                       count=info.message_count, cursor=cursor_number(ctx.session.path), role=info.role))
+    text = ctx.t("status", id=info.id, title=info.title or ctx.t("untitled"), model=model_of(ctx),
+                 count=info.message_count, cursor=cursor_number(ctx.session.path), role=info.role)
+    view = await ctx.services.compactor.view(ctx.session.key.storage_key, info.id, ctx.session.path)
+    if view.summary is not None:
+        text += "\n" + ctx.t("status_summarized", covered=view.summary.covered, total=len(ctx.session.path))
+    return Reply(text)
 
 
 def cursor_number(path: list[Message]) -> int:

@@ -12,7 +12,8 @@ PREVIEW = 60
 def labels(lang: str) -> TreeLabels:
     if lang == "zh":
         return TreeLabels(system="系统提示词", you="你", ai="AI", tool_result="工具结果",
-                          tool_call="工具调用", here="← 当前位置", hidden="… 省略 {n} 条消息")
+                          tool_call="工具调用", here="← 当前位置", hidden="… 省略 {n} 条消息",
+                          summary="≡ 到此为止的 {n} 条消息已总结")
     return TreeLabels()
 
 
@@ -20,7 +21,9 @@ def labels(lang: str) -> TreeLabels:
 async def tree(ctx: CommandContext) -> Reply:
     # the root shows the role's own text, the part of the system prompt a person recognises
     conv = await ctx.services.conversations.tree(ctx.session, ctx.services.prompts.role_text(ctx.session.role))
-    view = render_tree(conv, ctx.caps.tree_budget, labels(ctx.lang))
+    summaries = await ctx.services.compactor.summaries(ctx.session.key.storage_key, conv.id)
+    summarized = {mid: s.covered for mid, s in summaries.items()}
+    view = render_tree(conv, ctx.caps.tree_budget, labels(ctx.lang), summarized)
     buttons = [Button(ctx.t("tree_button", n=n), f"/goto {n}") for n, _ in view.goto_targets]
     rows = tuple(tuple(buttons[i : i + 4]) for i in range(0, len(buttons), 4))
     return Reply(view.text, title=ctx.t("tree_title", id=conv.id), buttons=rows, monospace=True)

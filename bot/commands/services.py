@@ -11,9 +11,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.agent.approvals import Approvals
+from bot.agent.compaction import Compactor
 from bot.agent.memory import Memory
 from bot.agent.prompt import PromptBuilder
 from bot.agent.skills import SkillSet
+from bot.agent.tools.mcp import McpTools
+from bot.agent.tools.registry import ToolRegistry
 from bot.chats.conversations import Conversations
 from bot.chats.pairing import Pairing
 from bot.chats.sessions import Session, Sessions
@@ -32,6 +35,9 @@ class CommandServices:
     pairing: Pairing
     sessions: Sessions  # lanes, for /stop
     llm: LLMConfig  # default and allowed models
+    tools: ToolRegistry  # what /tools lists
+    mcp: McpTools  # MCP servers' state for /tools
+    compactor: Compactor  # branch summaries: /compact, /tree, /status
     schedules: Schedules | None = None  # None when scheduling is turned off
 
     async def set_setting(self, session: Session, **values: str) -> None:

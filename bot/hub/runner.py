@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.agent.compaction import Compactor
 from bot.agent.events import AgentEvent, RunFailed, RunFinished, StepMessage, TextDelta, ToolFinished, ToolStarted
 from bot.agent.loop import AgentLoop
 from bot.agent.memory import Memory
@@ -33,6 +34,7 @@ from bot.tree.model import AttachedFile, Message
 log = logging.getLogger("bothub.runner")
 
 TYPING_EVERY = 4.5  # seconds; platforms show "typing…" for about 5 s per call
+HISTORY_RESERVE = 1024  # tokens kept free for the answer
 QUIET_AFTER_FAILURE = 60.0  # seconds during which a chat gets no second "provider failed" message
 
 
@@ -59,7 +61,7 @@ class AgentRunner:
         conversations: Conversations,
         loop: AgentLoop,
         prompts: PromptBuilder,
-        tool_names: list[str],
+        compactor: Compactor,
         memory: Memory | None = None,
         metrics: Metrics | None = None,
     ) -> None:
@@ -67,7 +69,7 @@ class AgentRunner:
         self.conversations = conversations
         self.loop = loop
         self.prompts = prompts
-        self.tool_names = tool_names
+        self.compactor = compactor
         self.memory = memory
         self.counter = TokenCounter()
         self.images = ImageParts()
@@ -104,7 +106,8 @@ class AgentRunner:
         """
         chat_key = session.key.storage_key
         memory = await self.memory.for_prompt(chat_key) if self.memory else []
-        system = self.prompts.system_prompt(session.role, self.tool_names, memory, turn.user_text)
+        await self.loop.tools.refresh()  # MCP servers start on the first run that needs their tools
+        system = self.prompts.system_prompt(session.role, self.loop.tools.names, memory, turn.user_text)
         ctx = ToolContext(
             chat=chat_key,
             workdir=self.workdir(session),
@@ -172,16 +175,21 @@ class AgentRunner:
     ) -> AsyncIterator[AgentEvent]:
         """The loop's events; "context too long" before any text was shown is retried once with half the budget.
 
+        A branch over the budget is compacted first (its oldest part summarized); the retry only trims.
         A single-request answer also teaches the token counter how the provider counts (its `usage`).
         """
         started = time.monotonic()
         budget = self.cfg.llm.context_tokens
         texted = retried = False
+        assert session.conversation_id is not None
+        room = budget - HISTORY_RESERVE - self.counter.count(system)
+        view = await self.compactor.fit(ctx.chat, session.conversation_id, session.path, room, self.counter)
         while True:
-            raw = [m.to_openai() for m in session.path]
-            messages = fit_history(system, answer_dangling_tool_calls(raw), budget, self.counter)
+            raw = [m.to_openai() for m in view.recent]
+            history = [*view.head(), *answer_dangling_tool_calls(raw)]
+            messages = fit_history(system, history, budget, self.counter, HISTORY_RESERVE)
             if (model or self.cfg.llm.chat_model) in self.cfg.llm.vision_models:
-                with_images = {id(item): m for item, m in zip(raw, session.path, strict=True)
+                with_images = {id(item): m for item, m in zip(raw, view.recent, strict=True)
                                if any(f.kind == "image" for f in m.files)}
                 await self.images.apply(messages, with_images, ctx.workdir)
             retry = used_tools = False

@@ -12,6 +12,7 @@ from bot.store.jobs import Job, JobStore, NewJob
 from bot.store.memories import MemoryEntry, MemoryStore
 from bot.store.pairing import PairingStore
 from bot.store.settings import ChatSettings, SettingsStore
+from bot.store.summaries import Summary, SummaryStore
 
 
 class Store(Protocol):
@@ -31,6 +32,8 @@ class Store(Protocol):
     def jobs(self) -> JobStore: ...
     @property
     def dashboard(self) -> DashboardStore: ...
+    @property
+    def summaries(self) -> SummaryStore: ...
 
     async def open(self) -> None:
         """Connect and run the migrations this database has not seen yet."""
@@ -43,4 +46,5 @@ __all__ = [
     "ChatSettings", "ConversationInfo", "ConversationStore", "DashboardStore", "InboxEntry", "InboxStore", "Job",
     "JobStore",
     "MemoryEntry", "MemoryStore", "NewJob", "OpenedChat", "PairingStore", "SettingsStore", "Store",
+    "Summary", "SummaryStore",
 ]

@@ -10,6 +10,7 @@ re-rendering per line.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.tree.model import Conversation, Message
@@ -31,6 +32,7 @@ class TreeLabels:
     tool_call: str = "tool call"
     here: str = "← you are here"
     hidden: str = "… {n} messages hidden"
+    summary: str = "≡ summary of the {n} messages up to here"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +53,9 @@ def _cut(text: str, width: int) -> str:
 class _Layout:
     """Display structure computed once per render: who is drawn under whom, sizes, the current path."""
 
-    def __init__(self, conv: Conversation, labels: TreeLabels) -> None:
+    def __init__(self, conv: Conversation, labels: TreeLabels, summarized: Mapping[str, int]) -> None:
         self.conv, self.labels, kids = conv, labels, conv.children
+        self.summarized = summarized  # message id → how many messages the summary stored on it covers
         self.top = [conv.root_id]
         while len(kids[self.top[-1]]) == 1:
             self.top.append(kids[self.top[-1]][0])
@@ -96,7 +99,7 @@ class _Layout:
         self.leaves = {mid for mid, below in kids.items() if not below}
         heads = {head for bp in self.branch_points for head in kids[bp]}
         path_heads = {head for bp in self.branch_points & path for head in kids[bp]}
-        skeleton = {self.top[0], *chain[-3:]} | (path & (self.branch_points | heads))
+        skeleton = {self.top[0], *chain[-3:]} | (path & (self.branch_points | heads)) | (set(summarized) & path)
         # Levels of detail, richest first, each with the narrowest preview it may use before giving up.
         self.tiers: list[tuple[set[str] | None, int]] = [
             (None, 24),  # everything
@@ -180,6 +183,8 @@ def _lines(lay: _Layout, shown: set[str]) -> list[_Line]:
                 continue
             label, text = lay.preview(mid)
             marker = here if mid == lay.conv.current_message_id else ""
+            if mid in lay.summarized:
+                marker += " " + lay.labels.summary.format(n=lay.summarized[mid])
             out.append((f"{lead}[{lay.number[mid]}] {label}", text, marker, mid))
             if mid in lay.disp:
                 if len(under) > MAX_INDENT:
@@ -244,9 +249,10 @@ def _targets(lay: _Layout, lines: list[_Line]) -> list[tuple[int, str]]:
     return [(lay.number[mid], mid) for mid in ordered[:MAX_TARGETS]]
 
 
-def render_tree(conv: Conversation, budget: int, labels: TreeLabels | None = None) -> TreeView:
-    """The richest rendering whose text fits in `budget` characters (never more)."""
-    lay = _Layout(conv, labels or TreeLabels())
+def render_tree(conv: Conversation, budget: int, labels: TreeLabels | None = None,
+                summarized: Mapping[str, int] | None = None) -> TreeView:
+    """The richest rendering whose text fits in `budget` characters (never more); summary nodes are marked."""
+    lay = _Layout(conv, labels or TreeLabels(), summarized or {})
     lines: list[_Line] = []
     for keep, min_width in lay.tiers:
         if len(keep if keep is not None else conv.messages) * 5 > budget:  # a line is at least "[n] X\n"

@@ -37,6 +37,7 @@ class ToolContext:
 
 
 ToolFunc = Callable[..., Awaitable[str]]
+ToolSource = Callable[["ToolRegistry"], Awaitable[None]]  # adds tools known only at run time (MCP servers)
 
 
 @dataclass(frozen=True)
@@ -45,16 +46,34 @@ class Tool:
     description: str
     parameters: dict[str, Any]
     func: ToolFunc  # async (ctx, **arguments) -> str
+    needs_approval: bool = False  # every call waits for a person in the chat
 
 
 class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
+        self._sources: list[ToolSource] = []
 
-    def register(self, name: str, description: str, parameters: dict[str, Any], func: ToolFunc) -> None:
+    def register(self, name: str, description: str, parameters: dict[str, Any], func: ToolFunc,
+                 needs_approval: bool = False) -> None:
         if name in self._tools:
             raise ValueError(f"tool {name!r} registered twice")
-        self._tools[name] = Tool(name, description, parameters, func)
+        self._tools[name] = Tool(name, description, parameters, func, needs_approval)
+
+    def remove(self, name: str) -> None:
+        self._tools.pop(name, None)
+
+    def add_source(self, source: ToolSource) -> None:
+        self._sources.append(source)
+
+    async def refresh(self) -> None:
+        """Let each source add the tools it has found since; cheap when nothing changed."""
+        for source in self._sources:
+            await source(self)
+
+    @property
+    def tools(self) -> list[Tool]:
+        return list(self._tools.values())
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)

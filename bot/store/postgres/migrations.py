@@ -144,6 +144,18 @@ MIGRATIONS: tuple[str, ...] = (
         detail TEXT NOT NULL DEFAULT ''
     );
     """,
+    # 7: SQLite migration 9, summaries of a branch's oldest part on the node where the span ends.
+    """
+    CREATE TABLE summaries (
+        chat TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        content TEXT NOT NULL,
+        covered INTEGER NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (chat, conversation_id, message_id)
+    );
+    """,
 )
 
 

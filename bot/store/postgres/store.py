@@ -13,6 +13,7 @@ from bot.store.postgres.jobs import PostgresJobs
 from bot.store.postgres.memories import PostgresMemories
 from bot.store.postgres.pairing import PostgresPairing
 from bot.store.postgres.settings import PostgresSettings
+from bot.store.postgres.summaries import PostgresSummaries
 
 POOL_SIZE = 10
 
@@ -27,6 +28,7 @@ class PostgresStore:
         self.pairing = PostgresPairing(self._db)
         self.jobs = PostgresJobs(self._db)
         self.dashboard = PostgresDashboard(self._db)
+        self.summaries = PostgresSummaries(self._db)
 
     async def open(self) -> None:
         await self._db.open()

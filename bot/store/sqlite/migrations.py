@@ -174,6 +174,18 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
         detail TEXT NOT NULL DEFAULT ''
     );
     """,
+    # 9: summaries of a branch's oldest part, on the node where the summarized span ends.
+    """
+    CREATE TABLE summaries (
+        chat TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        content TEXT NOT NULL,
+        covered INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (chat, conversation_id, message_id)
+    );
+    """,
 )
 
 

@@ -16,6 +16,7 @@ from bot.store.sqlite.memories import SqliteMemories
 from bot.store.sqlite.migrations import migrate
 from bot.store.sqlite.pairing import SqlitePairing
 from bot.store.sqlite.settings import SqliteSettings
+from bot.store.sqlite.summaries import SqliteSummaries
 
 
 class SqliteStore:
@@ -30,6 +31,7 @@ class SqliteStore:
         self.pairing = SqlitePairing(self._db)
         self.jobs = SqliteJobs(self._db)
         self.dashboard = SqliteDashboard(self._db)
+        self.summaries = SqliteSummaries(self._db)
 
     async def open(self) -> None:
         await self._db.open(_setup)
