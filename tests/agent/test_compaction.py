@@ -11,7 +11,6 @@ import pytest_asyncio
 from bot.agent.prompt import estimate_messages
 from bot.store.sqlite import SqliteStore
 from bot.tree.model import Message
-from bot.tree.view import number_nodes
 from tests.fakes.openai_api import FakeOpenAI, Step, Text
 from tests.harness import RecordingAdapter, running_app, wait_for
 
@@ -117,9 +116,8 @@ async def test_a_long_branch_is_summarized_once_and_branches_below_reuse_it(tmp_
 
         conv = await app.store.conversations.load(CHAT, cid, "")
         assert conv is not None
-        order = number_nodes(conv)
         for label, below in (("B", at + 6), ("C", at + 20)):  # two branches forking below the summary node
-            await rec.say(f"/goto {order.index(branch[below].id)}")
+            await rec.say(f"/goto {conv.messages[branch[below].id].number}")
             await rec.say(f"branch {label} question")
             await wait_for(lambda label=label: rec.texts()[-1:] == [f"answer to branch {label} question"])
             prompt = last_prompt(llm)

@@ -10,7 +10,7 @@ import mcp_types as types
 from mcp import MCPError
 
 from bot.agent.tools.mcp.connection import McpConnection
-from bot.agent.tools.mcp.tools import McpUnavailable
+from bot.agent.tools.mcp.errors import McpUnavailable
 
 
 async def call_tool(conn: McpConnection, tool: str, full: str, arguments: dict[str, Any]) -> str:

@@ -24,7 +24,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
-from bot.agent.tools.mcp.tools import McpUnavailable
+from bot.agent.tools.mcp.errors import McpUnavailable
 from bot.config import McpServerConfig
 
 log = logging.getLogger("bothub.mcp")

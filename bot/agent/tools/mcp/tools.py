@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.agent.approvals import Approvals, Decision
+from bot.agent.tools.mcp.errors import McpUnavailable
 from bot.agent.tools.registry import ToolContext, ToolFunc, ToolRegistry
 from bot.config import McpServerConfig
 
@@ -34,10 +35,6 @@ _DENIED = {
     Decision.UNAVAILABLE: "This tool needs approval in the chat, which is not possible here; the call was not made.",
     Decision.NOT_ADMIN: "Only an admin may approve this tool, so the call was not made.",
 }
-
-
-class McpUnavailable(Exception):
-    """The server is not running and cannot be started right now; the message says why."""
 
 
 def tool_name(server: str, tool: str) -> str:
