@@ -7,6 +7,7 @@ higher is in the wrong place (or needs a Protocol in its own layer that the high
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 BOT = Path(__file__).resolve().parents[2] / "bot"
@@ -55,9 +56,10 @@ def imports(path: Path) -> set[str]:
     return found
 
 
-def graph() -> dict[str, set[str]]:
+@functools.cache
+def graph() -> dict[str, frozenset[str]]:
     """Module → the bot modules it imports; the empty top-level package itself is left out."""
-    return {module_name(p): imports(p) for p in sorted(BOT.rglob("*.py")) if p != BOT / "__init__.py"}
+    return {module_name(p): frozenset(imports(p)) for p in sorted(BOT.rglob("*.py")) if p != BOT / "__init__.py"}
 
 
 def test_every_import_points_down_or_sideways() -> None:
