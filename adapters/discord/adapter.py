@@ -24,6 +24,7 @@ from adapters.discord.commands import (
     configure_endpoints,
     conversation_choices,
 )
+from adapters.discord.files import DiscordFiles, attachment_origins
 from adapters.discord.inbound import chat_of, parse_command, parse_message
 from adapters.discord.outbound import DiscordOutbound, guarded
 from adapters.discord.render import NO_PINGS
@@ -53,7 +54,6 @@ def create(settings: DiscordConfig, env: Mapping[str, str], services: AdapterSer
 
 class DiscordAdapter:
     name = "discord"
-    files = None  # text only here, for now
     capabilities = Capabilities(
         max_text=1900,
         can_edit=True,
@@ -85,6 +85,13 @@ class DiscordAdapter:
         self._runner: asyncio.Task[None] | None = None
         self._online = False
         self._outbound = DiscordOutbound(lambda: self._client)
+        self._http: aiohttp.ClientSession | None = None  # for attachment downloads; made on first use
+        self.files = DiscordFiles(self._outbound, attachment_origins(settings.api_base), self._download_session)
+
+    def _download_session(self) -> aiohttp.ClientSession:
+        if self._http is None or self._http.closed:
+            self._http = aiohttp.ClientSession()
+        return self._http
 
     def _new_client(self) -> tuple[discord.Client, app_commands.CommandTree]:
         """A closed discord.Client cannot log in again, so every start (a watchdog restart too) gets a new one."""
@@ -130,6 +137,8 @@ class DiscordAdapter:
     async def stop(self) -> None:
         self._online = False
         await self._client.close()
+        if self._http is not None:
+            await self._http.close()
         if self._runner is not None:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(self._runner, timeout=5.0)

@@ -100,11 +100,14 @@ def _clean_text(message: discord.Message, bot_id: int, own_roles: set[int]) -> s
 
 
 def _attachments(message: discord.Message) -> tuple[Attachment, ...]:
-    found = [Attachment(kind=_kind(a.content_type or ""), name=a.filename) for a in message.attachments]
+    found = []
+    for a in message.attachments:
+        mime = (a.content_type or "").split(";", 1)[0].strip().lower()  # "text/plain; charset=utf-8"
+        found.append(Attachment(kind=_kind(mime), name=a.filename, mime=mime, size=a.size, handle=a.url))
     found += [Attachment(kind="sticker", name=s.name) for s in message.stickers]
     return tuple(found)
 
 
-def _kind(content_type: str) -> str:
-    major = content_type.split("/", 1)[0]
-    return {"image": "photo", "audio": "voice", "video": "video"}.get(major, "document")
+def _kind(mime: str) -> str:
+    major = mime.split("/", 1)[0]
+    return {"image": "image", "audio": "audio", "video": "video"}.get(major, "file")

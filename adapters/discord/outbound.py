@@ -91,6 +91,12 @@ class DiscordOutbound:
         pending.answered = True
         return str(message.id)
 
+    async def post_file(self, chat: ChatRef, caption: str, file: discord.File) -> str:
+        """A file goes into the channel itself (an interaction's webhook is kept for the text answer)."""
+        extra = _present(content=caption or None, reference=_reference(chat))
+        message = await guarded(self._channel(chat).send(file=file, allowed_mentions=NO_PINGS, **extra))
+        return str(message.id)
+
     async def edit(self, ref: SentRef, reply: Reply) -> None:
         content, view = render_one(reply), view_for(reply.buttons)
         target = self._moved.get(ref.message_id, ref.message_id)

@@ -39,10 +39,12 @@ async def discord_fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDis
 
 @pytest.fixture
 async def app(tmp_path: Path, fake: FakeOpenAI, discord_fake: FakeDiscord) -> AsyncIterator[App]:
-    env = {"DISCORD_BOT_TOKEN": TOKEN, "DISCORD_API_BASE": discord_fake.api_base,
-           "DISCORD_GATEWAY_URL": discord_fake.gateway_url}
-    async with running_app(tmp_path, fake.base_url, ("discord",), env=env) as running:
+    async with running_app(tmp_path, fake.base_url, ("discord",), env=discord_env(discord_fake)) as running:
         yield running
+
+
+def discord_env(server: FakeDiscord) -> dict[str, str]:
+    return {"DISCORD_BOT_TOKEN": TOKEN, "DISCORD_API_BASE": server.api_base, "DISCORD_GATEWAY_URL": server.gateway_url}
 
 
 def _shown(server: FakeDiscord, channel_id: str) -> list[str]:

@@ -26,6 +26,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes.discord_files import AttachmentFiles
 from tests.fakes.discord_rules import (
     RouteLimits,
     error_response,
@@ -102,8 +103,9 @@ class _Interaction:
     acked: bool = False
 
 
-class FakeDiscord:
+class FakeDiscord(AttachmentFiles):
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        super().__init__()
         self.clock = clock  # unix seconds: interaction deadlines and token lifetimes
         self.limits = RouteLimits()
         self.enabled_intents = 1 << 15  # privileged intents switched on in the developer portal
@@ -127,6 +129,7 @@ class FakeDiscord:
         app = web.Application()
         app.router.add_get("/gateway", self._gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
+        app.router.add_get("/attachments/{tail:.*}", self.serve_attachment)
         self._runner, self.port = await serve_local(app)
 
     async def stop(self) -> None:
@@ -282,13 +285,13 @@ class FakeDiscord:
     # ------------------------------------------------------------------ REST
     async def _rest(self, request: web.Request) -> web.StreamResponse:
         path = "/" + request.match_info["tail"]
-        body: Any = await request.json() if request.can_read_body else None
+        parts = path.strip("/").split("/")
+        body, self._attached = await self.read_body(request, parts[1] if len(parts) > 1 else "")
         self.calls.append(Call(request.method, path, body, dict(request.query)))
         for i, (method, pattern, response) in enumerate(self._failures):
             if method == request.method and pattern.fullmatch(path):
                 del self._failures[i]
                 return response()
-        parts = path.strip("/").split("/")
         # interaction callbacks and followups authenticate with the token in the URL, not the bot token
         if parts[0] not in ("interactions", "webhooks") and request.headers.get("Authorization") != f"Bot {TOKEN}":
             return error_response(401, 0, "401: Unauthorized")
@@ -387,9 +390,9 @@ class FakeDiscord:
     def _create(self, channel_id: str, body: dict, **extra: Any) -> web.Response:
         if problem := invalid_body(body):
             return problem
-        if not (body.get("content") or body.get("embeds") or body.get("components")):
+        if not (body.get("content") or body.get("embeds") or body.get("components") or self._attached):
             return error_response(400, 50006, "Cannot send an empty message")
-        return json_response(self._store(channel_id, body, **extra))
+        return json_response(self._store(channel_id, body, attachments=self._attached, **extra))
 
     def _update(self, message_id: str, body: dict) -> web.Response:
         if message_id not in self.messages:
@@ -402,8 +405,8 @@ class FakeDiscord:
         message = {"id": self.snowflake(), "channel_id": channel_id, "author": BOT_USER,
                    "content": body.get("content") or "", "timestamp": _now_iso(), "edited_timestamp": None,
                    "tts": False, "mention_everyone": False, "mentions": [], "mention_roles": [],
-                   "attachments": [], "embeds": body.get("embeds") or [], "components": body.get("components") or [],
-                   "pinned": False, "type": 0, "flags": flags, **extra}
+                   "embeds": body.get("embeds") or [], "components": body.get("components") or [],
+                   "pinned": False, "type": 0, "flags": flags, "attachments": [], **extra}
         if channel_id != DM_CHANNEL_ID:
             message["guild_id"] = GUILD_ID
         self.messages[message["id"]] = message

@@ -120,7 +120,8 @@ async def test_attachment_without_text_is_passed_as_attachment(adapter: DiscordA
     await fake.dispatch("MESSAGE_CREATE", fake.user_message("", dm=True, attachments=[image]))
     [message] = await inbox.wait()
     assert message.text == ""
-    assert [(a.kind, a.name) for a in message.attachments] == [("photo", "cat.png")]
+    assert [(a.kind, a.name, a.mime, a.size, a.handle) for a in message.attachments] == [
+        ("image", "cat.png", "image/png", 10, "https://cdn.invalid/cat.png")]
 
 
 async def test_identify_asks_for_message_content_only_when_configured(
