@@ -25,6 +25,7 @@ from lark_oapi.event.callback.model.p2_card_action_trigger import (
 )
 
 from adapters.feishu import FeishuConfig, crypto, inbound
+from adapters.feishu.files import FeishuFiles
 from adapters.feishu.outbound import FeishuOutbound
 from adapters.feishu.transport import ApiError, FeishuHttp, LongConnection, refused, resolve_domain
 from bot.adapter import AdapterServices, Capabilities, MessageHandler
@@ -44,7 +45,6 @@ class FeishuAdapter:
     name = "feishu"
     # ~8000 characters keeps a card under Feishu's 30 KB even for CJK (3 bytes each); send() still
     # measures bytes and splits again. Card updates are allowed 5/s (PATCH) and 10/s (CardKit).
-    files = None  # text only here, for now
     capabilities = Capabilities(
         max_text=8000,
         can_edit=True,
@@ -80,6 +80,7 @@ class FeishuAdapter:
         self._services = services
         self._encrypt_key, self._verification_token = encrypt_key, verification_token
         self._outbound = FeishuOutbound(http)
+        self.files = FeishuFiles(http, self._outbound)
         self._bot_open_id = ""
         self._on_message: MessageHandler | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

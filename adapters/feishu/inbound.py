@@ -11,17 +11,13 @@ from lark_oapi.api.application.v6 import P2ApplicationBotMenuV6
 from lark_oapi.api.im.v1 import EventMessage, P2ImMessageReceiveV1
 from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger
 
+from adapters.feishu.files import resource_handle
 from bot.messages import Attachment, ButtonPress, IncomingMessage
 
 PLATFORM = "feishu"
 _MENU_KEY = re.compile(r"[a-z0-9_]{1,30}")  # a menu item's event key names the command it runs
-ATTACHMENT_KINDS = {
-    "image": "photo",
-    "sticker": "sticker",
-    "audio": "voice",
-    "media": "video",
-    "file": "document",
-}
+ATTACHMENT_KINDS = {"image": "image", "sticker": "sticker", "audio": "audio", "media": "video", "file": "file"}
+DEFAULT_NAMES = {"image": "image", "audio": "audio.opus", "media": "video.mp4", "file": "file"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,16 +125,39 @@ def _content(msg: EventMessage) -> tuple[str, tuple[Attachment, ...]]:
         content = {}
     if msg.message_type == "text":
         return str(content.get("text", "")), ()
+    message_id = msg.message_id or ""
     if msg.message_type == "post":
-        return post_to_text(content), ()
+        return post_to_text(content), _post_images(content, message_id)
     kind = ATTACHMENT_KINDS.get(msg.message_type or "", "other")
-    return "", (Attachment(kind=kind, name=str(content.get("file_name", ""))),)
+    return "", (_attachment(msg.message_type or "", kind, content, message_id),)
+
+
+def _attachment(message_type: str, kind: str, content: dict[str, Any], message_id: str) -> Attachment:
+    """Images are fetched by image_key, everything else (a video too, not its cover) by file_key."""
+    name = str(content.get("file_name") or DEFAULT_NAMES.get(message_type, ""))
+    key, resource = (content.get("image_key"), "image") if kind == "image" else (content.get("file_key"), "file")
+    if kind in ("sticker", "other") or not isinstance(key, str) or not key:
+        return Attachment(kind=kind, name=name)
+    return Attachment(kind=kind, name=name, handle=resource_handle(message_id, key, resource))
+
+
+def _post_images(content: dict[str, Any], message_id: str) -> tuple[Attachment, ...]:
+    body = _post_body(content)
+    return tuple(_attachment("image", "image", el, message_id)
+                 for paragraph in body.get("content") or [] if isinstance(paragraph, list)
+                 for el in paragraph if isinstance(el, dict) and el.get("tag") == "img")
+
+
+def _post_body(content: dict[str, Any]) -> dict[str, Any]:
+    """Events carry {"title", "content"}; sent posts wrap that in a locale."""
+    if "content" not in content:
+        return next((v for v in content.values() if isinstance(v, dict)), {})
+    return content
 
 
 def post_to_text(content: dict[str, Any]) -> str:
-    """Rich text → plain text. Events carry {"title", "content"}; sent posts wrap that in a locale."""
-    if "content" not in content:
-        content = next((v for v in content.values() if isinstance(v, dict)), {})
+    """Rich text → plain text."""
+    content = _post_body(content)
     lines = [str(content["title"])] if content.get("title") else []
     for paragraph in content.get("content") or []:
         if isinstance(paragraph, list):

@@ -115,8 +115,15 @@ class FeishuOutbound:
             try:
                 await self._apply_edit(ref.message_id, sent, fitted, final=final)
             except (ApiError, aiohttp.ClientError, TimeoutError) as e:
-                raise _failure(e) from e
+                raise failure(e) from e
             sent.reply = reply
+
+    async def post(self, chat: ChatRef, msg_type: str, content: dict[str, str]) -> str:
+        """One message of any type (an uploaded image or file), placed like a reply; returns its id."""
+        try:
+            return await self._deliver(chat, msg_type, render.dumps(content))
+        except (ApiError, aiohttp.ClientError, TimeoutError) as e:
+            raise failure(e) from e
 
     # ---- sending -------------------------------------------------------------------------------
     async def _send_part(self, chat: ChatRef, part: Reply, *, stream: bool) -> str:
@@ -130,7 +137,7 @@ class FeishuOutbound:
             content = render.dumps({"text": render.plain_text(part)})
             return self._record(await self._deliver(chat, "text", content), _Sent("text", chat, part))
         except (ApiError, aiohttp.ClientError, TimeoutError) as e:
-            raise _failure(e) from e
+            raise failure(e) from e
 
     async def _send_cardkit(self, chat: ChatRef, part: Reply) -> str:
         entity = {"type": "card_json", "data": render.dumps(render.card(part, streaming=True))}
@@ -226,7 +233,7 @@ def _is_fatal(e: ApiError) -> bool:
     return e.status in (429, 403) or e.code in RATE_LIMIT_CODES | CHAT_GONE_CODES
 
 
-def _failure(e: Exception) -> SendError:
+def failure(e: Exception) -> SendError:
     if isinstance(e, ApiError):
         if e.status == 429 or e.code in RATE_LIMIT_CODES:
             return RateLimited(e.retry_after or 1.0)

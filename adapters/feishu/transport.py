@@ -12,7 +12,7 @@ import contextlib
 import json
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import aiohttp
@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 DOMAINS = {"feishu": "https://open.feishu.cn", "lark": "https://open.larksuite.com"}
 INVALID_TOKEN_CODES = frozenset({99991661, 99991663, 99991668})
 TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
+DOWNLOAD_TIMEOUT = aiohttp.ClientTimeout(total=300, sock_read=60)
+Form = Mapping[str, str | tuple[str, bytes]]  # multipart fields; a file is (file name, bytes)
 
 
 def refused(base_url: str, error: ApiError) -> str:
@@ -86,17 +88,32 @@ class FeishuHttp:
         self._token = ""
 
     async def call(
-        self, method: str, path: str, *, params: dict[str, str] | None = None, body: Any = None
+        self, method: str, path: str, *, params: dict[str, str] | None = None, body: Any = None,
+        form: Form | None = None,
     ) -> dict[str, Any]:
-        """Return the whole JSON answer (code 0); raise ApiError otherwise. One retry on a stale token."""
+        """Return the whole JSON answer (code 0); raise ApiError otherwise. One retry on a stale token.
+
+        `form` sends multipart/form-data instead of a JSON body (uploads)."""
         token = await self.token()
         try:
-            return await self._request(method, path, token, params, body)
+            return await self._request(method, path, token, params, body, form)
         except ApiError as e:
             if e.code not in INVALID_TOKEN_CODES:
                 raise
             await self._refresh_after(token)
-            return await self._request(method, path, self._token, params, body)
+            return await self._request(method, path, self._token, params, body, form)
+
+    @contextlib.asynccontextmanager
+    async def download(self, path: str, params: dict[str, str]) -> AsyncIterator[aiohttp.StreamReader]:
+        """A binary resource as a stream; an error answer (JSON) raises ApiError."""
+        assert self._session is not None, "FeishuHttp.start() not called"
+        headers = {"Authorization": f"Bearer {await self.token()}"}
+        async with self._session.get(self.base_url + path, params=params, headers=headers,
+                                     timeout=DOWNLOAD_TIMEOUT, allow_redirects=False) as resp:
+            if resp.status != 200 or resp.content_type == "application/json":
+                await _decode(resp)
+                raise ApiError(resp.status, -1, "no file in the answer")
+            yield resp.content
 
     async def token(self) -> str:
         if not self._token:
@@ -104,12 +121,13 @@ class FeishuHttp:
         return self._token
 
     async def _request(
-        self, method: str, path: str, token: str, params: dict[str, str] | None, body: Any
+        self, method: str, path: str, token: str, params: dict[str, str] | None, body: Any, form: Form | None
     ) -> dict[str, Any]:
         assert self._session is not None, "FeishuHttp.start() not called"
         headers = {"Authorization": f"Bearer {token}"}
+        data = _form_data(form) if form is not None else None
         async with self._session.request(
-            method, self.base_url + path, params=params, json=body, headers=headers
+            method, self.base_url + path, params=params, json=body, data=data, headers=headers
         ) as resp:
             return await _decode(resp)
 
@@ -145,6 +163,17 @@ def data_field(answer: dict[str, Any], key: str) -> str:
     if not isinstance(value, str) or not value:
         raise ApiError(200, -1, f"answer without data.{key}")
     return value
+
+
+def _form_data(form: Form) -> aiohttp.FormData:
+    """Built per request: aiohttp cannot send one FormData twice (the retry after a stale token)."""
+    data = aiohttp.FormData()
+    for name, value in form.items():
+        if isinstance(value, tuple):
+            data.add_field(name, value[1], filename=value[0], content_type="application/octet-stream")
+        else:
+            data.add_field(name, value)
+    return data
 
 
 async def _decode(resp: aiohttp.ClientResponse) -> dict[str, Any]:

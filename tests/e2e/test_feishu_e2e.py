@@ -35,11 +35,14 @@ async def feishu_fake() -> AsyncIterator[FakeFeishu]:
 
 @pytest.fixture
 async def app(tmp_path: Path, fake: FakeOpenAI, feishu_fake: FakeFeishu) -> AsyncIterator[App]:
-    env = {"FEISHU_APP_ID": APP_ID, "FEISHU_APP_SECRET": APP_SECRET, "FEISHU_DOMAIN": feishu_fake.domain,
-           "FEISHU_ENCRYPT_KEY": ENCRYPT_KEY, "FEISHU_VERIFICATION_TOKEN": VERIFICATION_TOKEN}
     config = {"server": {"port": 0}, "feishu": {"transport": "webhook"}}
-    async with running_app(tmp_path, fake.base_url, ("feishu",), config=config, env=env) as running:
+    async with running_app(tmp_path, fake.base_url, ("feishu",), config=config, env=feishu_env(feishu_fake)) as running:
         yield running
+
+
+def feishu_env(server: FakeFeishu) -> dict[str, str]:
+    return {"FEISHU_APP_ID": APP_ID, "FEISHU_APP_SECRET": APP_SECRET, "FEISHU_DOMAIN": server.domain,
+            "FEISHU_ENCRYPT_KEY": ENCRYPT_KEY, "FEISHU_VERIFICATION_TOKEN": VERIFICATION_TOKEN}
 
 
 async def push(app: App, event: dict[str, Any]) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from lark_oapi.ws.pb.pbbp2_pb2 import Frame
 
 from tests.fakes.feishu_cards import CARD_CONTENT_ERROR, check_card
 from tests.fakes.feishu_events import APP_ID, message_event
+from tests.fakes.feishu_files import ResourceFiles
 from tests.fakes.serve import serve_local
 
 APP_SECRET = "test-secret"
@@ -67,8 +68,9 @@ class CardEntity:
         return bool(self.card.get("config", {}).get("streaming_mode"))
 
 
-class FakeFeishu:
+class FakeFeishu(ResourceFiles):
     def __init__(self) -> None:
+        super().__init__()
         self.calls: list[Call] = []
         self.messages: dict[str, dict[str, Any]] = {}
         self.cards: dict[str, CardEntity] = {}
@@ -159,7 +161,7 @@ class FakeFeishu:
         return web.json_response({"code": 0, "msg": "ok", "tenant_access_token": token, "expire": self.token_expire})
 
     async def _api(self, request: web.Request) -> web.Response:
-        body = await request.json() if request.can_read_body else None
+        body = await self.read_body(request)
         self.calls.append(Call(request.method, request.path, dict(request.query), body, dict(request.headers)))
         if request.headers.get("Authorization", "").removeprefix("Bearer ") not in self._valid_tokens:
             return self._error(99991663, "Invalid access token for authorization.")
@@ -178,6 +180,10 @@ class FakeFeishu:
             return web.json_response({"code": 0, "msg": "ok", "bot": {"open_id": BOT_OPEN_ID, "app_name": "Hub"}})
         if route[:4] == ("GET", "im", "v1", "chats"):
             return self._ok({"chat_id": p[3], "chat_mode": self.chat_modes.get(p[3], "group")})
+        if route[:3] == ("POST", "im", "v1") and p[2] in ("images", "files") and len(p) == 3:
+            return self.upload(p[2], body)
+        if route[:4] == ("GET", "im", "v1", "messages") and len(p) == 6 and p[4] == "resources":
+            return self.resource(p[3], p[5], dict(request.query))
         if route[1:4] == ("im", "v1", "messages"):
             return self._messages(request.method, p, dict(request.query), body or {})
         if route[1:4] == ("cardkit", "v1", "cards"):
@@ -223,6 +229,8 @@ class FakeFeishu:
         if not isinstance(content, str):
             return self._error(99992402, "content must be a JSON string")
         update_multi = False
+        if msg_type in ("image", "file") and not self.known_key(msg_type, content):
+            return self._error(230001, f"{msg_type} message without a key this app uploaded")
         if msg_type == "text":
             if len(content.encode()) > TEXT_LIMIT:
                 return self._error(TOO_LONG, "message content too long")
@@ -351,6 +359,8 @@ def _visible_text(message: dict[str, Any], cards: dict[str, CardEntity]) -> str:
     content = json.loads(message["content"])
     if message["msg_type"] == "text":
         return str(content["text"])
+    if message["msg_type"] in ("image", "file"):
+        return ""
     if content.get("type") == "card":
         content = cards[content["data"]["card_id"]].card
     return "\n".join(str(e.get("content", "")) for e in content["body"]["elements"] if e.get("tag") == "markdown")

@@ -98,7 +98,8 @@ async def test_non_text_message_arrives_empty_with_an_attachment(start_adapter: 
                           content={"image_key": "img_v2_x"}, token=VERIFICATION_TOKEN)
     await h.post(event)
     (msg,) = await h.wait_received(1)
-    assert (msg.text, msg.attachments) == ("", (Attachment(kind="photo"),))
+    image = Attachment(kind="image", name="image", handle="om_in_ev-img/img_v2_x/image")
+    assert (msg.text, msg.attachments) == ("", (image,))
 
 
 async def test_messages_from_bots_and_malformed_events_are_skipped(start_adapter: StartAdapter) -> None:
