@@ -21,6 +21,7 @@ from bot.tree.model import AttachedFile
 
 log = logging.getLogger("bothub.media")
 
+TAKEN = frozenset({"image", "file", "audio", "video"})  # stickers, shared cards etc. get the text-only line
 Transcribe = Callable[[Path], Awaitable[str]]  # an audio file → its text
 
 
@@ -40,7 +41,7 @@ class MediaIntake:
 
     async def take(self, msg: IncomingMessage, workdir: Path, transfer: FileTransfer, lang: str) -> Intake:
         intake = Intake(msg.text.strip())
-        wanted = [a for a in msg.attachments if a.kind != "sticker"]
+        wanted = [a for a in msg.attachments if a.kind in TAKEN and a.handle]
         if len(wanted) > self.limits.max_files:
             intake.notices.append(t(lang, "media_too_many", limit=self.limits.max_files))
             return intake

@@ -9,6 +9,7 @@ from pathlib import Path
 from PIL import Image
 
 from bot.chats.sessions import SessionKey
+from bot.i18n import t
 from bot.messages import Attachment
 from bot.tree.jsonl import export_jsonl, import_jsonl
 from tests.fakes.openai_api import MODEL, FakeOpenAI, Text, ToolCalls
@@ -210,3 +211,11 @@ async def test_read_document_extracts_a_pdfs_text(tmp_path: Path, fake: FakeOpen
         await rec.say("how much did revenue rise?")
         await app.hub.idle()
     assert fake.requests[-1]["body"]["messages"][-1]["content"] == "[page 1]\nQuarterly revenue rose by 12 percent"
+
+
+async def test_something_that_is_no_file_gets_the_text_only_line(tmp_path: Path, fake: FakeOpenAI) -> None:
+    rec = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
+        await send(rec, app, "", (Attachment("other", "shared chat card"), b""))
+        await send(rec, app, "", (Attachment("sticker", "sticker.webp", "image/webp", None, "st"), b"RIFF"))
+    assert rec.texts() == [t("en", "text_only")] * 2 and fake.requests == []
