@@ -36,9 +36,10 @@ class SqliteInbox:
         return await self._db.write(op)
 
     async def finish(self, entry_ids: Sequence[int]) -> None:
-        if entry_ids:
-            ids = list(entry_ids)
-            await self._db.write(lambda db: db.executemany("DELETE FROM inbox WHERE id = ?", [(i,) for i in ids]))
+        ids = [int(i) for i in entry_ids]
+        if ids:  # one statement, not executemany: that raised SQLITE_MISUSE now and then under a burst of finishes
+            sql = f"DELETE FROM inbox WHERE id IN ({', '.join('?' * len(ids))})"
+            await self._db.write(lambda db: db.execute(sql, ids))
 
     async def unfinished(self) -> list[InboxEntry]:
         rows = await self._db.read(lambda db: db.execute("SELECT id, session, event FROM inbox ORDER BY id").fetchall())
