@@ -58,6 +58,7 @@ class AdapterServices:
     # resolves once everything a chat has sent so far is answered: a script feeds its next line only then
     answered: Callable[[ChatRef], Awaitable[None]] | None = None
     commands: tuple[MenuCommand, ...] = ()  # every chat command, for native menus
+    max_file_bytes: int = 20_000_000  # media.max_bytes: an adapter that receives uploads itself stops there
 
 
 @dataclass(frozen=True, slots=True)

@@ -143,7 +143,7 @@ class App:
             self.web.router.add_route(method, path, handler)
 
         return AdapterServices(list_conversations, self.store.inbox.seen, add_route, self.cfg.language,
-                               self.hub.answered, menu())
+                               self.hub.answered, menu(), self.cfg.media.max_bytes)
 
     def add_adapter(self, adapter: Adapter) -> None:
         self.adapters.append(adapter)

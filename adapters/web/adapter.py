@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
+from urllib.parse import quote
 
 import jinja2
 from aiohttp import web
 
-from adapters.web.inbound import PLATFORM, BadMessage, parse_post
+from adapters.web.files import WebFiles
+from adapters.web.inbound import PLATFORM, BadMessage, parse_form, parse_post
 from adapters.web.outbound import Channels
 from adapters.web.render import render
 from bot.adapter import AdapterServices, Capabilities, FileTransfer, MessageHandler
-from bot.messages import ChatRef, SentRef
+from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
 from bot.web import sse
 from bot.web.auth import WebSession
@@ -41,15 +43,18 @@ class WebChatAdapter:
 
     def __init__(self, services: AdapterServices) -> None:
         self._channels = Channels()
+        self._files = WebFiles(self._channels.publish)
+        self._max_file_bytes = services.max_file_bytes
         self._on_message: MessageHandler | None = None
         services.add_route("GET", "/webchat", self._page)
         services.add_route("POST", "/webchat/send", self._post)
         services.add_route("GET", "/webchat/events", self._events)
         services.add_route("GET", "/webchat/webchat.js", self._script)
+        services.add_route("GET", "/webchat/files/{token}", self._file)
 
     @property
     def files(self) -> FileTransfer | None:
-        return None  # text only for now
+        return self._files
 
     def connected(self) -> bool:
         return self._on_message is not None
@@ -86,12 +91,27 @@ class WebChatAdapter:
         if self._on_message is None:
             return web.json_response({"error": "the web chat is not running"}, status=503)
         try:
-            msg = parse_post(session.chat_id, await request.json())
-        except ValueError as e:  # BadMessage, or a body that is not JSON
-            text = str(e) if isinstance(e, BadMessage) else 'send JSON like {"text": "hello"}'
+            msg = await self._parse(request, session.chat_id)
+        except ValueError as e:  # BadMessage, or a body that is not JSON / not a form
+            text = str(e) if isinstance(e, BadMessage) else 'send JSON like {"text": "hello"}, or a form with files'
             return web.json_response({"error": text}, status=400)
         await self._on_message(msg)
         return web.json_response({"id": msg.message_id}, status=202)
+
+    async def _parse(self, request: web.Request, chat_id: str) -> IncomingMessage:
+        if request.content_type == "multipart/form-data":
+            return await parse_form(chat_id, await request.multipart(), self._max_file_bytes, self._files.stage)
+        return parse_post(chat_id, await request.json())
+
+    async def _file(self, request: web.Request) -> web.Response:
+        """A file the agent sent, to the session it was sent to (anyone else gets a 404)."""
+        file = self._files.sent(_session(request).chat_id, request.match_info["token"])
+        if file is None:
+            raise web.HTTPNotFound(text="no such file here (it may have expired: ask for it again)")
+        disposition = "inline" if file.is_image else "attachment"
+        return web.Response(body=file.data, content_type=file.mime, headers={
+            "Content-Disposition": f"{disposition}; filename*=UTF-8''{quote(file.name)}",
+            "X-Content-Type-Options": "nosniff"})
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
         session = _session(request)

@@ -10,20 +10,38 @@
 
   function scrollDown() { log.scrollTop = log.scrollHeight; }
 
-  function addMine(text) {
+  function addMine(text, files) {
     const bubble = document.createElement("div");
     bubble.className = "bubble mine";
     bubble.textContent = text;
+    for (const file of files || []) {
+      const line = document.createElement("div");
+      line.className = "attached";
+      line.textContent = "📎 " + file.name;
+      bubble.appendChild(line);
+    }
     log.appendChild(bubble);
     scrollDown();
   }
 
-  async function send(text, button) {
+  function body(text, button, files) {
+    if (!files || files.length === 0) {
+      return { headers: { "Content-Type": "application/json" }, body: JSON.stringify({ text: text, button: !!button }) };
+    }
+    const form = new FormData();
+    form.append("text", text);
+    for (const file of files) form.append("files", file, file.name);
+    return { headers: {}, body: form }; // the browser sets the multipart boundary
+  }
+
+  async function send(text, button, files) {
+    const request = body(text, button, files);
+    request.headers["X-CSRF-Token"] = window.bothub.csrfToken();
     const response = await fetch("/webchat/send", {
       method: "POST",
       credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRF-Token": window.bothub.csrfToken() },
-      body: JSON.stringify({ text: text, button: !!button }),
+      headers: request.headers,
+      body: request.body,
     });
     if (!response.ok) {
       const problem = await response.json().catch(() => ({ error: response.statusText }));
@@ -68,6 +86,32 @@
     scrollDown();
   }
 
+  function drawFile(data) {
+    const bubble = document.createElement("div");
+    bubble.className = "bubble bot file";
+    bubble.id = "f-" + data.id;
+    const link = document.createElement("a");
+    link.href = data.url;
+    link.setAttribute("download", data.name);
+    if (data.image) {
+      const picture = document.createElement("img");
+      picture.src = data.url;
+      picture.alt = data.name;
+      link.appendChild(picture);
+    } else {
+      link.textContent = "📄 " + data.name;
+    }
+    bubble.appendChild(link);
+    if (data.caption) {
+      const caption = document.createElement("div");
+      caption.className = "body";
+      caption.textContent = data.caption;
+      bubble.appendChild(caption);
+    }
+    log.appendChild(bubble);
+    scrollDown();
+  }
+
   async function refreshTree() {
     try {
       const template = document.createElement("template");
@@ -84,11 +128,14 @@
   composer.addEventListener("submit", (event) => {
     event.preventDefault();
     const field = composer.elements.text;
+    const picker = composer.elements.files;
     const text = field.value;
-    if (!text.trim()) return;
+    const files = Array.from(picker.files);
+    if (!text.trim() && files.length === 0) return;
     field.value = "";
-    addMine(text);
-    send(text, false).then(treeSoon);
+    picker.value = "";
+    addMine(text, files);
+    send(text, false, files).then(treeSoon);
   });
   composer.elements.text.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey) {
@@ -110,6 +157,7 @@
     draw(data);
     if (data.final) treeSoon(); // the answer is complete: the tree has its new messages
   });
+  events.addEventListener("file", (event) => drawFile(JSON.parse(event.data)));
   events.addEventListener("typing", () => { typing.hidden = false; });
   events.addEventListener("open", () => { document.body.dataset.stream = "open"; });
   refreshTree();
