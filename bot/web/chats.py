@@ -29,7 +29,10 @@ async def conversation(deps: Deps, chat: str, conv_id: str) -> ConversationInfo:
 
 
 async def tree_index(deps: Deps, info: ConversationInfo) -> TreeIndex:
-    rows = await deps.store.dashboard.tree_nodes(info.chat, info.id)
+    rows = deps.trees.get(info.chat, info.id, info.message_count)
+    if rows is None:
+        rows = await deps.store.dashboard.tree_nodes(info.chat, info.id)
+        deps.trees.put(info.chat, info.id, info.message_count, rows)
     return TreeIndex(rows, info.root_id, info.current_message_id, deps.services.prompts.role_text(info.role))
 
 

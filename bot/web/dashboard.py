@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
@@ -17,6 +17,7 @@ from bot.ops.metrics import Metrics
 from bot.store import Store
 from bot.web.auth import is_loopback
 from bot.web.security import AUTH, SESSION
+from bot.web.treeview import SkeletonCache
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class Deps:
     services: CommandServices  # the same conversations, sessions and prompts the chat commands use
     health: Health
     metrics: Metrics
+    trees: SkeletonCache = field(default_factory=SkeletonCache)  # big trees' rows, while unchanged
 
 
 DEPS = web.AppKey("dashboard_deps", Deps)

@@ -10,6 +10,7 @@ tree costs one pass over its skeleton and a few hundred drawn rows. Pure: no I/O
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -19,6 +20,31 @@ RUN_EDGE = 2  # messages kept at each end of a folded run
 RUN_LONG = 7  # runs longer than this fold their middle
 BUDGET = 300  # messages drawn before further branches are folded
 MAX_NEST = 40  # branch points nested before folding, even on the cursor's path
+
+
+class SkeletonCache:
+    """The last few big trees' rows, keyed by their message count: messages are only ever appended, so an
+    unchanged count means unchanged rows, and unfolding a gap or branch of a 10 000-message tree skips the
+    database. Small trees are cheap to read and are not kept."""
+
+    def __init__(self, trees: int = 8, min_rows: int = 1000) -> None:
+        self._trees, self._min_rows = trees, min_rows
+        self._rows: OrderedDict[tuple[str, str], tuple[int, list[NodeRow]]] = OrderedDict()
+
+    def get(self, chat: str, conv_id: str, count: int) -> list[NodeRow] | None:
+        found = self._rows.get((chat, conv_id))
+        if found is None or found[0] != count:
+            return None
+        self._rows.move_to_end((chat, conv_id))
+        return found[1]
+
+    def put(self, chat: str, conv_id: str, count: int, rows: list[NodeRow]) -> None:
+        if len(rows) < self._min_rows:
+            return
+        self._rows[(chat, conv_id)] = (count, rows)
+        self._rows.move_to_end((chat, conv_id))
+        while len(self._rows) > self._trees:
+            self._rows.popitem(last=False)
 
 
 @dataclass(frozen=True, slots=True)

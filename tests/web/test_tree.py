@@ -8,6 +8,7 @@ import time
 import aiohttp
 from playwright.async_api import expect
 
+from bot.tree.model import Message
 from tests.harness import RecordingAdapter, wait_for
 from tests.web.browser import Browser
 from tests.web.conftest import PASSWORD, Dashboard, sign_in
@@ -127,3 +128,17 @@ async def test_export_is_the_seed_jsonl(dashboard: Dashboard, http: aiohttp.Clie
     assert [(m["role"], m["content"]) for m in lines[1:]] == [("user", "q"), ("assistant", "a")]
     other = await http.get(dashboard.url(f"/tree/export?chat=telegram:10&conv={info.id}"))
     assert other.status == 404  # the id belongs to another chat
+
+
+async def test_a_big_tree_read_again_shows_what_was_added_since(dashboard: Dashboard,
+                                                                  http: aiohttp.ClientSession) -> None:
+    """Big trees' rows are kept between requests; an appended message must show up all the same."""
+    info = await big_tree(dashboard.app.store, "telegram:big", 1500)
+    await http.post(dashboard.url("/login"), data={"password": PASSWORD})
+    base = f"/tree?chat=telegram:big&conv={info.id}"
+    assert (await http.get(dashboard.url(base))).status == 200
+    added = Message.new("user", "a message added after the tree was read", info.current_message_id)
+    await dashboard.app.store.conversations.append("telegram:big", info.id, [added])
+    page = await http.get(dashboard.url(f"/tree/node?chat=telegram:big&conv={info.id}&node={added.id}"))
+    assert page.status == 200 and "a message added after the tree was read" in await page.text()
+    assert "a message added after" in await (await http.get(dashboard.url(base))).text()
