@@ -29,11 +29,13 @@ async def conversation(deps: Deps, chat: str, conv_id: str) -> ConversationInfo:
 
 
 async def tree_index(deps: Deps, info: ConversationInfo) -> TreeIndex:
-    rows = deps.trees.get(info.chat, info.id, info.message_count)
-    if rows is None:
+    version = (info.message_count, info.current_message_id, deps.services.prompts.role_text(info.role))
+    index = deps.trees.get(info.chat, info.id, version)
+    if index is None:
         rows = await deps.store.dashboard.tree_nodes(info.chat, info.id)
-        deps.trees.put(info.chat, info.id, info.message_count, rows)
-    return TreeIndex(rows, info.root_id, info.current_message_id, deps.services.prompts.role_text(info.role))
+        index = TreeIndex(rows, info.root_id, version[1], version[2])
+        deps.trees.put(info.chat, info.id, version, index)
+    return index
 
 
 async def chats_page(request: web.Request) -> web.Response:

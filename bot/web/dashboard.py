@@ -17,7 +17,7 @@ from bot.ops.metrics import Metrics
 from bot.store import Store
 from bot.web.auth import is_loopback
 from bot.web.security import AUTH, SESSION
-from bot.web.treeview import SkeletonCache
+from bot.web.treeview import IndexCache
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Deps:
     services: CommandServices  # the same conversations, sessions and prompts the chat commands use
     health: Health
     metrics: Metrics
-    trees: SkeletonCache = field(default_factory=SkeletonCache)  # big trees' rows, while unchanged
+    trees: IndexCache = field(default_factory=IndexCache)  # big trees' indexes, while unchanged
 
 
 DEPS = web.AppKey("dashboard_deps", Deps)

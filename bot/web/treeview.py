@@ -22,31 +22,6 @@ BUDGET = 300  # messages drawn before further branches are folded
 MAX_NEST = 40  # branch points nested before folding, even on the cursor's path
 
 
-class SkeletonCache:
-    """The last few big trees' rows, keyed by their message count: messages are only ever appended, so an
-    unchanged count means unchanged rows, and unfolding a gap or branch of a 10 000-message tree skips the
-    database. Small trees are cheap to read and are not kept."""
-
-    def __init__(self, trees: int = 8, min_rows: int = 1000) -> None:
-        self._trees, self._min_rows = trees, min_rows
-        self._rows: OrderedDict[tuple[str, str], tuple[int, list[NodeRow]]] = OrderedDict()
-
-    def get(self, chat: str, conv_id: str, count: int) -> list[NodeRow] | None:
-        found = self._rows.get((chat, conv_id))
-        if found is None or found[0] != count:
-            return None
-        self._rows.move_to_end((chat, conv_id))
-        return found[1]
-
-    def put(self, chat: str, conv_id: str, count: int, rows: list[NodeRow]) -> None:
-        if len(rows) < self._min_rows:
-            return
-        self._rows[(chat, conv_id)] = (count, rows)
-        self._rows.move_to_end((chat, conv_id))
-        while len(self._rows) > self._trees:
-            self._rows.popitem(last=False)
-
-
 @dataclass(frozen=True, slots=True)
 class Node:
     number: int
@@ -172,3 +147,31 @@ class TreeIndex:
         while len(out) < count and len(self.kids[out[-1].id]) == 1:
             out.append(self.node(self.kids[out[-1].id][0]))
         return out
+
+
+Version = tuple[int, str, str]  # (message count, cursor, root preview): what an index was built from
+
+
+class IndexCache:
+    """The last few big trees' indexes. Messages are only ever appended, so an unchanged count (with the same
+    cursor and prompt) means an unchanged tree, and unfolding a gap or branch of a 10 000-message tree skips
+    both the database read and the index build. Small trees are cheap to build and are not kept."""
+
+    def __init__(self, trees: int = 8, min_rows: int = 1000) -> None:
+        self._trees, self._min_rows = trees, min_rows
+        self._kept: OrderedDict[tuple[str, str], tuple[Version, TreeIndex]] = OrderedDict()
+
+    def get(self, chat: str, conv_id: str, version: Version) -> TreeIndex | None:
+        found = self._kept.get((chat, conv_id))
+        if found is None or found[0] != version:
+            return None
+        self._kept.move_to_end((chat, conv_id))
+        return found[1]
+
+    def put(self, chat: str, conv_id: str, version: Version, index: TreeIndex) -> None:
+        if len(index.rows) < self._min_rows:
+            return
+        self._kept[(chat, conv_id)] = (version, index)
+        self._kept.move_to_end((chat, conv_id))
+        while len(self._kept) > self._trees:
+            self._kept.popitem(last=False)
