@@ -63,6 +63,7 @@ class AgentLoop:
                 for call in completion.tool_calls:
                     yield ToolStarted(name=call.name, arguments=call.arguments)
                     result = await self.tools.execute(call.name, call.arguments, ctx)
+                    ctx.tool_results.append(result)
                     yield ToolFinished(name=call.name, result=result)
                     yield StepMessage(role="tool", content=result, tool_call_id=call.id)
                     history.append({"role": "tool", "tool_call_id": call.id, "content": result})

@@ -119,6 +119,7 @@ class AgentRunner:
             where=turn.chat,
             conversation_id=session.conversation_id,
             send_file=lambda file: delivery.send_file(turn.chat, file),
+            user_text=turn.user_text,
         )
         stream: StreamWriter | HeldReply = (HeldReply(delivery, turn.chat, turn.silent_reply) if turn.silent_reply
                                             else StreamWriter(delivery, turn.chat))

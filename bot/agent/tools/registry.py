@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,8 @@ class ToolContext:
     where: ChatRef | None = None  # the chat's address, for tools that act later (schedule)
     conversation_id: str | None = None
     send_file: SendFile | None = None  # posts a file from the chat's folder in this chat; None: cannot
+    user_text: str = ""  # what the user said this turn (memory keeps tool output only when asked to)
+    tool_results: list[str] = field(default_factory=list)  # this turn's tool results so far, oldest first
 
 
 ToolFunc = Callable[..., Awaitable[str]]
