@@ -110,7 +110,8 @@ async def test_a_crashed_server_is_restarted_after_a_backoff(
 
 
 async def test_a_server_that_cannot_start_is_reported_and_does_not_block_others(
-        started: list[McpTools], tmp_path: Path, ctx: ToolContext) -> None:
+        started: list[McpTools], tmp_path: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connection, "BACKOFF_FIRST", 600.0)  # a loaded machine's pause must not outlast it
     mcp, registry = await make(started, tmp_path, {"bad": stdio("broken"), "good": stdio(allow_tools=["echo"])})
     await registry.refresh()
     assert registry.names == ["good__echo"]

@@ -163,7 +163,7 @@ async def test_kill_9_with_messages_queued_answers_them_all_after_the_restart(tm
             bot.proc.send_signal(signal.SIGKILL)
             await bot.proc.wait()
         async with running_bot(config, fast, env):
-            await wait_for(lambda: tg.bot_texts(42) == questions, within=30)
+            await wait_for(lambda: tg.bot_texts(42) == questions, within=90)  # a restart under a loaded machine is slow
             await asyncio.sleep(0.5)  # room for a wrong second answer to show
     finally:
         for server in (stuck, fast, tg):
