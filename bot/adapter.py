@@ -19,10 +19,10 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.messages import Attachment, ChatRef, IncomingMessage, SentRef
+from bot.messages import Attachment, ChatRef, InboundEvent, SentRef
 from bot.replies import Reply
 
-MessageHandler = Callable[[IncomingMessage], Awaitable[None]]
+MessageHandler = Callable[[InboundEvent], Awaitable[None]]  # addressed messages and overheard group talk
 WebHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -179,6 +179,7 @@ class PlatformConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     enabled: bool | None = None  # None: on when the spec's required env vars are all set
+    group_context: bool = True  # keep un-addressed group messages as context (see the top-level group_context)
     access: AccessConfig | None = Field(default_factory=AccessConfig)  # None: no rules (a local terminal)
 
 

@@ -11,6 +11,7 @@ from aiohttp import web
 from bot.adapter import Adapter, AdapterServices, ConversationChoice, WebHandler, find_spec
 from bot.agent.approvals import Approvals
 from bot.agent.compaction import Compactor
+from bot.agent.group_context import GroupContext
 from bot.agent.llm import LLMClient
 from bot.agent.loop import AgentLoop
 from bot.agent.memory import Memory
@@ -83,13 +84,15 @@ class App:
         self.metrics.watch_usage(lambda: (self.llm.total_usage.prompt_tokens, self.llm.total_usage.completion_tokens))
         self.conversations = Conversations(self.store.conversations)
         self.compactor = Compactor(self.llm, self.store.summaries, cfg.llm.skill_model or cfg.llm.chat_model)
+        off = [name for name, section in cfg.sections.items() if not section.group_context]
+        self.group_context = GroupContext(self.store.group_context, cfg.group_context, off, self.clock)
         self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.compactor,
-                                  memory=self.memory, metrics=self.metrics)
+                                  memory=self.memory, metrics=self.metrics, group_context=self.group_context)
         services = CommandServices(self.conversations, self.store, self.prompts, self.memory, self.approvals,
                                    Pairing(self.store.pairing), Sessions(), cfg.llm, self.tools, self.mcp,
                                    self.compactor, self.schedules)
         media = MediaIntake(cfg.media, self.llm.transcriber(cfg.llm.transcription_model))
-        self.hub = Hub(cfg, self.store, services, self.runner, self.metrics, media)
+        self.hub = Hub(cfg, self.store, services, self.runner, self.metrics, media, self.group_context)
         self.scheduler: Scheduler | None = None
         if self.schedules is not None:
             turns = JobTurns(self.hub, self.store, self.clock, workspace)
@@ -174,7 +177,7 @@ class App:
         if resumed := await self.hub.resume():
             log.info("answering %d message(s) accepted before the restart", resumed)
         self.watchdog.start()
-        self._housekeeping = asyncio.create_task(self._purge_dedupe_keys(), name="housekeeping")
+        self._housekeeping = asyncio.create_task(self._purge_expired(), name="housekeeping")
         if self.scheduler is not None:
             self.scheduler.start()  # after the adapters: a job due at start-up needs its platform
 
@@ -182,14 +185,16 @@ class App:
         await adapter.start(self.health.track(adapter.name, self.hub.handle))
         log.info("%s adapter started", adapter.name)
 
-    async def _purge_dedupe_keys(self) -> None:
-        """Expired dedupe keys go hourly, so the table holds about a week of events, not all of them."""
+    async def _purge_expired(self) -> None:
+        """Hourly: expired dedupe keys (the table holds about a week of events, not all of them) and group
+        context past its age in chats that went quiet (active chats trim their own on every message)."""
         while True:
             try:
                 removed = await self.store.inbox.purge_expired()
-                log.debug("purged %d expired dedupe keys", removed)
+                overheard = await self.group_context.purge()
+                log.debug("purged %d expired dedupe keys, %d old group context lines", removed, overheard)
             except Exception:
-                log.exception("purging expired dedupe keys failed")
+                log.exception("purging expired dedupe keys and group context failed")
             await asyncio.sleep(PURGE_EVERY)
 
     async def stop(self) -> None:

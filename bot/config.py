@@ -126,6 +126,16 @@ class HeartbeatConfig(_Section):
     interval: float = Field(default=1800.0, ge=60.0)  # seconds between checklist runs in opted-in chats
 
 
+class GroupContextConfig(_Section):
+    """Un-addressed group messages kept per chat or thread, shown to the model when someone addresses it.
+
+    Off for one platform with `<platform>.group_context: false`; `messages: 0` turns it off everywhere."""
+
+    messages: int = Field(default=30, ge=0, le=500)  # the newest this many per chat or thread
+    max_age: float = Field(default=7200.0, gt=0)  # seconds; older ones are never shown and are deleted
+    max_chars: int = Field(default=500, ge=20, le=4000)  # per message; longer text is cut with "…"
+
+
 class Config(_Section):
     data_dir: Path = Path("data")  # env BOTHUB_DATA_DIR
     workspace: Path | None = None  # defaults to <data_dir>/workspace, seeded from the bundled one
@@ -136,6 +146,7 @@ class Config(_Section):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     media: MediaConfig = Field(default_factory=MediaConfig)
+    group_context: GroupContextConfig = Field(default_factory=GroupContextConfig)
     scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
     heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)

@@ -44,6 +44,25 @@ class IncomingMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class Overheard:
+    """A group message not addressed to the bot, which the platform delivered anyway (privacy mode off, the
+    content intent, "read all group messages"). Never answered: kept briefly as context for the next time
+    someone in the same chat or thread addresses the bot."""
+
+    platform: str
+    chat_id: str
+    thread_id: str | None  # context stays inside its thread, like the session
+    message_id: str  # a redelivery is kept once
+    user_id: str
+    user_name: str
+    text: str  # markup removed; may be empty when only files came
+    attachments: tuple[Attachment, ...] = ()  # shown to the model as short placeholders, never fetched
+
+
+InboundEvent = IncomingMessage | Overheard  # what an adapter hands the hub
+
+
+@dataclass(frozen=True, slots=True)
 class ReplyTo:
     """The answer responds to an ordinary message (in groups it may quote it)."""
 

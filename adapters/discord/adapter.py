@@ -30,7 +30,7 @@ from adapters.discord.outbound import DiscordOutbound, guarded
 from adapters.discord.render import NO_PINGS
 from bot.adapter import AdapterServices, Capabilities, MessageHandler, SendError, SendFailed
 from bot.config import ConfigError
-from bot.messages import ChatRef, IncomingMessage, SentRef
+from bot.messages import ChatRef, InboundEvent, SentRef
 from bot.replies import Reply
 
 log = logging.getLogger(__name__)
@@ -189,7 +189,7 @@ class DiscordAdapter:
             return []
         return conversation_choices(conversations, typed)
 
-    async def _deliver(self, incoming: IncomingMessage) -> None:
+    async def _deliver(self, incoming: InboundEvent) -> None:
         if self._on_message is None:
             return
         try:

@@ -1,8 +1,10 @@
 """Parse discord.py messages and interactions once, at the edge, into neutral IncomingMessages.
 
 Rules: DMs always reach the hub; in guild channels only messages that mention the bot (a user
-mention in `message.mentions`, never @everyone/@here) or reply to it do. A thread is its own session
-(thread_id = thread channel id, chat_id = parent channel id). Bots, the hub itself included, are ignored.
+mention in `message.mentions`, never @everyone/@here) or reply to it are addressed to it. Other guild
+messages become Overheard (group context) when they carry anything: without the message-content intent
+Discord sends them empty. A thread is its own session (thread_id = thread channel id, chat_id = parent
+channel id). Bots, the hub itself included, are ignored.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import re
 
 import discord
 
-from bot.messages import Attachment, ButtonPress, ChatRef, IncomingMessage, Interaction
+from bot.messages import Attachment, ButtonPress, ChatRef, IncomingMessage, Interaction, Overheard
 
 PLATFORM = "discord"
 INTERACTION_PREFIX = "i:"  # message_id (the dedupe key) of a slash command or button press
@@ -23,8 +25,8 @@ def interaction_key(interaction: discord.Interaction) -> str:
     return f"{INTERACTION_PREFIX}{interaction.id}"
 
 
-def parse_message(message: discord.Message, bot_id: int) -> IncomingMessage | None:
-    """The IncomingMessage for a plain message meant for the bot, or None if it is not for us."""
+def parse_message(message: discord.Message, bot_id: int) -> IncomingMessage | Overheard | None:
+    """The IncomingMessage for a plain message meant for the bot, Overheard for other guild talk, or None."""
     if message.author.bot or message.type not in _CONVERSATIONAL:
         return None
     private = is_dm(message.channel)
@@ -33,13 +35,14 @@ def parse_message(message: discord.Message, bot_id: int) -> IncomingMessage | No
     own_roles = _own_role_ids(message, bot_id)
     to_bot = (any(user.id == bot_id for user in message.mentions) or bool(own_roles)
               or (isinstance(replied, discord.Message) and replied.author.id == bot_id))
-    if not (private or to_bot):
-        return None
     text = _clean_text(message, bot_id, own_roles)
     attachments = _attachments(message)
     if not text and not attachments:  # e.g. a reply without a ping while the content intent is off
         return None
     chat_id, thread_id = _place(message.channel, message.channel.id)
+    if not (private or to_bot):
+        return Overheard(PLATFORM, chat_id, thread_id, str(message.id), str(message.author.id),
+                         message.author.display_name, text, attachments)
     return IncomingMessage(
         platform=PLATFORM, chat_id=chat_id, thread_id=thread_id, message_id=str(message.id),
         user_id=str(message.author.id), user_name=message.author.display_name, is_group=not private,

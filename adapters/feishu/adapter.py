@@ -30,7 +30,7 @@ from adapters.feishu.outbound import FeishuOutbound
 from adapters.feishu.transport import ApiError, FeishuHttp, LongConnection, refused, resolve_domain
 from bot.adapter import AdapterServices, Capabilities, MessageHandler
 from bot.config import ConfigError
-from bot.messages import ChatRef, IncomingMessage, SentRef
+from bot.messages import ChatRef, IncomingMessage, Overheard, SentRef
 from bot.replies import Reply
 
 STOP_GRACE = 2.0  # seconds in-flight events get to reach the hub at stop
@@ -193,7 +193,9 @@ class FeishuAdapter:
         except Exception:
             log.exception("feishu: unreadable message event skipped")
             return
-        if parsed is not None:
+        if isinstance(parsed, Overheard):  # kept once per message id by the hub: no dedupe round trip here
+            self._hand_over(self._overhear(parsed))
+        elif parsed is not None:
             self._hand_over(self._deliver(parsed.event_id, parsed.message))
 
     def _on_menu(self, data: P2ApplicationBotMenuV6) -> None:
@@ -243,6 +245,13 @@ class FeishuAdapter:
                 await self._on_message(msg)
         except Exception:
             log.exception("feishu: handling event %s failed", event_id)
+
+    async def _overhear(self, heard: Overheard) -> None:
+        try:
+            if self._on_message is not None:
+                await self._on_message(heard)
+        except Exception:
+            log.exception("feishu: keeping group message %s as context failed", heard.message_id)
 
     async def _deliver_press(self, press: inbound.CardPress) -> None:
         try:

@@ -1,4 +1,6 @@
-"""Feishu events (lark-oapi models) → IncomingMessage. Nothing from the SDK travels past this module."""
+"""Feishu events (lark-oapi models) → IncomingMessage, or Overheard for group messages that do not @mention
+the bot (delivered with the "read all group messages" permission). Nothing from the SDK travels past this
+module."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from lark_oapi.api.im.v1 import EventMessage, P2ImMessageReceiveV1
 from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger
 
 from adapters.feishu.files import resource_handle
-from bot.messages import Attachment, ButtonPress, IncomingMessage
+from bot.messages import Attachment, ButtonPress, IncomingMessage, Overheard
 
 PLATFORM = "feishu"
 _MENU_KEY = re.compile(r"[a-z0-9_]{1,30}")  # a menu item's event key names the command it runs
@@ -53,8 +55,9 @@ class CardPress:
         )
 
 
-def parse_message(data: P2ImMessageReceiveV1, bot_open_id: str) -> ParsedEvent | None:
-    """None for what is not a user's message (bots, apps, malformed events)."""
+def parse_message(data: P2ImMessageReceiveV1, bot_open_id: str) -> ParsedEvent | Overheard | None:
+    """None for what is not a user's message (bots, apps, malformed events); Overheard for group talk that
+    does not @mention the bot (a /command in a group may be meant for another bot, so it is talk too)."""
     event, header = data.event, data.header
     if event is None or header is None or event.message is None or event.sender is None:
         return None
@@ -68,6 +71,9 @@ def parse_message(data: P2ImMessageReceiveV1, bot_open_id: str) -> ParsedEvent |
     text, at_bot = _resolve_mentions(text, msg, bot_open_id)
     text = text.strip()
     user_id = event.sender.sender_id.open_id or event.sender.sender_id.user_id or ""
+    if is_group and not at_bot:  # the event names no sender, only ids: the open_id stands for the name
+        return Overheard(PLATFORM, msg.chat_id, msg.thread_id or None, msg.message_id, user_id, user_id, text,
+                         attachments)
     return ParsedEvent(
         event_id=header.event_id,
         message=IncomingMessage(
@@ -78,7 +84,7 @@ def parse_message(data: P2ImMessageReceiveV1, bot_open_id: str) -> ParsedEvent |
             user_id=user_id,
             user_name=user_id,
             is_group=is_group,
-            mentioned=not is_group or at_bot,  # a /command in a group may be meant for another bot
+            mentioned=True,
             text=text,
             reply_to=msg.parent_id or None,
             attachments=attachments,

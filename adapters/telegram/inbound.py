@@ -1,4 +1,5 @@
 """Telegram updates → IncomingMessage, decided once here: DM or group, addressed or not, mention stripped.
+A group message not addressed to the bot (delivered when privacy mode is off) becomes Overheard.
 
 PTB objects stop at this module. Anything that is not a message or a button press (edited messages,
 channel posts, membership changes…) becomes None and is skipped.
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 
 from telegram import CallbackQuery, Chat, Message, MessageEntity, Update, User
 
-from bot.messages import Attachment, ButtonPress, IncomingMessage
+from bot.messages import Attachment, ButtonPress, IncomingMessage, Overheard
 
 PLATFORM = "telegram"
 _MEDIA_KINDS = (  # message field → (kind, name when the platform gives none, MIME when it gives none)
@@ -34,7 +35,7 @@ class BotIdentity:
 
 @dataclass(frozen=True, slots=True)
 class Inbound:
-    message: IncomingMessage
+    message: IncomingMessage | Overheard
     callback_query_id: str | None = None  # a button press, to be acknowledged once the hub has it
 
 
@@ -61,7 +62,9 @@ def _parse_message(msg: Message, me: BotIdentity) -> Inbound | None:
         return None  # "/cmd@otherbot" is for another bot, whatever the chat
     text, addressed = addressed_text
     is_group = msg.chat.type != Chat.PRIVATE
-    mentioned = not is_group or addressed or _replies_to_bot(msg, me)
+    if is_group and not addressed and not _replies_to_bot(msg, me):
+        return Inbound(Overheard(PLATFORM, str(msg.chat.id), _thread(msg), str(msg.message_id), user_id, user_name,
+                                 text.strip(), attachments))
     reply = msg.reply_to_message
     return Inbound(
         IncomingMessage(
@@ -72,7 +75,7 @@ def _parse_message(msg: Message, me: BotIdentity) -> Inbound | None:
             user_id=user_id,
             user_name=user_name,
             is_group=is_group,
-            mentioned=mentioned,
+            mentioned=True,
             text=text.strip(),
             reply_to=str(reply.message_id) if reply is not None and not _is_topic_root(msg) else None,
             attachments=attachments,

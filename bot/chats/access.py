@@ -33,12 +33,15 @@ class Access:
         if policy is None or msg.user_id in policy.admins:
             return Verdict.ALLOW  # the local console, and admins everywhere
         if msg.is_group:
-            if policy.group_policy == "open" or msg.chat_id in policy.allow_chats:
-                return Verdict.ALLOW
-            return Verdict.DENY
+            return Verdict.ALLOW if self.allows_group(msg.platform, msg.chat_id) else Verdict.DENY
         if policy.dm_policy == "open" or msg.user_id in policy.allow_users:
             return Verdict.ALLOW
         return Verdict.PAIR if policy.dm_policy == "pairing" else Verdict.DENY
+
+    def allows_group(self, platform: str, chat_id: str) -> bool:
+        """Whether the bot works in this group at all (whoever speaks): its talk may be kept as context."""
+        policy = self.policy(platform)
+        return policy is None or policy.group_policy == "open" or chat_id in policy.allow_chats
 
     def may_navigate(self, msg: IncomingMessage) -> bool:
         """Config may reserve /new, /switch, /goto, /retry (and creating jobs) in groups to admins."""

@@ -7,9 +7,10 @@ import dataclasses
 import logging
 import re
 import uuid
-from typing import Any
+from typing import Any, TypeVar
 
 from bot.adapter import Adapter
+from bot.agent.group_context import GroupContext
 from bot.chats.access import Access, Verdict
 from bot.chats.sessions import Lane, Session, SessionKey
 from bot.commands import COMMANDS, Command, CommandContext, CommandServices, UsageError, parse_command
@@ -19,19 +20,20 @@ from bot.hub.inbox import decode_message, encode_message
 from bot.hub.intake import MediaIntake
 from bot.hub.runner import AgentRunner, TurnContext
 from bot.i18n import t
-from bot.messages import ChatRef, IncomingMessage
+from bot.messages import ChatRef, InboundEvent, IncomingMessage, Overheard
 from bot.ops.metrics import Metrics
 from bot.replies import Reply
 from bot.store import Store
 
 log = logging.getLogger("bothub.hub")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+Event = TypeVar("Event", IncomingMessage, Overheard)
 
 
 class Hub:
     def __init__(
         self, cfg: Config, store: Store, services: CommandServices, runner: AgentRunner, metrics: Metrics,
-        media: MediaIntake,
+        media: MediaIntake, group_context: GroupContext,
     ) -> None:
         self.cfg = cfg
         self.store = store
@@ -42,6 +44,7 @@ class Hub:
         self.runner = runner
         self.metrics = metrics
         self.media = media
+        self.group_context = group_context
         self.access = Access(cfg)
         self.deliveries: dict[str, Delivery] = {}
         self._accepting = True
@@ -53,12 +56,24 @@ class Hub:
     def language(self, session: Session) -> str:
         return session.settings.language or self.cfg.language
 
-    async def handle(self, msg: IncomingMessage) -> None:
+    async def handle(self, msg: InboundEvent) -> None:
         """Entry point for adapters: never raises; the answer itself runs later, in the session's lane."""
         try:
-            await self._handle(msg)
+            if isinstance(msg, Overheard):
+                await self._overhear(msg)
+            else:
+                await self._handle(msg)
         except Exception:
             log.exception("could not handle %s message %s in %s", msg.platform, msg.message_id, msg.chat_id)
+
+    async def _overhear(self, heard: Overheard) -> None:
+        """Group talk not addressed to the bot: kept as context where this platform keeps it and the bot works
+        in this group; never answered, queued or shown as typing, and no inbox entry (nothing to answer)."""
+        if not (self._accepting and self.group_context.enabled(heard.platform)
+                and self.access.allows_group(heard.platform, heard.chat_id)):
+            return
+        key = SessionKey(heard.platform, heard.chat_id, heard.thread_id)
+        await self.group_context.keep(key.storage_key, _valid_unicode(heard))
 
     async def _handle(self, msg: IncomingMessage) -> None:
         msg = _valid_unicode(msg)
@@ -244,7 +259,7 @@ class Hub:
             await lane.join()
 
 
-def _valid_unicode(msg: IncomingMessage) -> IncomingMessage:
+def _valid_unicode(msg: Event) -> Event:
     """Platform JSON may carry lone surrogates, which can be neither stored nor sent: make them U+FFFD once."""
     fixed: dict[str, Any] = {f.name: _LONE_SURROGATE.sub("\ufffd", value) for f in dataclasses.fields(msg)
              if isinstance(value := getattr(msg, f.name), str) and _LONE_SURROGATE.search(value)}

@@ -11,9 +11,12 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
 
 from bot.agent.compaction import Compactor
 from bot.agent.events import AgentEvent, RunFailed, RunFinished, StepMessage, TextDelta, ToolFinished, ToolStarted
+from bot.agent.group_context import GroupContext
 from bot.agent.loop import AgentLoop
 from bot.agent.memory import Memory
 from bot.agent.prompt import PromptBuilder, answer_dangling_tool_calls, estimate_messages, fit_history
@@ -29,6 +32,7 @@ from bot.media.vision import ImageParts
 from bot.messages import ChatRef
 from bot.ops.metrics import Metrics
 from bot.replies import Reply
+from bot.scheduler.service import zone
 from bot.tree.model import AttachedFile, Message
 
 log = logging.getLogger("bothub.runner")
@@ -64,6 +68,7 @@ class AgentRunner:
         compactor: Compactor,
         memory: Memory | None = None,
         metrics: Metrics | None = None,
+        group_context: GroupContext | None = None,
     ) -> None:
         self.cfg = cfg
         self.conversations = conversations
@@ -75,6 +80,7 @@ class AgentRunner:
         self.images = ImageParts()
         self._last_failure: dict[str, float] = {}
         self.metrics = metrics or Metrics()
+        self.group_context = group_context
 
     def workdir(self, session: Session) -> Path:
         """Each chat's own folder for file tools: readable name plus a hash so keys never collide."""
@@ -108,6 +114,7 @@ class AgentRunner:
         memory = await self.memory.for_prompt(chat_key) if self.memory else []
         await self.loop.tools.refresh()  # MCP servers start on the first run that needs their tools
         system = self.prompts.system_prompt(session.role, self.loop.tools.names, memory, turn.user_text)
+        overheard = await self._overheard(session, turn.chat)
         ctx = ToolContext(
             chat=chat_key,
             workdir=self.workdir(session),
@@ -130,7 +137,7 @@ class AgentRunner:
         try:
             async with asyncio.timeout(self.cfg.llm.run_deadline):
                 model = session.settings.model  # /model picks it per chat
-                async for event in self._events(session, system, ctx, str(model) if model else None):
+                async for event in self._events(session, system, ctx, str(model) if model else None, overheard):
                     if isinstance(event, TextDelta):
                         partial += event.text
                         stream.feed(event.text)
@@ -171,8 +178,18 @@ class AgentRunner:
         self.metrics.run_finished("ok" if isinstance(end, RunFinished) else "failed", time.monotonic() - started)
         await self.conversations.flush(session)  # the answer is shown first, stored right after
 
+    async def _overheard(self, session: Session, chat: ChatRef) -> str | None:
+        """This group chat's (or thread's) recent un-addressed talk as one prompt block, if it keeps any."""
+        if self.group_context is None or not chat.is_group or not self.group_context.enabled(chat.platform):
+            return None
+        try:
+            tz = zone(session.settings.timezone or self.cfg.scheduler.timezone)
+        except ValueError:
+            tz = ZoneInfo("UTC")
+        return await self.group_context.block(session.key.storage_key, tz)
+
     async def _events(
-        self, session: Session, system: str, ctx: ToolContext, model: str | None
+        self, session: Session, system: str, ctx: ToolContext, model: str | None, overheard: str | None = None
     ) -> AsyncIterator[AgentEvent]:
         """The loop's events; "context too long" before any text was shown is retried once with half the budget.
 
@@ -183,11 +200,11 @@ class AgentRunner:
         budget = self.cfg.llm.context_tokens
         texted = retried = False
         assert session.conversation_id is not None
-        room = budget - HISTORY_RESERVE - self.counter.count(system)
+        room = budget - HISTORY_RESERVE - self.counter.count(system) - self.counter.count(overheard or "")
         view = await self.compactor.fit(ctx.chat, session.conversation_id, session.path, room, self.counter)
         while True:
             raw = [m.to_openai() for m in view.recent]
-            history = [*view.head(), *answer_dangling_tool_calls(raw)]
+            history = _with_context([*view.head(), *answer_dangling_tool_calls(raw)], overheard)
             messages = fit_history(system, history, budget, self.counter, HISTORY_RESERVE)
             if (model or self.cfg.llm.chat_model) in self.cfg.llm.vision_models:
                 with_images = {id(item): m for item, m in zip(raw, view.recent, strict=True)
@@ -253,6 +270,15 @@ class TypingIndicator:
 
     def cancel(self) -> None:
         self._task.cancel()
+
+
+def _with_context(history: list[dict[str, Any]], overheard: str | None) -> list[dict[str, Any]]:
+    """The overheard block goes right before the message being answered: "the discussion above" is above it.
+    It is part of this request only, never of the tree."""
+    last_user = next((i for i in range(len(history) - 1, -1, -1) if history[i].get("role") == "user"), None)
+    if overheard is None or last_user is None:
+        return history
+    return [*history[:last_user], {"role": "user", "content": overheard}, *history[last_user:]]
 
 
 def _user_message(turn: TurnContext) -> Message:

@@ -9,7 +9,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from bot.adapter import Adapter, MessageHandler
-from bot.messages import IncomingMessage
+from bot.messages import InboundEvent
 from bot.ops.metrics import Metrics
 
 
@@ -25,7 +25,7 @@ class Health:
     def track(self, adapter_name: str, handler: MessageHandler) -> MessageHandler:
         """Wrap the hub's entry point so every inbound event is counted and time-stamped."""
 
-        async def on_message(msg: IncomingMessage) -> None:
+        async def on_message(msg: InboundEvent) -> None:
             self.last_event[adapter_name] = self._clock()
             self.metrics.message_in(msg.platform)
             await handler(msg)

@@ -7,6 +7,7 @@ from typing import Protocol
 
 from bot.store.conversations import ConversationInfo, ConversationStore, OpenedChat
 from bot.store.dashboard import DashboardStore
+from bot.store.group_context import GroupContextStore, HeardLine
 from bot.store.inbox import InboxEntry, InboxStore
 from bot.store.jobs import Job, JobStore, NewJob
 from bot.store.memories import MemoryEntry, MemoryStore
@@ -34,6 +35,8 @@ class Store(Protocol):
     def dashboard(self) -> DashboardStore: ...
     @property
     def summaries(self) -> SummaryStore: ...
+    @property
+    def group_context(self) -> GroupContextStore: ...
 
     async def open(self) -> None:
         """Connect and run the migrations this database has not seen yet."""
@@ -43,7 +46,8 @@ class Store(Protocol):
 
 
 __all__ = [
-    "ChatSettings", "ConversationInfo", "ConversationStore", "DashboardStore", "InboxEntry", "InboxStore", "Job",
+    "ChatSettings", "ConversationInfo", "ConversationStore", "DashboardStore", "GroupContextStore", "HeardLine",
+    "InboxEntry", "InboxStore", "Job",
     "JobStore",
     "MemoryEntry", "MemoryStore", "NewJob", "OpenedChat", "PairingStore", "SettingsStore", "Store",
     "Summary", "SummaryStore",

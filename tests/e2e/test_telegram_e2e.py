@@ -68,8 +68,10 @@ async def test_group_answers_only_when_addressed(app: App, tg: FakeTelegram, fak
     tg.inject_message(GROUP, "@hub_test_bot what is two plus two?", from_user=BOB)
     await _answered(tg, GROUP, "two plus two?")
     assert len(fake.requests) == 1
-    assert "people talking" not in _prompt(fake)
-    assert "Bob" in _prompt(fake)  # the sender's name reaches the model in groups
+    [*_, context, question] = fake.requests[-1]["body"]["messages"]
+    assert "people talking" in context["content"] and "group context" in context["content"]  # context only
+    assert "people talking" not in question["content"]
+    assert "Bob" in question["content"]  # the sender's name reaches the model in groups
     assert all("people talking" not in text for text in tg.bot_texts(GROUP))
 
 

@@ -29,6 +29,7 @@ from aiohttp import WSMsgType, web
 from tests.fakes.discord_files import AttachmentFiles
 from tests.fakes.discord_rules import (
     RouteLimits,
+    as_seen_by,
     error_response,
     invalid_body,
     json_response,
@@ -246,6 +247,8 @@ class FakeDiscord(AttachmentFiles):
 
     async def dispatch(self, event: str, d: dict) -> None:
         assert self._ws is not None, "gateway not connected"
+        if event == "MESSAGE_CREATE":
+            d = as_seen_by(d, int((self.identify or {}).get("intents", 0)), APP_ID, BOT_ROLE_ID)
         await self._ws.send_json({"op": 0, "t": event, "s": next(self._seq), "d": d})
 
     # --------------------------------------------------------------- gateway

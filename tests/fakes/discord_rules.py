@@ -25,6 +25,20 @@ MAX_CONTENT = 2000
 LimitHeaders = dict[str, str]
 
 
+MESSAGE_CONTENT_INTENT = 1 << 15
+CONTENT_FIELDS = {"content": "", "embeds": [], "attachments": [], "components": [], "sticker_items": []}
+
+
+def as_seen_by(message: dict, intents: int, bot_id: str, bot_role: str) -> dict:
+    """A MESSAGE_CREATE as the gateway delivers it: without the Message Content intent, guild messages that
+    do not mention the app arrive with content, embeds, attachments and components emptied."""
+    mentioned = (any(user.get("id") == bot_id for user in message.get("mentions", []))
+                 or bot_role in message.get("mention_roles", []))
+    if intents & MESSAGE_CONTENT_INTENT or "guild_id" not in message or mentioned:
+        return message
+    return {**message, **CONTENT_FIELDS}
+
+
 def json_response(obj: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     return web.Response(body=json.dumps(obj).encode(), status=status,
                         headers={"Content-Type": "application/json", **(headers or {})})

@@ -156,6 +156,18 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (chat, conversation_id, message_id)
     );
     """,
+    # 8: SQLite migration 10, group context: the newest un-addressed messages of each group chat or thread.
+    """
+    CREATE TABLE group_context (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        chat TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        at DOUBLE PRECISION NOT NULL,
+        sender TEXT NOT NULL,
+        text TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX group_context_by_chat ON group_context (chat, message_id);
+    """,
 )
 
 

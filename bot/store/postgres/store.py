@@ -8,6 +8,7 @@ from collections.abc import Callable
 from bot.store.postgres.conversations import PostgresConversations
 from bot.store.postgres.dashboard import PostgresDashboard
 from bot.store.postgres.database import Database
+from bot.store.postgres.group_context import PostgresGroupContext
 from bot.store.postgres.inbox import PostgresInbox
 from bot.store.postgres.jobs import PostgresJobs
 from bot.store.postgres.memories import PostgresMemories
@@ -29,6 +30,7 @@ class PostgresStore:
         self.jobs = PostgresJobs(self._db)
         self.dashboard = PostgresDashboard(self._db)
         self.summaries = PostgresSummaries(self._db)
+        self.group_context = PostgresGroupContext(self._db)
 
     async def open(self) -> None:
         await self._db.open()

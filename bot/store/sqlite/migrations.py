@@ -186,6 +186,18 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
         PRIMARY KEY (chat, conversation_id, message_id)
     );
     """,
+    # 10: group context, the newest un-addressed messages of each group chat or thread (a ring per chat).
+    """
+    CREATE TABLE group_context (
+        id INTEGER PRIMARY KEY,
+        chat TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        at REAL NOT NULL,
+        sender TEXT NOT NULL,
+        text TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX group_context_by_chat ON group_context (chat, message_id);
+    """,
 )
 
 

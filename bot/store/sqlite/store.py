@@ -10,6 +10,7 @@ from pathlib import Path
 from bot.store.sqlite.conversations import SqliteConversations
 from bot.store.sqlite.dashboard import SqliteDashboard
 from bot.store.sqlite.database import Database
+from bot.store.sqlite.group_context import SqliteGroupContext
 from bot.store.sqlite.inbox import SqliteInbox
 from bot.store.sqlite.jobs import SqliteJobs
 from bot.store.sqlite.memories import SqliteMemories
@@ -32,6 +33,7 @@ class SqliteStore:
         self.jobs = SqliteJobs(self._db)
         self.dashboard = SqliteDashboard(self._db)
         self.summaries = SqliteSummaries(self._db)
+        self.group_context = SqliteGroupContext(self._db)
 
     async def open(self) -> None:
         await self._db.open(_setup)

@@ -26,7 +26,7 @@ from adapters.telegram import TelegramConfig
 from adapters.telegram import adapter as telegram_adapter
 from bot.adapter import Adapter, AdapterServices, ConversationChoice, WebHandler
 from bot.commands import menu
-from bot.messages import ChatRef, IncomingMessage, SentRef
+from bot.messages import ChatRef, InboundEvent, SentRef
 from tests.fakes import discord_api, discord_rules, feishu_api, feishu_events, telegram_api
 from tests.fakes.serve import serve_local
 
@@ -43,12 +43,12 @@ class Inbox:
     """What the adapter handed to the hub, in order."""
 
     def __init__(self) -> None:
-        self.queue: asyncio.Queue[IncomingMessage] = asyncio.Queue()
+        self.queue: asyncio.Queue[InboundEvent] = asyncio.Queue()
 
-    async def __call__(self, message: IncomingMessage) -> None:
+    async def __call__(self, message: InboundEvent) -> None:
         await self.queue.put(message)
 
-    async def next(self, within: float = 5.0) -> IncomingMessage:
+    async def next(self, within: float = 5.0) -> InboundEvent:
         return await asyncio.wait_for(self.queue.get(), within)
 
 
@@ -158,7 +158,8 @@ class DiscordDriver(Driver):
     async def start(self) -> None:
         self.fake = discord_api.FakeDiscord()
         await self.fake.start()
-        settings = DiscordConfig(api_base=self.fake.api_base, gateway_url=self.fake.gateway_url)
+        settings = DiscordConfig(api_base=self.fake.api_base, gateway_url=self.fake.gateway_url,
+                                 message_content_intent=True)  # group talk arrives with its text
         self.adapter = discord_adapter.create(settings, {"DISCORD_BOT_TOKEN": discord_api.TOKEN}, services([]))
         await self.adapter.start(self.inbox)
 

@@ -8,6 +8,7 @@ import pytest
 
 from adapters.discord.adapter import DiscordAdapter, create
 from bot.config import Config, ConfigError
+from bot.messages import Overheard
 from tests.adapters.discord.conftest import SERVICES, Inbox
 from tests.fakes.discord_api import (
     APP_ID,
@@ -56,8 +57,8 @@ async def test_nickname_mention_form_is_stripped_too(adapter: DiscordAdapter, fa
     assert message.text == "hey , hi"
 
 
-async def test_guild_messages_not_for_the_bot_are_dropped(adapter: DiscordAdapter, fake: FakeDiscord,
-                                                          inbox: Inbox) -> None:
+async def test_guild_messages_not_for_the_bot_are_dropped_without_the_content_intent(
+        adapter: DiscordAdapter, fake: FakeDiscord, inbox: Inbox) -> None:
     passed = await _deliver_then_mark(
         fake, inbox,
         fake.user_message("just chatting"),
@@ -65,6 +66,27 @@ async def test_guild_messages_not_for_the_bot_are_dropped(adapter: DiscordAdapte
         fake.user_message("@here anyone?", mention_everyone=True),
     )
     assert passed == []
+
+
+async def test_with_the_content_intent_guild_talk_is_overheard_never_addressed(
+        make_adapter: Callable[..., DiscordAdapter], fake: FakeDiscord, inbox: Inbox) -> None:
+    running = make_adapter(message_content_intent=True)
+    await running.start(inbox)
+    image = {"id": "1", "filename": "cat.png", "size": 10, "url": "https://cdn.invalid/cat.png",
+             "proxy_url": "https://cdn.invalid/cat.png", "content_type": "image/png"}
+    try:
+        talk = fake.user_message("just chatting")
+        passed = await _deliver_then_mark(
+            fake, inbox, talk, fake.user_message("in the thread", channel_id=THREAD_ID),
+            fake.user_message("", attachments=[image]), fake.user_message("hello", author=OTHER_BOT))
+    finally:
+        await running.stop()
+    assert [type(m) for m in passed] == [Overheard] * 3  # a kind of its own; other bots are still ignored
+    first, threaded, picture = passed
+    assert (first.chat_id, first.thread_id, first.message_id, first.user_name, first.text) == (
+        CHANNEL_ID, None, talk["id"], "Ann", "just chatting")
+    assert (threaded.chat_id, threaded.thread_id) == (CHANNEL_ID, THREAD_ID)
+    assert (picture.text, [a.kind for a in picture.attachments]) == ("", ["image"])
 
 
 async def test_bot_authors_are_ignored_including_itself(adapter: DiscordAdapter, fake: FakeDiscord,
@@ -77,11 +99,14 @@ async def test_bot_authors_are_ignored_including_itself(adapter: DiscordAdapter,
     assert passed == []
 
 
-async def test_reply_to_the_bot_counts_as_a_mention(adapter: DiscordAdapter, fake: FakeDiscord,
-                                                    inbox: Inbox) -> None:
+async def test_reply_to_the_bot_counts_as_a_mention(make_adapter: Callable[..., DiscordAdapter],
+                                                    fake: FakeDiscord, inbox: Inbox) -> None:
+    running = make_adapter(message_content_intent=True)  # a reply without a ping shows its text only then
+    await running.start(inbox)
     answer = fake.user_message("an earlier answer", author=BOT_USER)
     await fake.dispatch("MESSAGE_CREATE", fake.user_message("and then?", referenced=answer))
     [message] = await inbox.wait()
+    await running.stop()
     assert (message.text, message.mentioned, message.reply_to) == ("and then?", True, answer["id"])
 
 

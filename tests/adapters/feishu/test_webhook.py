@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bot.messages import Attachment
+from bot.messages import Attachment, IncomingMessage, Overheard
 from bot.replies import Reply
 from tests.adapters.feishu.conftest import ENCRYPT_KEY, VERIFICATION_TOKEN, StartAdapter
 from tests.fakes.feishu_api import BOT_OPEN_ID
@@ -71,8 +71,10 @@ async def test_group_mentions(start_adapter: StartAdapter) -> None:
     await h.post(message_event("ev-bot", text="@_user_1 what is 2+2? cc @_user_2",
                                mentions=(*AT_BOT, ("@_user_2", "ou_ann", "Ann")), token=VERIFICATION_TOKEN))
     plain, at_all, at_bot = await h.wait_received(3)
-    assert (plain.mentioned, plain.is_group, plain.text) == (False, True, "just chatting")
-    assert (at_all.mentioned, at_all.text) == (False, "@所有人 look")
+    assert isinstance(plain, Overheard) and isinstance(at_all, Overheard)  # group context, never addressed
+    assert (plain.chat_id, plain.user_name, plain.text) == ("oc_group1", "ou_user1", "just chatting")
+    assert at_all.text == "@所有人 look"
+    assert isinstance(at_bot, IncomingMessage)
     assert (at_bot.mentioned, at_bot.text) == (True, "what is 2+2? cc @Ann")
     assert at_bot.user_id == "ou_user1"
 

@@ -8,7 +8,7 @@ import pytest
 
 from adapters.telegram import TelegramConfig
 from adapters.telegram.adapter import create
-from bot.messages import Attachment, IncomingMessage
+from bot.messages import Attachment, IncomingMessage, Overheard
 from bot.replies import Button, Reply
 from tests.adapters.telegram.conftest import Inbox, env, services
 from tests.fakes.telegram_api import BOT_USER, FakeTelegram
@@ -31,18 +31,19 @@ async def test_private_message_reaches_the_agent(fake: FakeTelegram, polling) ->
 
 async def test_group_message_needs_a_mention(fake: FakeTelegram, polling) -> None:
     _, inbox = polling
-    fake.inject_message(GROUP, "just chatting", from_user=BOB)
+    update = fake.inject_message(GROUP, "just chatting", from_user=BOB)
     plain = await inbox.next()
     fake.inject_message(GROUP, "hey @hub_test_bot how are you?", from_user=BOB)
     addressed = await inbox.next()
-    assert (plain.is_group, plain.mentioned, plain.text) == (True, False, "just chatting")
+    assert plain == Overheard("telegram", str(GROUP), None, str(update["message"]["message_id"]), "77", "Bob",
+                              "just chatting")  # privacy mode off: handed over as group context, not addressed
     assert (addressed.mentioned, addressed.text, addressed.user_name) == (True, "hey how are you?", "Bob")
 
 
 async def test_mention_of_another_user_is_not_a_mention(fake: FakeTelegram, polling) -> None:
     _, inbox = polling
     fake.inject_message(GROUP, "@someone_else look", from_user=BOB)
-    assert (await inbox.next()).mentioned is False
+    assert isinstance(await inbox.next(), Overheard)
 
 
 async def test_commands_addressed_to_us_lose_the_bot_name(fake: FakeTelegram, polling) -> None:
@@ -74,7 +75,7 @@ async def test_reply_to_the_bot_counts_as_a_mention(fake: FakeTelegram, polling)
     assert (followup.mentioned, followup.reply_to, followup.text) == (True, ref.message_id, "and then?")
     user_message = int(asked.message_id)
     fake.inject_message(GROUP, "me too", from_user=BOB, reply_to=user_message)
-    assert (await inbox.next()).mentioned is False  # a reply to a person is not for the bot
+    assert isinstance(await inbox.next(), Overheard)  # a reply to a person is not for the bot
 
 
 async def test_forum_topic_is_its_own_thread(fake: FakeTelegram, polling) -> None:
@@ -83,7 +84,8 @@ async def test_forum_topic_is_its_own_thread(fake: FakeTelegram, polling) -> Non
     fake.inject_message(GROUP, "chatter in the topic", thread_id=7)
     addressed, chatter = await inbox.next(), await inbox.next()
     assert (addressed.thread_id, addressed.mentioned, addressed.reply_to) == ("7", True, None)
-    assert (chatter.thread_id, chatter.mentioned) == ("7", False)  # topic root is not "reply to bot"
+    assert isinstance(chatter, Overheard)  # the topic root is not "reply to bot"
+    assert chatter.thread_id == "7"
 
 
 async def test_sender_without_full_name_is_shown_by_username(fake: FakeTelegram, polling) -> None:
