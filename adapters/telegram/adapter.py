@@ -215,13 +215,16 @@ def _api_base(settings: TelegramConfig, env: Mapping[str, str]) -> str:
 
 
 async def doctor(settings: TelegramConfig, env: Mapping[str, str]) -> str:
-    """For `bothub doctor`: does Telegram accept the token (getMe)?"""
+    """For `bothub doctor`: does Telegram accept the token (getMe), and may the bot read group messages?"""
     token = env.get("TELEGRAM_BOT_TOKEN", "").strip()
     if not token:
         raise ConfigError("TELEGRAM_BOT_TOKEN is not set")
     root = _api_base(settings, env).rstrip("/")
     try:
         async with Bot(token, base_url=f"{root.removesuffix('/bot')}/bot") as bot:
-            return f"token accepted, bot @{bot.username}"
+            privacy = "" if bot.bot.can_read_all_group_messages else (
+                "; group privacy is on, so groups reach it only by commands and replies to it, and no group "
+                "context is kept (@BotFather: /setprivacy → Disable, then add the bot to the group again)")
+            return f"token accepted, bot @{bot.username}{privacy}"
     except InvalidToken as e:
         raise ConfigError("Telegram rejected TELEGRAM_BOT_TOKEN; check it with @BotFather") from e

@@ -112,7 +112,7 @@ class DiscordDriver(Driver):
 
     def place(self, where: str) -> Place:
         return {"group": (discord_api.CHANNEL_ID, None), "thread": (discord_api.CHANNEL_ID, discord_api.THREAD_ID),
-                "other": (discord_api.CHANNEL_ID, discord_api.THREAD2_ID),
+                "other": (discord_api.CHANNEL2_ID, None),
                 "dm": (discord_api.DM_CHANNEL_ID, None)}[where]
 
     def _channel(self, where: str) -> str:

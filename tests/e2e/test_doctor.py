@@ -13,7 +13,7 @@ from bot.app import App
 from bot.cli import doctor
 from bot.config import ConfigError
 from tests.fakes.openai_api import FakeOpenAI
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.fakes.telegram_api import BOT_USER, TOKEN, FakeTelegram
 from tests.harness import make_config
 
 
@@ -37,6 +37,23 @@ async def test_all_good_is_a_green_checklist(
     assert "✔ workspace" in out
     assert "✔ LLM at" in out and "fake-model" in out
     assert "✔ telegram: token accepted" in out
+    assert "group privacy is on" in out  # the fake's bot has BotFather's default: groups need it off
+
+
+async def test_a_bot_that_reads_group_messages_gets_no_privacy_note(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = FakeTelegram(bot_user={**BOT_USER, "can_read_all_group_messages": True})
+    await server.start()
+    try:
+        cfg, env = make_config(tmp_path, fake.base_url, env={"TELEGRAM_BOT_TOKEN": TOKEN,
+                                                             "TELEGRAM_API_BASE": server.api_base})
+        init_workspace(cfg.workspace_dir)
+        await doctor.run(cfg, env)
+    finally:
+        await server.stop()
+    out = capsys.readouterr().out
+    assert "✔ telegram: token accepted, bot @hub_test_bot\n" in out
 
 
 async def test_problems_are_named(

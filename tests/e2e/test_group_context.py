@@ -152,3 +152,14 @@ async def test_off_for_a_platform_keeps_nothing(tmp_path: Path, fake: FakeOpenAI
         assert _blocks(_request(fake)) == []
         assert "not to be kept" not in json.dumps(_request(fake))
         assert await app.store.group_context.recent(_key(driver, "group"), since=0.0, limit=100) == []
+
+
+async def test_a_group_the_access_rules_shut_out_keeps_nothing(tmp_path: Path, fake: FakeOpenAI,
+                                                              driver: Driver) -> None:
+    access = {"group_policy": "allowlist", "allow_chats": [driver.place("other")[0]]}
+    async with _app(tmp_path, fake, driver, FakeClock(START), **{driver.name: {"access": access}}) as app:
+        await driver.talk("in a group the bot does not serve", sender=0, where="group")
+        await driver.talk("in the allowed one", sender=0, where="other")
+        await _kept(app, driver, "other", ["in the allowed one"])
+        await driver.ask("hello", where="dm")  # handled after the talk above: the platform delivers in order
+        assert await app.store.group_context.recent(_key(driver, "group"), since=0.0, limit=100) == []

@@ -45,6 +45,7 @@ CHANNEL_ID = "800000000000000002"
 THREAD_ID = "800000000000000003"
 THREAD2_ID = "800000000000000005"
 DM_CHANNEL_ID = "800000000000000004"
+CHANNEL2_ID = "800000000000000006"  # a second text channel: a chat of its own
 USER_ID = "700000000000000001"
 DISCORD_EPOCH_MS = 1420070400000
 TOKEN_LIFETIME = 15 * 60.0
@@ -78,8 +79,9 @@ def guild_payload() -> dict:
     return {
         "id": GUILD_ID, "name": "test-guild", "owner_id": USER_ID, "member_count": 2,
         "roles": [everyone, bot_role],
-        "channels": [{"id": CHANNEL_ID, "type": 0, "name": "general", "position": 0,
-                      "permission_overwrites": [], "nsfw": False, "parent_id": None}],
+        "channels": [{"id": channel, "type": 0, "name": name, "position": n, "permission_overwrites": [],
+                      "nsfw": False, "parent_id": None}
+                     for n, (channel, name) in enumerate(((CHANNEL_ID, "general"), (CHANNEL2_ID, "random")))],
         "threads": [_thread(THREAD_ID, "first-thread"), _thread(THREAD2_ID, "second-thread")],
         "members": [member], "stage_instances": [], "guild_scheduled_events": [], "soundboard_sounds": [],
         "emojis": [], "stickers": [], "features": [], "unavailable": False, "large": False,
