@@ -44,7 +44,9 @@ def clone_and_configure(tmp_path: Path, steps: list[str], llm_url: str) -> Path:
     env_file = clone / ".env"
     text = env_file.read_text(encoding="utf-8")
     text = text.replace("OPENAI_API_KEY=sk-your-key-here", f"OPENAI_API_KEY={API_KEY}")
-    env_file.write_text(text + f"OPENAI_BASE_URL={llm_url}\nBOTHUB_MODEL=fake-model\n", encoding="utf-8")
+    (clone / "test-config.yaml").write_text("server:\n  port: 0\n", encoding="utf-8")  # 8080 may be taken here
+    env_file.write_text(text + f"OPENAI_BASE_URL={llm_url}\nBOTHUB_MODEL=fake-model\n"
+                        f"BOTHUB_CONFIG={clone / 'test-config.yaml'}\n", encoding="utf-8")
     seeded_venv(clone)
     return clone
 
@@ -70,5 +72,6 @@ async def test_the_readme_first_run_path_works_in_a_fresh_clone(tmp_path: Path) 
     assert "==> first run: creating .venv and installing bothub" in said  # progress, not a silent minute
     assert "hello from a newcomer" in said.split("bin/bothub run", 1)[1]  # the console chat answered
     assert "Messages: 2" in said
+    assert "http://127.0.0.1:" in said and "http://127.0.0.1:8080" not in said  # moved off the default port
     assert (clone / "data" / "bothub.sqlite3").exists() and (clone / ".venv" / "bin" / "bothub").exists()
     assert len(llm.requests) == 1
