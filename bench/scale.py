@@ -28,19 +28,20 @@ SEQUENTIAL = 200
 
 @contextlib.contextmanager
 def count_pg_round_trips() -> Iterator[list[int]]:
-    """Counts statements sent through asyncpg (fetch*, execute, executemany, and BEGIN/COMMIT): one round
-    trip each once the statement is prepared (asyncpg caches prepared statements per connection)."""
+    """Counts statements sent through asyncpg, BEGIN/COMMIT and the pool's reset query included: one round trip
+    each once the statement is prepared (asyncpg caches prepared statements per connection). `execute` with
+    arguments runs through `_execute`, so only its argument-less form (a simple query) is counted itself."""
     counter = [0]
     originals = {name: getattr(asyncpg.Connection, name) for name in ("_execute", "execute", "executemany")}
 
-    def counted(original: Any) -> Any:
-        async def call(self: asyncpg.Connection, *args: Any, **kwargs: Any) -> Any:
-            counter[0] += 1
-            return await original(self, *args, **kwargs)
+    def counted(name: str, original: Any) -> Any:
+        async def call(self: asyncpg.Connection, query: str, *args: Any, **kwargs: Any) -> Any:
+            counter[0] += name != "execute" or not args
+            return await original(self, query, *args, **kwargs)
         return call
 
     for name, original in originals.items():
-        setattr(asyncpg.Connection, name, counted(original))
+        setattr(asyncpg.Connection, name, counted(name, original))
     try:
         yield counter
     finally:

@@ -73,10 +73,12 @@ class Conversations:
         await self._adopt(session, matches[0])
         return matches[0]
 
-    def add(self, session: Session, message: Message) -> asyncio.Task[None]:
+    def add(self, session: Session, message: Message, held: asyncio.Future[int | None] | None = None
+            ) -> asyncio.Task[None]:
         """Attach a message under the cursor now; the returned task stores it, after the session's earlier
         writes. The path moves at once, so a turn can build its prompt while the write is in flight, and
-        writes land parent first, so the stored tree is consistent at any moment (even after a kill)."""
+        writes land parent first, so the stored tree is consistent at any moment (even after a kill).
+        A `held` write waits for that future: its result is an inbox entry to finish in the same write, or None."""
         assert session.conversation_id is not None
         message.parent_id = session.cursor
         session.path.append(message)
@@ -85,7 +87,7 @@ class Conversations:
         async def write() -> None:
             if previous is not None:
                 await previous
-            await self.store.append(chat, conv_id, [message])
+            await self.store.append(chat, conv_id, [message], await held if held is not None else None)
 
         task = session.writing = asyncio.create_task(write())
         task.add_done_callback(lambda t: self._written(session, t))

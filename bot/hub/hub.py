@@ -16,7 +16,7 @@ from bot.chats.sessions import Lane, Session, SessionKey
 from bot.commands import COMMANDS, Command, CommandContext, CommandServices, UsageError, parse_command
 from bot.config import Config
 from bot.hub.delivery import Delivery
-from bot.hub.inbox import decode_message, encode_message
+from bot.hub.inbox import Ticket, decode_message, encode_message
 from bot.hub.intake import MediaIntake
 from bot.hub.runner import AgentRunner, TurnContext
 from bot.i18n import t
@@ -141,16 +141,17 @@ class Hub:
 
         async def job() -> None:
             halted = False
+            ticket = Ticket(entry)
             try:
                 if cmd is not None and parsed is not None:
                     await self._run_command(cmd, msg, session, parsed[1], delivery)
                 else:
-                    await self._answer(msg, session, delivery, resumed)
+                    await self._answer(msg, session, delivery, ticket, resumed)
             except asyncio.CancelledError:
                 halted = self._halting
                 raise
             finally:
-                if not halted:
+                if not halted and not ticket.finished:  # an answer stored with its finish has done this
                     await self.store.inbox.finish([entry])
 
         lane.submit(job, entry)
@@ -170,10 +171,12 @@ class Hub:
             resumed += 1
         return resumed
 
-    async def _answer(self, msg: IncomingMessage, session: Session, delivery: Delivery, resumed: bool = False) -> None:
+    async def _answer(self, msg: IncomingMessage, session: Session, delivery: Delivery, ticket: Ticket,
+                      resumed: bool = False) -> None:
         try:
             await self.conversations.ensure(session)
             turn = self.turn(msg, session)
+            turn.ticket = ticket
             transfer = delivery.adapter.files
             if msg.attachments and transfer is not None:
                 intake = await self.media.take(msg, self.runner.workdir(session), transfer, turn.lang)

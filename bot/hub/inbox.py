@@ -1,9 +1,11 @@
-"""How an accepted message waits in the store's durable inbox: IncomingMessage as JSON and back."""
+"""How an accepted message waits in the store's durable inbox: IncomingMessage as JSON and back, and the
+ticket a turn carries while it answers one."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from bot.messages import Attachment, ButtonPress, IncomingMessage, Interaction, Origin, ReplyTo
@@ -30,3 +32,12 @@ def decode_message(event: str) -> IncomingMessage:
         kind: Origin = _ORIGINS[origin.pop("kind")](**origin)
         fields["origin"] = kind
     return IncomingMessage(**fields)
+
+
+@dataclass
+class Ticket:
+    """The inbox entry a turn answers. The answer is stored together with the entry's finish (one round trip);
+    `finished` tells the hub it has nothing left to do."""
+
+    entry: int
+    finished: bool = False

@@ -26,6 +26,7 @@ from bot.chats.conversations import Conversations
 from bot.chats.sessions import Session
 from bot.config import Config
 from bot.hub.delivery import Delivery, HeldReply, StreamWriter
+from bot.hub.inbox import Ticket
 from bot.hub.intake import describe
 from bot.i18n import STRINGS, t
 from bot.media.vision import ImageParts
@@ -56,6 +57,7 @@ class TurnContext:
     job_id: str | None = None  # a scheduled job started this turn: its messages are marked with it
     silent_reply: str | None = None  # an answer of exactly this is not sent (heartbeat: HEARTBEAT_OK)
     files: tuple[AttachedFile, ...] = ()  # what came with the message, already in the chat's folder
+    ticket: Ticket | None = None  # the inbox entry this turn answers (none for /retry and scheduled runs)
 
 
 class AgentRunner:
@@ -132,51 +134,62 @@ class AgentRunner:
                                             else StreamWriter(delivery, turn.chat))
         typing = TypingIndicator(delivery, turn.chat, stream)
         partial = ""
+        stored = asyncio.get_running_loop().create_future()  # the answer's write waits for its delivery
+        answered = delivered = False
         started = time.monotonic()
         end: RunFinished | RunFailed | None = None
         try:
-            async with asyncio.timeout(self.cfg.llm.run_deadline):
-                model = session.settings.model  # /model picks it per chat
-                async for event in self._events(session, system, ctx, str(model) if model else None, overheard):
-                    if isinstance(event, TextDelta):
-                        partial += event.text
-                        stream.feed(event.text)
-                    elif isinstance(event, StepMessage):
-                        partial = ""
-                        self.conversations.add(
-                            session,
-                            Message.new(event.role, event.content, tool_calls=event.tool_calls,
-                                        tool_call_id=event.tool_call_id, job_id=turn.job_id),
-                        )
-                    elif isinstance(event, ToolStarted | ToolFinished):
-                        typing.tool_running = isinstance(event, ToolStarted)
-                        if isinstance(event, ToolStarted):
-                            self.metrics.tool_called(event.name)
-                    else:
-                        end = event
-        except TimeoutError:
-            self.metrics.error("deadline")
-            self.metrics.run_finished("deadline", time.monotonic() - started)
-            log.warning("run in %s passed its %ss deadline; stopped", chat_key, self.cfg.llm.run_deadline)
-            typing.cancel()
-            await asyncio.shield(self._keep_partial(session, partial, stream, turn))
-            return
-        except asyncio.CancelledError:
-            self.metrics.run_finished("interrupted", time.monotonic() - started)
-            typing.cancel()
-            await asyncio.shield(self._keep_partial(session, partial, stream, turn))
-            raise
-        finally:
-            typing.cancel()
-        if isinstance(end, RunFinished):
-            self._last_failure.pop(chat_key, None)
-            await stream.finish(end.text or t(turn.lang, "empty_answer"))
-        elif isinstance(end, RunFailed):
-            self.metrics.error(end.kind, end.error_id)
-            await stream.finish()
-            await self._report_failure(chat_key, end, turn, delivery)
+            try:
+                async with asyncio.timeout(self.cfg.llm.run_deadline):
+                    model = session.settings.model  # /model picks it per chat
+                    async for event in self._events(session, system, ctx, str(model) if model else None,
+                                                  overheard):
+                        if isinstance(event, TextDelta):
+                            partial += event.text
+                            stream.feed(event.text)
+                        elif isinstance(event, StepMessage):
+                            answered = event.role == "assistant" and not event.tool_calls  # RunFinished follows
+                            partial = partial if answered else ""
+                            self.conversations.add(
+                                session, Message.new(event.role, event.content, tool_calls=event.tool_calls,
+                                                     tool_call_id=event.tool_call_id, job_id=turn.job_id),
+                                stored if answered else None)
+                        elif isinstance(event, ToolStarted | ToolFinished):
+                            typing.tool_running = isinstance(event, ToolStarted)
+                            if isinstance(event, ToolStarted):
+                                self.metrics.tool_called(event.name)
+                        else:
+                            end = event
+            except TimeoutError:
+                self.metrics.error("deadline")
+                self.metrics.run_finished("deadline", time.monotonic() - started)
+                log.warning("run in %s passed its %ss deadline; stopped", chat_key, self.cfg.llm.run_deadline)
+                typing.cancel()
+                await asyncio.shield(self._keep_partial(session, partial, stream, turn, answered))
+                return
+            except asyncio.CancelledError:
+                self.metrics.run_finished("interrupted", time.monotonic() - started)
+                typing.cancel()
+                await asyncio.shield(self._keep_partial(session, partial, stream, turn, answered))
+                raise
+            finally:
+                typing.cancel()
+            if isinstance(end, RunFinished):
+                self._last_failure.pop(chat_key, None)
+                await stream.finish(end.text or t(turn.lang, "empty_answer"))
+            elif isinstance(end, RunFailed):
+                self.metrics.error(end.kind, end.error_id)
+                await stream.finish()
+                await self._report_failure(chat_key, end, turn, delivery)
+            delivered = True
+        finally:  # shown first, stored right after together with the finish of its inbox entry (one round
+            # trip); cut short, the answer is stored alone and the hub decides about the entry
+            finishes = turn.ticket if delivered and answered else None
+            stored.set_result(finishes.entry if finishes else None)
         self.metrics.run_finished("ok" if isinstance(end, RunFinished) else "failed", time.monotonic() - started)
-        await self.conversations.flush(session)  # the answer is shown first, stored right after
+        await self.conversations.flush(session)
+        if finishes is not None:
+            finishes.finished = True
 
     async def _overheard(self, session: Session, chat: ChatRef) -> str | None:
         """This group chat's (or thread's) recent un-addressed talk as one prompt block, if it keeps any."""
@@ -228,11 +241,12 @@ class AgentRunner:
             retried, budget = True, budget // 2
 
     async def _keep_partial(
-        self, session: Session, partial: str, stream: StreamWriter | HeldReply, turn: TurnContext
+        self, session: Session, partial: str, stream: StreamWriter | HeldReply, turn: TurnContext, answered: bool
     ) -> None:
-        """A stopped or timed-out run keeps what was said so far, marked interrupted."""
+        """A stopped or timed-out run keeps what was said so far, marked interrupted (a whole answer cut short
+        while it was being shown is stored as it is)."""
         note = t(turn.lang, "interrupted")
-        if partial.strip():
+        if partial.strip() and not answered:
             await self.conversations.append(session, Message.new("assistant", partial, interrupted=True))
         if turn.silent_reply is not None:
             return  # a run that may stay silent (a heartbeat) does not announce that it was cut short

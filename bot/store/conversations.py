@@ -74,11 +74,12 @@ class ConversationStore(Protocol):
         """KeyError if the chat has no such conversation."""
         ...
 
-    async def append(self, chat: str, conv_id: str, msgs: Sequence[Message]) -> None:
+    async def append(self, chat: str, conv_id: str, msgs: Sequence[Message], finishes: int | None = None) -> None:
         """Insert in order, move the cursor to the last, bump count, updated_at and title: all or nothing.
 
         A message whose parent_id is None goes under the cursor. KeyError for an unknown conversation or
-        parent, ValueError for a role that is not stored or an id taken in a batch.
+        parent, ValueError for a role that is not stored or an id taken in a batch. `finishes` is an inbox
+        entry this batch answers: it leaves the inbox in the same transaction (one round trip for both).
         """
         ...
 

@@ -4,12 +4,12 @@ once still make one conversation."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import asyncpg
 
 from bot.store.conversations import (
-    ID_ATTEMPTS,
     STORED_ROLES,
     ConversationInfo,
     OpenedChat,
@@ -36,11 +36,6 @@ ORDER BY chain.depth DESC
 """
 _INSERT_CONV = (f"INSERT INTO conversations ({_CONV_COLUMNS}) VALUES ($1, $2, $3, '', $4, $3, 0, $5, $5) "
                 f"ON CONFLICT DO NOTHING RETURNING {_CONV_COLUMNS}")
-_INSERT_MESSAGE = (
-    "INSERT INTO messages (id, conversation_id, chat, parent_id, role, content, tool_calls, tool_call_id, author, "
-    "interrupted, created_at, job_id, number, files) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, "
-    "$14) ON CONFLICT (chat, conversation_id, id) DO NOTHING RETURNING seq"
-)
 _ACTIVATE = ("INSERT INTO chats (key, active_conversation) VALUES ($1, $2) "
              "ON CONFLICT (key) DO UPDATE SET active_conversation = excluded.active_conversation")
 
@@ -87,39 +82,30 @@ async def _create(db: asyncpg.Connection, chat: str, role: str) -> ConversationI
     return info
 
 
-async def _insert(db: asyncpg.Connection, info: ConversationInfo, msgs: Sequence[Message], cursor: str,
-                  keep_numbers: bool = False) -> None:
-    """Numbers continue the conversation's (an import keeps its tree's); the conversation row is locked."""
-    known, parent_default, title = {info.root_id, info.current_message_id}, info.current_message_id, ""
-    last = await db.fetchval("SELECT COALESCE(MAX(number), 0) FROM messages WHERE chat = $1 AND conversation_id = $2",
-                             info.chat, info.id)
+_APPEND = "SELECT message_id, message_number FROM bothub_append(" + ", ".join(f"${i}" for i in range(1, 19)) + ")"
+
+
+async def _insert(db: asyncpg.Connection | asyncpg.Pool, chat: str, conv_id: str, msgs: Sequence[Message],
+                  cursor: str | None = None, finishes: int | None = None, keep_numbers: bool = False) -> None:
+    """One round trip (`bothub_append`, migration 8): numbers continue the conversation's (an import keeps its
+    tree's), and each message object learns its number and, if its id was taken, its new id."""
     for msg in msgs:
-        if not (keep_numbers and msg.number is not None):
-            last = msg.number = last + 1
-        parent = msg.parent_id or parent_default
         if msg.role not in STORED_ROLES:
             raise ValueError(f"message {msg.id!r}: role {msg.role!r} is not stored")
-        if parent not in known and not await _has_message(db, info.chat, info.id, parent):
-            raise KeyError(f"message {msg.id!r}: unknown parent {parent!r}")
-        for attempt in range(ID_ATTEMPTS):
-            inserted = await db.fetchval(_INSERT_MESSAGE, msg.id, info.id, info.chat, parent, msg.role, msg.content,
-                                         msg.tool_calls, msg.tool_call_id, msg.author, msg.interrupted, msg.created_at,
-                                         msg.job_id, msg.number, files_to_json(msg.files))
-            if inserted is not None:
-                break
-            # Ids are 8 hex (seed 000): a lone new message has no children yet and simply takes another id.
-            if len(msgs) > 1 or attempt == ID_ATTEMPTS - 1:
-                raise ValueError(f"duplicate message id {msg.id!r}")
-            msg.id = cursor = new_id()
-        known.add(msg.id)
-        parent_default = msg.id
-        if not title and msg.role == "user":
-            title = title_of(msg.content)
-    await db.execute(
-        "UPDATE conversations SET current_message_id = $1, message_count = message_count + $2, updated_at = $3, "
-        "title = CASE WHEN title = '' THEN $4 ELSE title END WHERE chat = $5 AND id = $6",
-        cursor, len(msgs), utc_now(), title, info.chat, info.id,
-    )
+    title = next((title_of(m.content) for m in msgs if m.role == "user"), "")
+    columns = ([m.id for m in msgs], [m.parent_id for m in msgs], [m.role for m in msgs], [m.content for m in msgs],
+               [json.dumps(m.tool_calls, ensure_ascii=False) if m.tool_calls is not None else None for m in msgs],
+               [m.tool_call_id for m in msgs], [m.author for m in msgs], [m.interrupted for m in msgs],
+               [m.created_at for m in msgs], [m.job_id for m in msgs],
+               [m.number if keep_numbers else None for m in msgs], [files_to_json(m.files) for m in msgs])
+    try:
+        rows = await db.fetch(_APPEND, chat, conv_id, cursor, title, utc_now(), finishes, *columns)
+    except (asyncpg.NoDataFoundError, asyncpg.ForeignKeyViolationError) as e:
+        raise KeyError(str(e)) from None
+    except asyncpg.UniqueViolationError as e:
+        raise ValueError(str(e)) from None
+    for msg, (mid, number) in zip(msgs, rows, strict=True):
+        msg.id, msg.number = mid, number
 
 
 async def _chain(db: asyncpg.Connection, chat: str, conv_id: str, message_id: str) -> list[Message]:
@@ -181,18 +167,16 @@ class PostgresConversations:
             await _require_conv(db, chat, conv_id)
             await db.execute(_ACTIVATE, chat, conv_id)
 
-    async def append(self, chat: str, conv_id: str, msgs: Sequence[Message]) -> None:
-        if not msgs:
-            return
-        async with self._db.pool.acquire() as db, db.transaction():
-            await _insert(db, await _require_conv(db, chat, conv_id, lock=True), msgs, msgs[-1].id)
+    async def append(self, chat: str, conv_id: str, msgs: Sequence[Message], finishes: int | None = None) -> None:
+        if msgs:
+            await _insert(self._db.pool, chat, conv_id, msgs, finishes=finishes)
 
     async def import_tree(self, chat: str, conv: Conversation, role: str = "default") -> ConversationInfo:
         async with self._db.pool.acquire() as db, db.transaction():
             info = await _insert_conv(db, chat, conv.root_id, role, conv.id)
             stored = [m for m in conv.messages.values() if m.id != conv.root_id]
             if stored:
-                await _insert(db, info, stored, conv.current_message_id, keep_numbers=True)
+                await _insert(db, chat, info.id, stored, conv.current_message_id, keep_numbers=True)
             return await _require_conv(db, chat, info.id)
 
     async def set_cursor(self, chat: str, conv_id: str, message_id: str) -> None:

@@ -17,6 +17,12 @@ async def json_codecs(conn: asyncpg.Connection) -> None:
                                   decoder=json.loads)
 
 
+async def keep_session(conn: asyncpg.Connection) -> None:
+    """A pooled connection goes back as it is. The stores leave no session state on one (no session-level
+    advisory lock, LISTEN, SET or open cursor; a transaction always ends), so asyncpg's default reset query
+    would be one more round trip after every operation for nothing. Session state needs its own connection."""
+
+
 class Database:
     def __init__(self, url: str, pool_size: int) -> None:
         self.url = url
@@ -31,7 +37,8 @@ class Database:
 
     async def open(self) -> None:
         """Connect, then run the migrations this database has not seen (under an advisory lock)."""
-        pool = await asyncpg.create_pool(self.url, min_size=1, max_size=self._pool_size, init=json_codecs)
+        pool = await asyncpg.create_pool(self.url, min_size=1, max_size=self._pool_size, init=json_codecs,
+                                         reset=keep_session)
         try:
             async with pool.acquire() as conn:
                 await migrate(conn)

@@ -168,6 +168,77 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE UNIQUE INDEX group_context_by_chat ON group_context (chat, message_id);
     """,
+    # 9: appending messages is one server-side call (one round trip): lock the conversation, number the
+    # messages, check parents, insert with a fresh 8-hex id where a lone message's id is taken, move the
+    # cursor, and let the inbox entry the batch answers go, all in one transaction. Each statement of a
+    # PL/pgSQL function sees what committed before it, so the numbering read after the row lock is current.
+    """
+    CREATE FUNCTION bothub_append(
+        p_chat TEXT, p_conv TEXT, p_cursor TEXT, p_title TEXT, p_now TIMESTAMPTZ, p_finish BIGINT,
+        p_ids TEXT[], p_parents TEXT[], p_roles TEXT[], p_contents TEXT[], p_tool_calls TEXT[],
+        p_tool_call_ids TEXT[], p_authors TEXT[], p_interrupted BOOLEAN[], p_created TIMESTAMPTZ[],
+        p_job_ids TEXT[], p_numbers INTEGER[], p_files TEXT[]
+    ) RETURNS TABLE (message_id TEXT, message_number INTEGER) LANGUAGE plpgsql AS $$
+    DECLARE
+        v_root TEXT;
+        v_parent_default TEXT;
+        v_cursor TEXT;
+        v_last INTEGER;
+        v_known TEXT[];
+        v_parent TEXT;
+        v_id TEXT;
+        v_number INTEGER;
+        v_count INTEGER := coalesce(array_length(p_ids, 1), 0);
+    BEGIN
+        SELECT c.root_id, c.current_message_id INTO v_root, v_parent_default FROM conversations AS c
+            WHERE c.chat = p_chat AND c.id = p_conv FOR UPDATE;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'no conversation % in this chat', p_conv USING ERRCODE = 'no_data_found';
+        END IF;
+        SELECT coalesce(max(m.number), 0) INTO v_last FROM messages AS m
+            WHERE m.chat = p_chat AND m.conversation_id = p_conv;
+        v_known := ARRAY[v_root, v_parent_default];
+        v_cursor := coalesce(p_cursor, p_ids[v_count]);
+        FOR i IN 1 .. v_count LOOP
+            v_number := p_numbers[i];
+            IF v_number IS NULL THEN
+                v_last := v_last + 1;
+                v_number := v_last;
+            END IF;
+            v_parent := coalesce(p_parents[i], v_parent_default);
+            IF NOT v_parent = ANY (v_known) AND NOT EXISTS (SELECT 1 FROM messages AS m
+                    WHERE m.chat = p_chat AND m.conversation_id = p_conv AND m.id = v_parent) THEN
+                RAISE EXCEPTION 'message %: unknown parent %', p_ids[i], v_parent
+                    USING ERRCODE = 'foreign_key_violation';
+            END IF;
+            v_id := p_ids[i];
+            FOR attempt IN 1 .. 5 LOOP
+                INSERT INTO messages (id, conversation_id, chat, parent_id, role, content, tool_calls, tool_call_id,
+                                      author, interrupted, created_at, job_id, number, files)
+                    VALUES (v_id, p_conv, p_chat, v_parent, p_roles[i], p_contents[i], p_tool_calls[i]::json,
+                            p_tool_call_ids[i], p_authors[i], p_interrupted[i], p_created[i], p_job_ids[i], v_number,
+                            p_files[i])
+                    ON CONFLICT (chat, conversation_id, id) DO NOTHING;
+                EXIT WHEN FOUND;
+                IF v_count > 1 OR attempt = 5 THEN
+                    RAISE EXCEPTION 'duplicate message id %', v_id USING ERRCODE = 'unique_violation';
+                END IF;
+                v_id := lpad(to_hex(floor(random() * 4294967296)::BIGINT), 8, '0');  -- a lone message: no children yet
+                v_cursor := v_id;
+            END LOOP;
+            v_known := v_known || v_id;
+            v_parent_default := v_id;
+            message_id := v_id;
+            message_number := v_number;
+            RETURN NEXT;
+        END LOOP;
+        UPDATE conversations AS c SET current_message_id = v_cursor, message_count = c.message_count + v_count,
+            updated_at = p_now, title = CASE WHEN c.title = '' THEN p_title ELSE c.title END
+            WHERE c.chat = p_chat AND c.id = p_conv;
+        DELETE FROM inbox AS e WHERE e.id = p_finish;
+    END
+    $$;
+    """,
 )
 
 

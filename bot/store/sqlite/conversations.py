@@ -201,9 +201,14 @@ class SqliteConversations:
 
         await self._db.write(op)
 
-    async def append(self, chat: str, conv_id: str, msgs: Sequence[Message]) -> None:
+    async def append(self, chat: str, conv_id: str, msgs: Sequence[Message], finishes: int | None = None) -> None:
+        def op(db: sqlite3.Connection) -> None:
+            _insert(db, _require_conv(db, chat, conv_id), msgs, msgs[-1].id)
+            if finishes is not None:
+                db.execute("DELETE FROM inbox WHERE id = ?", (finishes,))
+
         if msgs:
-            await self._db.write(lambda db: _insert(db, _require_conv(db, chat, conv_id), msgs, msgs[-1].id))
+            await self._db.write(op)
 
     async def import_tree(self, chat: str, conv: Conversation, role: str = "default") -> ConversationInfo:
         def op(db: sqlite3.Connection) -> ConversationInfo:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from bot.store import ChatSettings, Store
@@ -239,3 +241,28 @@ async def test_an_import_keeps_the_numbers_of_its_tree(store: Store) -> None:
     follow = Message.new("user", "next", parent_id=late.id)
     await store.conversations.append("tg:i", info.id, [follow])
     assert follow.number == 10
+
+
+async def test_appends_at_once_to_one_conversation_get_distinct_consecutive_numbers(store: Store) -> None:
+    """The numbering is read after the conversation is locked, so racing appends (a /retry beside an
+    answer, two replicas) never draw the same number."""
+    info = await store.conversations.create("tg:race")
+    msgs = [Message.new("user", f"q{i}", parent_id=info.root_id) for i in range(20)]
+    await asyncio.gather(*(store.conversations.append("tg:race", info.id, [m]) for m in msgs))
+    assert sorted(m.number for m in msgs) == list(range(1, 21))  # type: ignore[type-var]
+    conv = await store.conversations.load("tg:race", info.id, "p")
+    assert conv is not None and sorted(conv.numbered) == list(range(21))
+
+
+async def test_an_answer_and_the_inbox_entry_it_answers_are_stored_together(store: Store) -> None:
+    conv_id, msgs = await _converse(store, "tg:f", turns=1)
+    entry = await store.inbox.accept("tg:f:1", "tg:f", "{}")
+    assert entry is not None
+    with pytest.raises(KeyError):  # all or nothing: a failed append keeps the entry
+        await store.conversations.append("tg:f", conv_id, [Message.new("assistant", "x", "missing")], finishes=entry)
+    assert [e.id for e in await store.inbox.unfinished()] == [entry]
+    answer = Message.new("assistant", "done", msgs[-1].id)
+    await store.conversations.append("tg:f", conv_id, [answer], finishes=entry)
+    assert await store.inbox.unfinished() == []
+    stored = await store.conversations.message("tg:f", conv_id, answer.id)
+    assert stored is not None and stored.content == "done" and stored.number == 3
