@@ -99,7 +99,9 @@ async def run() -> Section:
         await asyncio.to_thread(server.stop)
     sec.notes.append("PostgreSQL runs on this machine (fsync off, as in the tests) and shares its 2 cores with the "
                      "hub; its own CPU is not in the hub's CPU per message. Round trips: SQLite counts hops to the "
-                     "database thread; PostgreSQL counts statements sent by asyncpg, BEGIN and COMMIT included.")
+                     "database thread; PostgreSQL counts statements sent by asyncpg (BEGIN, COMMIT and the pool's "
+                     "reset query included). The answer is short and sent whole, so no reply ids are noted: a "
+                     "reply streamed past the first-send grace costs one round trip more.")
     return sec
 
 

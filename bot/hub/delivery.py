@@ -7,6 +7,7 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
 
 from bot.adapter import Adapter, ChatUnavailable, OutgoingFile, RateLimited, SendError, SendFailed
 from bot.hub.pacing import Pacer
@@ -167,17 +168,23 @@ class StreamWriter:
     budget; `finish` always delivers the complete answer, continuing in new messages past the limit.
     A part that is not the last one no longer changes (`split_text` cuts by a prefix), so it is
     finalized as soon as the answer outgrows it.
+
+    `sent` are messages an earlier process sent for this reply: they are edited, not sent again. `on_sent`
+    learns the ids whenever a message is added, except the last part of `finish` (what follows it is the
+    answer's own write, which ends the reply's life in the inbox).
     """
 
-    def __init__(self, delivery: Delivery, chat: ChatRef) -> None:
+    def __init__(self, delivery: Delivery, chat: ChatRef, sent: Sequence[str] = (),
+                 on_sent: Callable[[list[str]], Awaitable[None]] | None = None) -> None:
         self._d = delivery
         self._chat = chat
         caps = delivery.caps
         self._interval = caps.group_edit_interval if chat.is_group else caps.edit_interval
         self._text = ""
-        self._refs: list[SentRef] = []
-        self._shown: list[str] = []
-        self._final: list[bool] = []  # whether what each message shows was delivered as final
+        self._refs = [SentRef(chat, message_id) for message_id in sent]
+        self._shown = [""] * len(sent)  # what they show is not known: the first update edits them
+        self._final = [False] * len(sent)  # whether what each message shows was delivered as final
+        self._on_sent = on_sent
         self._last = 0.0
         self._flusher: asyncio.Task[None] | None = None
         self._sending = False
@@ -202,23 +209,34 @@ class StreamWriter:
         parts = split_text(self._text, self._d.caps.max_text) if self._text.strip() else []
         try:
             for i, part in enumerate(parts):
-                await self._show(i, part, final=i < len(parts) - 1)
+                if await self._show(i, part, final=i < len(parts) - 1):
+                    await self._record()
         finally:
             self._sending = False
             self._last = time.monotonic()
 
-    async def _show(self, i: int, part: str, *, final: bool) -> None:
+    async def _show(self, i: int, part: str, *, final: bool) -> bool:
+        """Show part i; True when that took a new message."""
         if i < len(self._refs):
             # the same text needs no edit, unless the platform shows the stream open until told it is final
             closing = final and not self._final[i] and self._d.caps.closes_streams
             if (self._shown[i] != part or closing) and await self._d.edit(self._refs[i], Reply(part), final=final):
                 self._shown[i], self._final[i] = part, final
-            return
+            return False
         ref = await (self._d.send if final else self._d.send_if_budget)(self._chat, Reply(part))
         if ref is not None:
             self._refs.append(ref)
             self._shown.append(part)
             self._final.append(final)
+        return ref is not None
+
+    async def _record(self) -> None:
+        """Tell `on_sent` which messages the reply has; a failure to note them is logged, not shown."""
+        if self._on_sent is not None:
+            try:
+                await self._on_sent([ref.message_id for ref in self._refs])
+            except Exception:
+                log.exception("could not note the messages of a reply in %s", self._chat.chat_id)
 
     async def finish(self, final_text: str | None = None) -> None:
         """Deliver the complete answer; what the chat shows equals `final_text` (or everything fed)."""
@@ -232,7 +250,8 @@ class StreamWriter:
             self._text = final_text
         parts = split_text(self._text, self._d.caps.max_text) if self._text.strip() else []
         for i, part in enumerate(parts):
-            await self._show(i, part, final=True)
+            if await self._show(i, part, final=True) and i < len(parts) - 1:
+                await self._record()
 
 
 class HeldReply:

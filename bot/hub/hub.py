@@ -84,16 +84,17 @@ class Hub:
             log.error("message from platform %s, which has no adapter attached", msg.platform)
             return
         key = SessionKey.of(msg)
-        entry = await self.store.inbox.accept(f"{key.storage_key}:{msg.message_id}", key.storage_key,
-                                              encode_message(msg))
-        if entry is None:
-            return  # a redelivery we already accepted
         queued = False
-        try:
-            queued = await self._route(msg, key, entry, delivery)
-        finally:
-            if not queued:  # answered on the spot (or refused): it leaves the inbox now
-                await self.store.inbox.finish([entry])
+        async with self.sessions.get(key).intake:  # adapters hand over concurrently; ids and lane keep their order
+            entry = await self.store.inbox.accept(f"{key.storage_key}:{msg.message_id}", key.storage_key,
+                                                  encode_message(msg))
+            if entry is None:
+                return  # a redelivery we already accepted
+            try:
+                queued = await self._route(msg, key, entry, delivery)
+            finally:
+                if not queued:  # answered on the spot (or refused): it leaves the inbox now
+                    await self.store.inbox.finish([entry])
 
     async def verdict(self, msg: IncomingMessage) -> Verdict:
         """The access rules for this sender in this chat, a completed DM pairing included."""
@@ -128,11 +129,11 @@ class Hub:
         elif lane.queued >= self.cfg.max_queue:
             await delivery.send(msg.chat, Reply(t(lang, "busy")))
         else:
-            self._enqueue(lane, entry, msg, session, delivery)
+            self._enqueue(lane, Ticket(entry, self.store.inbox), msg, session, delivery)
             return True
         return False
 
-    def _enqueue(self, lane: Lane, entry: int, msg: IncomingMessage, session: Session, delivery: Delivery,
+    def _enqueue(self, lane: Lane, ticket: Ticket, msg: IncomingMessage, session: Session, delivery: Delivery,
                  resumed: bool = False) -> None:
         """Queue a command or an answer; the inbox entry is finished when it is done, or dropped by /stop,
         and left for the next start when shutdown cuts it."""
@@ -141,7 +142,6 @@ class Hub:
 
         async def job() -> None:
             halted = False
-            ticket = Ticket(entry)
             try:
                 if cmd is not None and parsed is not None:
                     await self._run_command(cmd, msg, session, parsed[1], delivery)
@@ -152,9 +152,9 @@ class Hub:
                 raise
             finally:
                 if not halted and not ticket.finished:  # an answer stored with its finish has done this
-                    await self.store.inbox.finish([entry])
+                    await self.store.inbox.finish([ticket.entry])
 
-        lane.submit(job, entry)
+        lane.submit(job, ticket.entry)
 
     async def resume(self) -> int:
         """Queue what an earlier process accepted and did not finish (a crash, a restart); returns how many."""
@@ -167,7 +167,8 @@ class Hub:
             key = SessionKey.of(msg)
             session = self.sessions.get(key)
             session.last_chat = msg.chat
-            self._enqueue(self.sessions.lane(key), entry.id, msg, session, delivery, resumed=True)
+            ticket = Ticket(entry.id, self.store.inbox, entry.replies)
+            self._enqueue(self.sessions.lane(key), ticket, msg, session, delivery, resumed=True)
             resumed += 1
         return resumed
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.messages import Attachment, ButtonPress, IncomingMessage, Interaction, Origin, ReplyTo
+from bot.store import InboxStore
 
 _ORIGINS: dict[str, type[ReplyTo | ButtonPress | Interaction]] = {
     "reply_to": ReplyTo, "button_press": ButtonPress, "interaction": Interaction,
@@ -36,8 +37,14 @@ def decode_message(event: str) -> IncomingMessage:
 
 @dataclass
 class Ticket:
-    """The inbox entry a turn answers. The answer is stored together with the entry's finish (one round trip);
-    `finished` tells the hub it has nothing left to do."""
+    """The inbox entry a turn answers. The ids of the reply's messages are stored as they are sent, so after a
+    crash the reply is completed by editing them (`replies`); the answer is stored together with the entry's
+    finish (one round trip), and `finished` tells the hub it has nothing left to do."""
 
     entry: int
+    inbox: InboxStore
+    replies: tuple[str, ...] = ()
     finished: bool = False
+
+    async def sent(self, message_ids: list[str]) -> None:
+        await self.inbox.replied(self.entry, message_ids)

@@ -130,8 +130,11 @@ class AgentRunner:
             send_file=lambda file: delivery.send_file(turn.chat, file),
             user_text=turn.user_text,
         )
-        stream: StreamWriter | HeldReply = (HeldReply(delivery, turn.chat, turn.silent_reply) if turn.silent_reply
-                                            else StreamWriter(delivery, turn.chat))
+        ticket = turn.ticket
+        stream: StreamWriter | HeldReply = (
+            HeldReply(delivery, turn.chat, turn.silent_reply) if turn.silent_reply
+            else StreamWriter(delivery, turn.chat, ticket.replies, ticket.sent) if ticket
+            else StreamWriter(delivery, turn.chat))
         typing = TypingIndicator(delivery, turn.chat, stream)
         partial = ""
         stored = asyncio.get_running_loop().create_future()  # the answer's write waits for its delivery

@@ -18,6 +18,7 @@ class InboxEntry:
     id: int
     session: str  # the session's storage key
     event: str  # the accepted message, as the hub encoded it
+    replies: tuple[str, ...] = ()  # platform ids of the reply's messages sent before the process stopped
 
 
 class InboxStore(Protocol):
@@ -31,6 +32,11 @@ class InboxStore(Protocol):
 
     async def finish(self, entry_ids: Sequence[int]) -> None:
         """These events are answered (or dropped on purpose): they leave the inbox."""
+        ...
+
+    async def replied(self, entry_id: int, message_ids: Sequence[str]) -> None:
+        """The platform ids of the messages sent so far for this entry's reply, so a restart edits them
+        instead of sending the reply again."""
         ...
 
     async def unfinished(self) -> list[InboxEntry]:

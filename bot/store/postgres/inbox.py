@@ -33,9 +33,12 @@ class PostgresInbox:
         if entry_ids:
             await self._db.pool.execute("DELETE FROM inbox WHERE id = ANY($1::bigint[])", list(entry_ids))
 
+    async def replied(self, entry_id: int, message_ids: Sequence[str]) -> None:
+        await self._db.pool.execute("UPDATE inbox SET replies = $1 WHERE id = $2", list(message_ids), entry_id)
+
     async def unfinished(self) -> list[InboxEntry]:
-        rows = await self._db.pool.fetch("SELECT id, session, event FROM inbox ORDER BY id")
-        return [InboxEntry(*row) for row in rows]
+        rows = await self._db.pool.fetch("SELECT id, session, event, replies FROM inbox ORDER BY id")
+        return [InboxEntry(entry, session, event, tuple(replies)) for entry, session, event, replies in rows]
 
     async def purge_expired(self) -> int:
         status = await self._db.pool.execute("DELETE FROM seen_events WHERE expires_at <= $1", self._clock())

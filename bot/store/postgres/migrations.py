@@ -239,6 +239,10 @@ MIGRATIONS: tuple[str, ...] = (
     END
     $$;
     """,
+    # 10: the platform ids of a reply's messages already sent, so a restart completes them by editing.
+    """
+    ALTER TABLE inbox ADD COLUMN replies TEXT[] NOT NULL DEFAULT '{}';
+    """,
 )
 
 

@@ -3,6 +3,7 @@ accepted events not answered yet."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Sequence
 
@@ -41,9 +42,14 @@ class SqliteInbox:
             sql = f"DELETE FROM inbox WHERE id IN ({', '.join('?' * len(ids))})"
             await self._db.write(lambda db: db.execute(sql, ids))
 
+    async def replied(self, entry_id: int, message_ids: Sequence[str]) -> None:
+        sql, ids = "UPDATE inbox SET replies = ? WHERE id = ?", json.dumps(list(message_ids))
+        await self._db.write(lambda db: db.execute(sql, (ids, entry_id)))
+
     async def unfinished(self) -> list[InboxEntry]:
-        rows = await self._db.read(lambda db: db.execute("SELECT id, session, event FROM inbox ORDER BY id").fetchall())
-        return [InboxEntry(*row) for row in rows]
+        sql = "SELECT id, session, event, replies FROM inbox ORDER BY id"
+        rows = await self._db.read(lambda db: db.execute(sql).fetchall())
+        return [InboxEntry(entry, session, event, tuple(json.loads(sent))) for entry, session, event, sent in rows]
 
     async def purge_expired(self) -> int:
         sql, now = "DELETE FROM seen_events WHERE expires_at <= ?", self._clock()

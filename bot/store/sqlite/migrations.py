@@ -198,6 +198,10 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     );
     CREATE UNIQUE INDEX group_context_by_chat ON group_context (chat, message_id);
     """,
+    # 11: the platform ids of a reply's messages already sent (a JSON list), so a restart completes them by editing.
+    """
+    ALTER TABLE inbox ADD COLUMN replies TEXT NOT NULL DEFAULT '[]';
+    """,
 )
 
 

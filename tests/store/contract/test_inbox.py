@@ -63,3 +63,23 @@ async def test_the_same_event_accepted_at_once_is_queued_exactly_once(store: Sto
     entries = await asyncio.gather(*(store.inbox.accept("dc:7:100", "dc:7", "{}") for _ in range(20)))
     assert len([e for e in entries if e is not None]) == 1
     assert [e.id for e in await store.inbox.unfinished()] == [e for e in entries if e is not None]
+
+
+async def test_the_messages_of_a_reply_in_progress_are_kept_with_its_entry(new_store: StoreFactory) -> None:
+    """A restart finds which messages the cut reply already has, so it edits them instead of sending anew."""
+    store = new_store()
+    await store.open()
+    entry = await store.inbox.accept("tg:5:1", "tg:5", "{}")
+    other = await store.inbox.accept("tg:5:2", "tg:5", "{}")
+    assert entry is not None and other is not None
+    await store.inbox.replied(entry, ["7"])
+    await store.inbox.replied(entry, ["7", "8"])  # a long reply went on in a second message
+    await store.inbox.replied(entry + 100, ["9"])  # finished meanwhile: nothing to note
+    await store.close()
+    store = new_store()
+    await store.open()
+    try:
+        assert await store.inbox.unfinished() == [InboxEntry(entry, "tg:5", "{}", ("7", "8")),
+                                                  InboxEntry(other, "tg:5", "{}")]
+    finally:
+        await store.close()
