@@ -183,6 +183,7 @@ class StreamWriter:
         self._text = ""
         self._refs = [SentRef(chat, message_id) for message_id in sent]
         self._shown = [""] * len(sent)  # what they show is not known: the first update edits them
+        self._inherited = set(range(len(sent)))  # not edited by this process yet: they may be gone
         self._final = [False] * len(sent)  # whether what each message shows was delivered as final
         self._on_sent = on_sent
         self._last = 0.0
@@ -220,15 +221,26 @@ class StreamWriter:
         if i < len(self._refs):
             # the same text needs no edit, unless the platform shows the stream open until told it is final
             closing = final and not self._final[i] and self._d.caps.closes_streams
-            if (self._shown[i] != part or closing) and await self._d.edit(self._refs[i], Reply(part), final=final):
+            if self._shown[i] == part and not closing:
+                return False
+            if await self._d.edit(self._refs[i], Reply(part), final=final):
                 self._shown[i], self._final[i] = part, final
-            return False
+                self._inherited.discard(i)
+                return False
+            if not (final and i in self._inherited):
+                return False
+            # an earlier process's message that cannot be edited (deleted, too old): the part goes out anew
         ref = await (self._d.send if final else self._d.send_if_budget)(self._chat, Reply(part))
-        if ref is not None:
+        if ref is None:
+            return False
+        if i < len(self._refs):
+            self._inherited.discard(i)
+            self._refs[i], self._shown[i], self._final[i] = ref, part, final
+        else:
             self._refs.append(ref)
             self._shown.append(part)
             self._final.append(final)
-        return ref is not None
+        return True
 
     async def _record(self) -> None:
         """Tell `on_sent` which messages the reply has; a failure to note them is logged, not shown."""

@@ -89,3 +89,44 @@ def test_threads_and_interactions_get_their_own_budget_where_the_platform_says_s
         slot.release()
     assert shared.try_take(thread, reserve=0) is None and shared.try_take(command, reserve=0) is None
     assert apart.try_take(thread, reserve=0) is not None and apart.try_take(command, reserve=0) is not None
+
+
+async def test_a_resumed_stream_edits_the_messages_an_earlier_process_sent() -> None:
+    rec, noted = RecordingAdapter(), []
+
+    async def note(ids: list[str]) -> None:
+        noted.append(ids)
+
+    writer = StreamWriter(Delivery(rec), ChatRef("recording", "c1"), ["m-old"], note)
+    writer.feed("The whole")
+    await wait_for(lambda: bool(rec.edits))  # no grace: the message is already there
+    await writer.finish("The whole answer")
+    assert rec.sent == [] and noted == []
+    assert [(ref.message_id, reply.text) for ref, reply, _ in rec.edits][-1] == ("m-old", "The whole answer")
+
+
+async def test_a_resumed_message_that_cannot_be_edited_is_sent_anew_once() -> None:
+    class Refusing(RecordingAdapter):
+        async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
+            raise SendFailed("Bad Request: message to edit not found")
+
+    rec = Refusing()
+    writer = StreamWriter(Delivery(rec), ChatRef("recording", "c1"), ["m-deleted"])
+    await writer.finish("Still answered")
+    assert [reply.text for _, reply in rec.sent] == ["Still answered"]
+
+
+async def test_a_long_reply_notes_each_message_as_it_is_sent_but_the_last() -> None:
+    caps = dataclasses.replace(ROOMY, max_text=40)
+    rec, noted = RecordingAdapter(caps), []
+
+    async def note(ids: list[str]) -> None:
+        noted.append(ids)
+
+    writer = StreamWriter(Delivery(rec), ChatRef("recording", "c1"), on_sent=note)
+    writer.feed("the first part of it")
+    await wait_for(lambda: bool(noted))  # a streamed message is noted as soon as it is out
+    await writer.finish(" ".join(["the first part of it"] * 6))
+    assert len(rec.sent) == 4
+    assert [len(ids) for ids in noted] == [1, 2, 3]  # each message but the last, before the next went out
+    assert len(set(noted[-1])) == 3 and noted[-1][:2] == noted[1] and noted[1][0] == noted[0][0]
