@@ -16,9 +16,8 @@ class FeishuConfig(PlatformConfig):
 SPEC = AdapterSpec(
     name="feishu",
     config_model=FeishuConfig,
-    create=imported("adapters.feishu.adapter", "create"),  # the SDK is imported only when it runs
+    create=imported("adapters.feishu.adapter", "create"),  # imported only when the platform runs
     secrets=("FEISHU_APP_SECRET", "FEISHU_ENCRYPT_KEY", "FEISHU_VERIFICATION_TOKEN"),
     required_env=("FEISHU_APP_ID", "FEISHU_APP_SECRET"),
     doctor=imported("adapters.feishu.adapter", "doctor"),
-    loggers=("Lark",),
 )

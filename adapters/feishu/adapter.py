@@ -1,8 +1,8 @@
-"""Feishu/Lark adapter: long connection (default) or webhook in, cards out.
+"""Feishu/Lark adapter: long connection (default) or webhook in, cards out — all on the hub's loop.
 
-lark-oapi handlers run synchronously — on the hub's loop for webhooks, on the long connection's own
-thread for ws — so they only parse and hand over with `call_soon_threadsafe`; dedupe, chat lookups
-and the hub run in tasks on the hub's loop. A webhook is answered at once, well inside Feishu's 3 s.
+An event (a webhook body once opened, or a long-connection frame) is parsed at once and handed to a
+task; dedupe, chat lookups and the hub run there, so the webhook or the frame is answered well inside
+Feishu's 3 s. No lark-oapi at run time: importing it costs ~160 MB (see longconn.py for the protocol).
 """
 
 from __future__ import annotations
@@ -15,19 +15,13 @@ from collections.abc import Coroutine, Mapping
 from typing import Any
 
 import aiohttp
-import lark_oapi as lark
 from aiohttp import web
-from lark_oapi.api.application.v6 import P2ApplicationBotMenuV6
-from lark_oapi.api.im.v1 import P2ImMessageReceiveV1
-from lark_oapi.event.callback.model.p2_card_action_trigger import (
-    P2CardActionTrigger,
-    P2CardActionTriggerResponse,
-)
 
 from adapters.feishu import FeishuConfig, crypto, inbound
 from adapters.feishu.files import FeishuFiles
+from adapters.feishu.longconn import LongConnection, Refused
 from adapters.feishu.outbound import FeishuOutbound
-from adapters.feishu.transport import ApiError, FeishuHttp, LongConnection, refused, resolve_domain
+from adapters.feishu.transport import ApiError, FeishuHttp, refused, resolve_domain
 from bot.adapter import AdapterServices, Capabilities, MessageHandler
 from bot.config import ConfigError
 from bot.messages import ChatRef, IncomingMessage, Overheard, SentRef
@@ -37,7 +31,6 @@ STOP_GRACE = 2.0  # seconds in-flight events get to reach the hub at stop
 log = logging.getLogger(__name__)
 
 HANDLED_EVENTS = frozenset({"im.message.receive_v1", "card.action.trigger", "application.bot.menu_v6"})
-CONNECT_TIMEOUT = 15.0
 TOAST = {"en": "Running {action}", "zh": "正在执行 {action}"}
 
 
@@ -83,21 +76,12 @@ class FeishuAdapter:
         self.files = FeishuFiles(http, self._outbound)
         self._bot_open_id = ""
         self._on_message: MessageHandler | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._ws: LongConnection | None = None
         self._route_ready = False
-        self._dispatcher = (  # checks happen in crypto.open_envelope; it only routes plaintext events
-            lark.EventDispatcherHandler.builder("", "")
-            .register_p2_im_message_receive_v1(self._on_message_event)
-            .register_p2_card_action_trigger(self._on_card_action)
-            .register_p2_application_bot_menu_v6(self._on_menu)
-            .build()
-        )
 
     # ---- lifecycle -----------------------------------------------------------------------------
     async def start(self, on_message: MessageHandler) -> None:
-        self._loop = asyncio.get_running_loop()
         await self._disconnect()  # a restart by the watchdog begins from a clean slate
         try:
             await self._http.start()
@@ -114,19 +98,12 @@ class FeishuAdapter:
             log.warning("feishu: bot/v3/info gave no open_id; @mentions in groups will not be recognised")
         self._on_message = on_message
         if self._transport == "websocket":
-            self._ws = LongConnection(
-                self._app_id, self._app_secret, self._http.base_url, self._dispatcher, HANDLED_EVENTS
-            )
-            self._ws.start()
+            self._ws = LongConnection(self._http, self._app_id, self._app_secret, self._on_frame)
             try:
-                async with asyncio.timeout(CONNECT_TIMEOUT):
-                    up = await self._ws.wait_connected()
-            except TimeoutError:
-                log.warning("feishu: long connection not up yet; lark-oapi keeps retrying")
-            else:
-                if not up:
-                    await self.stop()
-                    raise ConnectionError("Feishu long connection failed; see the log above")
+                await self._ws.start()
+            except Refused as e:
+                await self.stop()
+                raise ConnectionError(f"Feishu refused the long connection: {e}") from e
 
     async def stop(self) -> None:
         # Events already taken in may be marked seen: let them reach the hub (a hand-over is quick)
@@ -178,56 +155,44 @@ class FeishuAdapter:
             return web.json_response({"msg": "success"})  # acknowledged, so Feishu does not retry
         if self._on_message is None:
             return web.json_response({"msg": "starting"}, status=503)  # Feishu retries later
-        try:  # already decrypted and checked: the dispatcher only parses and routes
-            result = self._dispatcher._do_without_validation(json.dumps(event).encode())
-        except Exception:
-            log.exception("feishu: webhook event could not be handled")
-            return web.json_response({"msg": "error"}, status=500)
-        return web.Response(body=lark.JSON.marshal(result) if result is not None else '{"msg":"success"}',
-                            content_type="application/json")
+        return web.json_response(self._route(event) or {"msg": "success"})
 
-    # ---- lark-oapi handlers: synchronous, maybe on the long connection's thread ----------------
-    def _on_message_event(self, data: P2ImMessageReceiveV1) -> None:
+    # ---- events, parsed at once; the work goes to a task -------------------------------------------
+    def _on_frame(self, payload: bytes) -> dict[str, Any] | None:
+        """A long-connection event (plaintext JSON); what it returns is the callback's answer."""
         try:
-            parsed = inbound.parse_message(data, self._bot_open_id)
-        except Exception:
-            log.exception("feishu: unreadable message event skipped")
-            return
-        if isinstance(parsed, Overheard):  # kept once per message id by the hub: no dedupe round trip here
-            self._hand_over(self._overhear(parsed))
-        elif parsed is not None:
-            self._hand_over(self._deliver(parsed.event_id, parsed.message))
+            event = json.loads(payload)
+        except ValueError:
+            log.warning("feishu: long-connection event is not JSON; skipped")
+            return None
+        return self._route(event) if isinstance(event, dict) else None
 
-    def _on_menu(self, data: P2ApplicationBotMenuV6) -> None:
+    def _route(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """Hand a decoded event to the hub; a card press answers with a toast. Unknown kinds are ignored."""
+        kind = crypto.event_type(event)
         try:
-            parsed = inbound.parse_menu(data)
+            if kind == "im.message.receive_v1":
+                message = inbound.parse_message(event, self._bot_open_id)
+                if isinstance(message, Overheard):  # kept once per message id by the hub: no dedupe round trip
+                    self._spawn(self._overhear(message))
+                elif message is not None:
+                    self._spawn(self._deliver(message.event_id, message.message))
+            elif kind == "application.bot.menu_v6":
+                parsed = inbound.parse_menu(event)
+                if parsed is not None:  # answered in the user's one-to-one chat, once we know which that is
+                    menu = parsed.message
+                    direct = dataclasses.replace(menu, chat_id=self._outbound.direct_chat(menu.user_id))
+                    self._spawn(self._deliver(parsed.event_id, direct))
+            elif kind == "card.action.trigger":
+                press = inbound.parse_card_action(event)
+                if press is None:
+                    return {}
+                self._spawn(self._deliver_press(press))
+                text = TOAST.get(self._services.language, TOAST["en"]).format(action=press.action)
+                return {"toast": {"type": "info", "content": text}}
         except Exception:
-            log.exception("feishu: unreadable menu event skipped")
-            return
-        if parsed is not None:  # answered in the user's one-to-one chat, once we know which that is
-            menu = parsed.message
-            direct = dataclasses.replace(menu, chat_id=self._outbound.direct_chat(menu.user_id))
-            self._hand_over(self._deliver(parsed.event_id, direct))
-
-    def _on_card_action(self, data: P2CardActionTrigger) -> P2CardActionTriggerResponse:
-        try:
-            press = inbound.parse_card_action(data)
-        except Exception:
-            log.exception("feishu: unreadable card action skipped")
-            press = None
-        if press is None:
-            return P2CardActionTriggerResponse({})
-        self._hand_over(self._deliver_press(press))
-        text = TOAST.get(self._services.language, TOAST["en"]).format(action=press.action)
-        return P2CardActionTriggerResponse({"toast": {"type": "info", "content": text}})
-
-    def _hand_over(self, work: Coroutine[Any, Any, None]) -> None:
-        try:
-            if self._loop is None:
-                raise RuntimeError("not started")
-            self._loop.call_soon_threadsafe(self._spawn, work)
-        except RuntimeError:  # not started yet, or the hub's loop is closed: nothing can handle it
-            work.close()
+            log.exception("feishu: unreadable %s event skipped", kind)
+        return None
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)

@@ -1,6 +1,9 @@
-"""Feishu events (lark-oapi models) → IncomingMessage, or Overheard for group messages that do not @mention
-the bot (delivered with the "read all group messages" permission). Nothing from the SDK travels past this
-module."""
+"""Feishu events (schema 2.0 JSON, decoded) → IncomingMessage, or Overheard for group messages that do not
+@mention the bot (delivered with the "read all group messages" permission). Nothing raw travels past this module.
+
+Events are plain dicts checked field by field: a field of the wrong type reads as missing, so a malformed
+event is skipped (None), never an exception.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from lark_oapi.api.application.v6 import P2ApplicationBotMenuV6
-from lark_oapi.api.im.v1 import EventMessage, P2ImMessageReceiveV1
-from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger
-
 from adapters.feishu.files import resource_handle
 from bot.messages import Attachment, ButtonPress, IncomingMessage, Overheard
 
+Json = dict[str, Any]
 PLATFORM = "feishu"
 _MENU_KEY = re.compile(r"[a-z0-9_]{1,30}")  # a menu item's event key names the command it runs
 ATTACHMENT_KINDS = {"image": "image", "sticker": "sticker", "audio": "audio", "media": "video", "file": "file"}
@@ -55,87 +55,96 @@ class CardPress:
         )
 
 
-def parse_message(data: P2ImMessageReceiveV1, bot_open_id: str) -> ParsedEvent | Overheard | None:
-    """None for what is not a user's message (bots, apps, malformed events); Overheard for group talk that
-    does not @mention the bot (a /command in a group may be meant for another bot, so it is talk too)."""
-    event, header = data.event, data.header
-    if event is None or header is None or event.message is None or event.sender is None:
+def obj(parent: Any, key: str) -> Json:
+    """parent[key] if it is a JSON object, else {}."""
+    value = parent.get(key) if isinstance(parent, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def text(parent: Any, key: str) -> str:
+    """parent[key] if it is a string, else ""."""
+    value = parent.get(key) if isinstance(parent, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def parse_message(data: Json, bot_open_id: str) -> ParsedEvent | Overheard | None:
+    """im.message.receive_v1 → message; None for what is not a user's message (bots, apps, malformed events);
+    Overheard for group talk that does not @mention the bot (a /command in a group may be meant for another bot,
+    so it is talk too)."""
+    event, event_id = obj(data, "event"), text(obj(data, "header"), "event_id")
+    sender, msg = obj(event, "sender"), obj(event, "message")
+    if text(sender, "sender_type") != "user" or not isinstance(sender.get("sender_id"), dict):
         return None
-    if event.sender.sender_type != "user" or event.sender.sender_id is None:
+    message_id, chat_id = text(msg, "message_id"), text(msg, "chat_id")
+    if not (message_id and chat_id and event_id):
         return None
-    msg = event.message
-    if not (msg.message_id and msg.chat_id and header.event_id):
-        return None
-    is_group = msg.chat_type != "p2p"
-    text, attachments = _content(msg)
-    text, at_bot = _resolve_mentions(text, msg, bot_open_id)
-    text = text.strip()
-    user_id = event.sender.sender_id.open_id or event.sender.sender_id.user_id or ""
+    is_group = text(msg, "chat_type") != "p2p"
+    body, attachments = _content(msg)
+    body, at_bot = _resolve_mentions(body, msg, bot_open_id)
+    body = body.strip()
+    sender_id = obj(sender, "sender_id")
+    user_id = text(sender_id, "open_id") or text(sender_id, "user_id")
+    thread_id = text(msg, "thread_id") or None
     if is_group and not at_bot:  # the event names no sender, only ids: the open_id stands for the name
-        return Overheard(PLATFORM, msg.chat_id, msg.thread_id or None, msg.message_id, user_id, user_id, text,
-                         attachments)
+        return Overheard(PLATFORM, chat_id, thread_id, message_id, user_id, user_id, body, attachments)
     return ParsedEvent(
-        event_id=header.event_id,
+        event_id=event_id,
         message=IncomingMessage(
             platform=PLATFORM,
-            chat_id=msg.chat_id,
-            thread_id=msg.thread_id or None,
-            message_id=msg.message_id,
+            chat_id=chat_id,
+            thread_id=thread_id,
+            message_id=message_id,
             user_id=user_id,
             user_name=user_id,
             is_group=is_group,
             mentioned=True,
-            text=text,
-            reply_to=msg.parent_id or None,
+            text=body,
+            reply_to=text(msg, "parent_id") or None,
             attachments=attachments,
         ),
     )
 
 
-def parse_card_action(data: P2CardActionTrigger) -> CardPress | None:
-    """A press of one of our buttons: its value carries the command text under "action"."""
-    event, header = data.event, data.header
-    if event is None or header is None or event.action is None or event.context is None:
+def parse_card_action(data: Json) -> CardPress | None:
+    """card.action.trigger: a press of one of our buttons; its value carries the command text under "action"."""
+    event, event_id = obj(data, "event"), text(obj(data, "header"), "event_id")
+    action = text(obj(obj(event, "action"), "value"), "action").strip()
+    ctx = obj(event, "context")
+    chat_id, card_message_id = text(ctx, "open_chat_id"), text(ctx, "open_message_id")
+    if not (action and event_id and chat_id and card_message_id):
         return None
-    action = (event.action.value or {}).get("action")
-    ctx = event.context
-    if not isinstance(action, str) or not action.strip() or not header.event_id:
-        return None
-    if not (ctx.open_chat_id and ctx.open_message_id):
-        return None
-    user_id = (event.operator.open_id or "") if event.operator else ""
-    return CardPress(header.event_id, action.strip(), user_id, ctx.open_chat_id, ctx.open_message_id)
+    return CardPress(event_id, action, text(obj(event, "operator"), "open_id"), chat_id, card_message_id)
 
 
-def parse_menu(data: P2ApplicationBotMenuV6) -> ParsedEvent | None:
-    """A press on the bot's custom menu: event key `tree` runs /tree. The event names the user but not the
-    chat, so chat_id is the user's open_id until the adapter knows their one-to-one chat."""
-    event, header = data.event, data.header
-    if event is None or header is None or not header.event_id or event.operator is None:
+def parse_menu(data: Json) -> ParsedEvent | None:
+    """application.bot.menu_v6: a press on the bot's custom menu; event key `tree` runs /tree. The event names the
+    user but not the chat, so chat_id is the user's open_id until the adapter knows their one-to-one chat."""
+    event, event_id = obj(data, "event"), text(obj(data, "header"), "event_id")
+    operator = obj(event, "operator")
+    user, key = text(obj(operator, "operator_id"), "open_id"), text(event, "event_key")
+    if not (event_id and user and _MENU_KEY.fullmatch(key)):
         return None
-    user = event.operator.operator_id.open_id if event.operator.operator_id else None
-    if not user or not event.event_key or not _MENU_KEY.fullmatch(event.event_key):
-        return None
-    name = event.operator.operator_name or user
-    return ParsedEvent(header.event_id, IncomingMessage(
-        platform=PLATFORM, chat_id=user, thread_id=None, message_id=header.event_id, user_id=user,
-        user_name=name, is_group=False, mentioned=True, text=f"/{event.event_key}"))
+    name = text(operator, "operator_name") or user
+    return ParsedEvent(event_id, IncomingMessage(
+        platform=PLATFORM, chat_id=user, thread_id=None, message_id=event_id, user_id=user,
+        user_name=name, is_group=False, mentioned=True, text=f"/{key}"))
 
 
-def _content(msg: EventMessage) -> tuple[str, tuple[Attachment, ...]]:
+def _content(msg: Json) -> tuple[str, tuple[Attachment, ...]]:
     try:
-        content = json.loads(msg.content or "{}")
+        content = json.loads(text(msg, "content") or "{}")
     except ValueError:
         content = {}
     if not isinstance(content, dict):
         content = {}
-    if msg.message_type == "text":
+    message_type = text(msg, "message_type")
+    if message_type == "text":
         return str(content.get("text", "")), ()
-    message_id = msg.message_id or ""
-    if msg.message_type == "post":
+    message_id = text(msg, "message_id")
+    if message_type == "post":
         return post_to_text(content), _post_images(content, message_id)
-    kind = ATTACHMENT_KINDS.get(msg.message_type or "", "other")
-    return "", (_attachment(msg.message_type or "", kind, content, message_id),)
+    kind = ATTACHMENT_KINDS.get(message_type, "other")
+    return "", (_attachment(message_type, kind, content, message_id),)
 
 
 def _attachment(message_type: str, kind: str, content: dict[str, Any], message_id: str) -> Attachment:
@@ -184,17 +193,17 @@ def _post_element(el: dict[str, Any]) -> str:
     return ""
 
 
-def _resolve_mentions(text: str, msg: EventMessage, bot_open_id: str) -> tuple[str, bool]:
+def _resolve_mentions(body: str, msg: Json, bot_open_id: str) -> tuple[str, bool]:
     """Strip the bot's placeholder, show other people as @Name; @all is not a mention of the bot."""
     at_bot = False
+    mentions = msg.get("mentions")
+    found = [m for m in mentions if isinstance(m, dict) and text(m, "key")] if isinstance(mentions, list) else []
     # longest keys first so "@_user_1" never eats the start of "@_user_10"
-    for mention in sorted(msg.mentions or [], key=lambda m: len(m.key or ""), reverse=True):
-        if not mention.key:
-            continue
-        open_id = mention.id.open_id if mention.id else None
-        if bot_open_id and open_id == bot_open_id:
+    for mention in sorted(found, key=lambda m: len(text(m, "key")), reverse=True):
+        key = text(mention, "key")
+        if bot_open_id and text(obj(mention, "id"), "open_id") == bot_open_id:
             at_bot = True
-            text = text.replace(mention.key, "")
+            body = body.replace(key, "")
         else:
-            text = text.replace(mention.key, f"@{mention.name or 'user'}")
-    return text.replace("@_all", "@all"), at_bot
+            body = body.replace(key, f"@{text(mention, 'name') or 'user'}")
+    return body.replace("@_all", "@all"), at_bot

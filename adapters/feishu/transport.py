@@ -1,23 +1,19 @@
 """Feishu Open API over one long-lived aiohttp session, with our own tenant-token lifecycle.
 
-lark-oapi fetches its tenant token with blocking `requests` (it would freeze the hub's loop) and opens
-a new httpx client per call (no keep-alive, ~50 ms CPU each). So REST goes through here; lark-oapi
-keeps the jobs it does well: event models, the webhook dispatcher and the long connection.
+lark-oapi fetches its tenant token with blocking `requests` (it would freeze the hub's loop), opens a new
+httpx client per call (no keep-alive, ~50 ms CPU each) and costs ~160 MB to import, so the adapter speaks
+the HTTP API itself: REST here, the long connection (same session) in longconn.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import aiohttp
-import lark_oapi as lark
-import lark_oapi.ws.client as ws_client
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +82,12 @@ class FeishuHttp:
             await self._session.close()
         self._refresher = self._session = None
         self._token = ""
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        """The live session (for the long connection's endpoint call and websocket)."""
+        assert self._session is not None, "FeishuHttp.start() not called"
+        return self._session
 
     async def call(
         self, method: str, path: str, *, params: dict[str, str] | None = None, body: Any = None,
@@ -189,106 +191,3 @@ async def _decode(resp: aiohttp.ClientResponse) -> dict[str, Any]:
         retry_after = float(reset) if reset and reset.isdigit() else None
         raise ApiError(resp.status, code, str(data.get("msg", "")), retry_after)
     return data
-
-
-class LongConnection:
-    """`lark.ws.Client` in its own thread and event loop: it drives a loop of its own and blocks.
-
-    lark-oapi keeps that loop in the module global `lark_oapi.ws.client.loop`, so one process runs
-    one long connection. The SDK has no public stop(); `stop()` below disables reconnecting,
-    disconnects on the client's loop and stops that loop.
-    """
-
-    def __init__(
-        self, app_id: str, app_secret: str, domain: str, handler: lark.EventDispatcherHandler, handled: frozenset[str]
-    ) -> None:
-        self._client = lark.ws.Client(
-            app_id,
-            app_secret,
-            event_handler=_AckUnhandled(handler, handled),  # duck-typed: ws.Client only calls this
-            domain=domain,
-            log_level=lark.LogLevel.WARNING,
-        )
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stopping = False
-
-    def start(self) -> None:
-        stray = ws_client.loop  # made by `import lark_oapi` with get_event_loop(); we replace it below
-        if stray is not asyncio.get_running_loop() and not stray.is_running() and not stray.is_closed():
-            stray.close()
-        self._thread = threading.Thread(target=self._run, name="feishu-ws", daemon=True)
-        self._thread.start()
-
-    def is_connected(self) -> bool:
-        alive = self._thread is not None and self._thread.is_alive()
-        return alive and getattr(self._client, "_conn", None) is not None
-
-    async def wait_connected(self) -> bool:
-        """True once connected; False if the thread gave up (e.g. credentials refused)."""
-        while not self.is_connected():
-            if self._thread is None or not self._thread.is_alive():
-                return False
-            await asyncio.sleep(0.05)
-        return True
-
-    async def stop(self) -> None:
-        thread, loop = self._thread, self._loop
-        if thread is None or loop is None or not thread.is_alive():
-            return
-        client = self._client
-        self._stopping = True
-        logging.getLogger("Lark").setLevel(logging.CRITICAL)  # its "receive loop exit" is our own close
-
-        async def disconnect() -> None:
-            client._auto_reconnect = False
-            await client._disconnect()
-
-        try:
-            future = asyncio.run_coroutine_threadsafe(disconnect(), loop)
-            await asyncio.wait_for(asyncio.wrap_future(future), 5)
-        except (TimeoutError, RuntimeError) as e:
-            log.warning("feishu: long connection did not disconnect cleanly: %s", e)
-        loop.call_soon_threadsafe(loop.stop)
-        await asyncio.to_thread(thread.join, 5)
-
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        ws_client.loop = loop
-        self._loop = loop
-        loop.set_exception_handler(self._on_loop_error)
-        try:
-            self._client.start()
-        except RuntimeError:
-            pass  # our stop(): "Event loop stopped before Future completed"
-        except Exception:
-            log.exception("feishu: long connection failed")
-        finally:
-            pending = asyncio.all_tasks(loop)
-            for task in pending:
-                task.cancel()
-            if pending:
-                loop.run_until_complete(asyncio.wait(pending, timeout=1))
-            loop.close()
-
-    def _on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-        """The SDK's receive task ends with "connection closed" when we stop it; that is no error."""
-        if not self._stopping:
-            loop.default_exception_handler(context)
-
-
-class _AckUnhandled:
-    """What ws.Client calls: events we did not register are acked 200 instead of failing (and redelivered)."""
-
-    def __init__(self, handler: lark.EventDispatcherHandler, handled: frozenset[str]) -> None:
-        self._handler, self._handled = handler, handled
-
-    def _do_without_validation(self, payload: bytes) -> Any:
-        try:
-            header = json.loads(payload).get("header") or {}
-        except (ValueError, AttributeError):
-            return None
-        if header.get("event_type") not in self._handled:
-            return None
-        return self._handler._do_without_validation(payload)

@@ -5,7 +5,8 @@ CardKit (create entity, stream element content with a strictly increasing sequen
 full update). Errors are data (`{"code": n, "msg": ...}`), as on the real platform; cards are
 validated like JSON 2.0 (feishu_cards.py) and a refusal is recorded in `card_errors`; a rate-limit answer
 carries the x-ogw-ratelimit-* headers. Every request is recorded. Also: the long-connection endpoint and
-a websocket speaking lark-oapi's protobuf frames. Webhook events are built in feishu_events.py.
+a websocket speaking its protobuf frames (pings answered with pongs carrying the client settings, big events
+split into parts, the connection dropped on demand). Webhook events are built in feishu_events.py.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import WSMsgType, web
-from lark_oapi.ws.pb.pbbp2_pb2 import Frame
 
+from adapters.feishu.frames import CONTROL, DATA, Frame  # checked against lark-oapi's own class in test_frames.py
 from tests.fakes.feishu_cards import CARD_CONTENT_ERROR, check_card
 from tests.fakes.feishu_events import APP_ID, message_event
 from tests.fakes.feishu_files import ResourceFiles
@@ -79,6 +80,11 @@ class FakeFeishu(ResourceFiles):
         self.token_expire = 7200
         self.ws_acks: list[dict[str, Any]] = []
         self.ws_connected = asyncio.Event()
+        self.ws_connects = 0
+        self.ws_pings = 0
+        self.ws_client_config: dict[str, Any] = {"ReconnectCount": -1, "ReconnectInterval": 120,
+                                                 "ReconnectNonce": 30, "PingInterval": 120}
+        self.ws_handshake_refusal: dict[str, str] | None = None  # handshake-* headers of a refused upgrade
         self._failures: list[Failure] = []
         self.card_errors: list[str] = []  # why each refused card was refused
         self._valid_tokens: set[str] = set()
@@ -324,35 +330,46 @@ class FakeFeishu(ResourceFiles):
             return web.json_response({"code": 1000040343, "msg": "app secret invalid"})
         return web.json_response({"code": 0, "msg": "ok", "data": {
             "URL": f"ws://127.0.0.1:{self.port}/ws?device_id=dev-1&service_id=7",
-            "ClientConfig": {"ReconnectCount": -1, "ReconnectInterval": 120,
-                             "ReconnectNonce": 30, "PingInterval": 120}}})
+            "ClientConfig": self.ws_client_config}})
 
-    async def _ws_handler(self, request: web.Request) -> web.WebSocketResponse:
+    async def _ws_handler(self, request: web.Request) -> web.StreamResponse:
+        if self.ws_handshake_refusal is not None:
+            return web.Response(status=403, headers=self.ws_handshake_refusal)
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         self._ws = ws
+        self.ws_connects += 1
         self.ws_connected.set()
         async for msg in ws:
             if msg.type != WSMsgType.BINARY:
                 continue
-            frame = Frame()
-            frame.ParseFromString(msg.data)
-            if frame.method == 1:  # data frame ack; method 0 is a ping
-                self.ws_acks.append(json.loads(frame.payload))
+            frame = Frame.decode(msg.data)
+            if frame.method == DATA:  # an ack
+                self.ws_acks.append(json.loads(frame.payload or b""))
+            elif frame.header("type") == "ping":
+                self.ws_pings += 1
+                pong = Frame(service=frame.service, method=CONTROL, headers=[("type", "pong")],
+                             payload=json.dumps(self.ws_client_config).encode())
+                await ws.send_bytes(pong.encode())
+        self.ws_connected.clear()
         return ws
 
-    async def push_ws_event(self, event: dict[str, Any]) -> None:
-        """One data frame (method=1) carrying a plaintext event, as Feishu's gateway sends it."""
+    async def drop_ws(self) -> None:
+        """Close the long connection from the platform's side, as a gateway restart does."""
         assert self._ws is not None, "no long connection yet"
-        frame = Frame()
-        frame.SeqID, frame.LogID, frame.service, frame.method = 1, 1, 7, 1
-        headers = {"type": "event", "message_id": "m-" + event["header"]["event_id"],
-                   "trace_id": "trace-1", "sum": "1", "seq": "0"}
-        for key, value in headers.items():
-            header = frame.headers.add()
-            header.key, header.value = key, value
-        frame.payload = json.dumps(event).encode()
-        await self._ws.send_bytes(frame.SerializeToString())
+        await self._ws.close()
+
+    async def push_ws_event(self, event: dict[str, Any], parts: int = 1, kind: str = "event") -> None:
+        """Data frames (method=1) carrying a plaintext event, split into `parts` like Feishu splits big ones."""
+        assert self._ws is not None, "no long connection yet"
+        payload = json.dumps(event).encode()
+        size = -(-len(payload) // parts)
+        for seq in range(parts):
+            headers = [("type", kind), ("message_id", "m-" + event["header"]["event_id"]),
+                       ("trace_id", "trace-1"), ("sum", str(parts)), ("seq", str(seq))]
+            frame = Frame(seq_id=1, log_id=1, service=7, method=DATA, headers=headers,
+                          payload=payload[seq * size:(seq + 1) * size])
+            await self._ws.send_bytes(frame.encode())
 
 
 def _visible_text(message: dict[str, Any], cards: dict[str, CardEntity]) -> str:

@@ -1,12 +1,14 @@
-"""Long connection: the real lark.ws.Client in its thread ↔ the fake's protobuf websocket."""
+"""Long connection: our client on the hub's loop ↔ the fake's protobuf websocket (Feishu's wire protocol)."""
 
 from __future__ import annotations
 
 import base64
 import json
 
+import pytest
+
 from tests.adapters.feishu.conftest import StartAdapter, eventually
-from tests.fakes.feishu_api import BOT_OPEN_ID
+from tests.fakes.feishu_api import BOT_OPEN_ID, FakeFeishu
 from tests.fakes.feishu_events import card_action_event, message_event
 
 
@@ -44,13 +46,60 @@ async def test_card_press_over_the_long_connection_answers_a_toast(start_adapter
     assert answer["toast"]["content"] == "Running /new"
 
 
-async def test_stop_ends_the_long_connection_thread(start_adapter: StartAdapter) -> None:
+async def test_stop_closes_the_websocket_and_its_tasks(start_adapter: StartAdapter) -> None:
     h = await start_adapter("websocket")
-    assert h.adapter.connected()
+    assert h.adapter.connected() and h.fake.ws_connected.is_set()
     connection = h.adapter._ws
-    assert connection is not None and connection._thread is not None
-    thread = connection._thread
-    assert thread.is_alive()
+    assert connection is not None
     await h.adapter.stop()
     assert not h.adapter.connected()
-    assert not thread.is_alive()  # the SDK's own loop really ended, not just our reference to it
+    await eventually(lambda: not h.fake.ws_connected.is_set())  # the platform saw the socket close
+    assert connection._keeper is None and connection._pinger is None
+
+
+async def test_a_dropped_connection_comes_back_and_events_flow_again(start_adapter: StartAdapter) -> None:
+    h = await start_adapter("websocket")
+    assert h.adapter._ws is not None
+    h.adapter._ws.settings.update({"ReconnectNonce": 0, "ReconnectInterval": 0.05})
+    await h.fake.drop_ws()
+    await eventually(lambda: h.fake.ws_connects == 2 and h.adapter.connected())
+    await h.fake.push_ws_event(message_event("ws-after", chat_type="p2p", text="back again"))
+    (msg,) = await h.wait_received(1)
+    assert msg.text == "back again"
+
+
+async def test_an_event_split_into_parts_is_joined_before_parsing(start_adapter: StartAdapter) -> None:
+    h = await start_adapter("websocket")
+    await h.fake.push_ws_event(message_event("ws-split", chat_type="p2p", text="x" * 3000), parts=3)
+    (msg,) = await h.wait_received(1)
+    assert msg.text == "x" * 3000
+    await eventually(lambda: len(h.fake.ws_acks) == 1)  # one ack, for the last part
+
+
+async def test_pings_get_pongs_that_carry_the_platforms_settings(
+        start_adapter: StartAdapter, fake: FakeFeishu) -> None:
+    fake.ws_client_config = {"PingInterval": 1}  # from the endpoint: a ping at connect, then every second
+    h = await start_adapter("websocket")
+    await eventually(lambda: h.fake.ws_pings >= 1)
+    h.fake.ws_client_config = {"PingInterval": 1, "ReconnectInterval": 7, "ReconnectNonce": 3, "ReconnectCount": 5}
+    assert h.adapter._ws is not None
+    settings = h.adapter._ws.settings
+    await eventually(lambda: settings.reconnect_count == 5)  # the second ping's pong
+    assert (settings.ping_interval, settings.reconnect_interval, settings.reconnect_nonce,
+            settings.reconnect_count) == (1.0, 7.0, 3.0, 5)
+
+
+async def test_a_legacy_card_frame_is_left_unanswered(start_adapter: StartAdapter) -> None:
+    h = await start_adapter("websocket")
+    await h.fake.push_ws_event(card_action_event("ws-card", "/new", card_message_id="om_c"), kind="card")
+    await h.fake.push_ws_event(message_event("ws-next", chat_type="p2p", text="next"))
+    await h.wait_received(1)
+    await eventually(lambda: len(h.fake.ws_acks) == 1)
+    assert [m.text for m in h.received] == ["next"]
+
+
+async def test_a_forbidden_handshake_fails_start_with_the_platforms_reason(
+        start_adapter: StartAdapter, fake: FakeFeishu) -> None:
+    fake.ws_handshake_refusal = {"handshake-status": "403", "handshake-msg": "app has no bot capability"}
+    with pytest.raises(ConnectionError, match=r"refused the long connection: app has no bot capability \(403\)"):
+        await start_adapter("websocket")

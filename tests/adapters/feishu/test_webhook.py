@@ -1,4 +1,4 @@
-"""Webhook transport: real lark-oapi dispatcher behind our checks, events pushed like Feishu pushes them."""
+"""Webhook transport: envelopes opened and events routed by the adapter, pushed like Feishu pushes them."""
 
 from __future__ import annotations
 
