@@ -1,4 +1,7 @@
-"""Images for a vision model: verified, bounded, EXIF gone, re-encoded — CPU work, so run in a thread."""
+"""Images for a vision model: verified, bounded, EXIF gone, re-encoded — CPU work, so run in a thread.
+
+Pillow is imported with the first image (~14 MB resident): most processes never see one.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +9,7 @@ import base64
 import io
 from pathlib import Path
 
-from PIL import Image
-
 MAX_PIXELS = 40_000_000  # above this Pillow refuses the file as a decompression bomb
-Image.MAX_IMAGE_PIXELS = MAX_PIXELS
 
 
 class BadImage(Exception):
@@ -21,6 +21,9 @@ def normalize(path: Path, max_px: int) -> str:
 
     Re-encoding from pixels is what strips EXIF (location, camera) and any payload after the image data.
     """
+    from PIL import Image
+
+    Image.MAX_IMAGE_PIXELS = MAX_PIXELS
     out = io.BytesIO()
     try:
         with Image.open(path) as probe:

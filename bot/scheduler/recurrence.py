@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from croniter import croniter
-
 MAX_CRON_STEPS = 8  # wall-clock candidates that can map to the past around a fall-back hour
 
 
@@ -24,6 +22,8 @@ def local_to_utc(wall: datetime, tz: ZoneInfo) -> datetime:
 
 def next_cron(spec: str, tz: ZoneInfo, after: datetime) -> datetime:
     """The first time strictly after `after` (aware) at which the cron spec matches the wall clock in `tz`."""
+    from croniter import croniter  # only cron specs need it: imported with the first one
+
     it = croniter(spec, after.astimezone(tz).replace(tzinfo=None))
     for _ in range(MAX_CRON_STEPS):
         due = local_to_utc(it.get_next(datetime), tz)

@@ -14,8 +14,6 @@ from datetime import date, datetime, time, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
 
-from croniter import croniter
-
 from bot.scheduler.recurrence import local_to_utc, next_cron
 
 Kind = Literal["once", "cron", "interval"]
@@ -190,6 +188,8 @@ def _every_cron(args: str) -> tuple[Kind, str, str] | None:
     if len(words) < 5 or not all(_CRON_FIELD.match(w) for w in words[:5]):
         return None
     spec = " ".join(words[:5])
+    from croniter import croniter  # only cron specs need it: imported with the first one
+
     if not croniter.is_valid(spec):
         raise TimeFormError(args)
     return "cron", spec, words[5] if len(words) == 6 else ""

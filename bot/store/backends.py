@@ -1,12 +1,12 @@
 """Pick the backend a database URL names: `sqlite:///data/bothub.sqlite3` (a relative path; four slashes
-for an absolute one) or `postgresql://user@host/db`."""
+for an absolute one) or `postgresql://user@host/db`. The PostgreSQL backend (asyncpg) is imported only
+when it is named."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from bot.store import Store
-from bot.store.postgres import PostgresStore
 from bot.store.sqlite import SqliteStore
 
 SQLITE = "sqlite:///"
@@ -23,5 +23,7 @@ def store_for_url(url: str, pool_size: int = 10) -> Store:
     if path is not None:
         return SqliteStore(path)
     if url.startswith(POSTGRES):
+        from bot.store.postgres import PostgresStore
+
         return PostgresStore(url, pool_size)
     raise ValueError("the database URL must start with sqlite:/// or postgresql://")  # never echo it: a password

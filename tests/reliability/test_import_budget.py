@@ -1,0 +1,39 @@
+"""What a `bothub run` process loads: facts about imports (not timings) that keep its memory in budget.
+
+Resident memory each costs when imported into a bare interpreter (bench/results.md, "Imports"): lark_oapi
+≈ 168 MB (any submodule runs its package __init__), openai 58, asyncpg 25, pypdf 29, Pillow 14. The
+Feishu adapter speaks the platform's protocols itself; the others are imported where they are used.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+WATCHED = ("lark_oapi", "google.protobuf", "Crypto", "cryptography", "requests", "asyncpg", "PIL", "pypdf", "mcp",
+           "croniter")
+
+
+def loaded_after(code: str) -> set[str]:
+    """Which of WATCHED a fresh interpreter has in sys.modules after running `code`."""
+    probe = f"import sys; {code}; print(' '.join(m for m in {WATCHED!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True,
+                         timeout=120).stdout
+    return set(out.split())
+
+
+def test_the_feishu_adapter_loads_neither_lark_oapi_nor_protobuf_nor_aes() -> None:
+    # AES (cryptography) comes with the first encrypted webhook event; the long connection never needs it
+    assert loaded_after("import adapters.feishu, adapters.feishu.adapter, adapters.feishu.longconn") == set()
+
+
+def test_the_app_and_cli_load_no_optional_backend_media_or_cron_library() -> None:
+    assert loaded_after("import bot.cli.main, bot.app") == set()
+
+
+def test_an_encrypted_event_brings_in_aes_only_then() -> None:
+    code = ("from adapters.feishu import crypto; from tests.fakes.feishu_events import encrypt; "
+            "assert 'cryptography' not in sys.modules; assert crypto.decrypt('k', encrypt('k', 'hi')) == 'hi'")
+    assert "cryptography" in loaded_after(code)
