@@ -1,0 +1,215 @@
+"""Footprint of a real `bothub run` with Telegram, Discord and Feishu against their fakes: start-up and memory.
+
+Start-up: from spawning the process to /readyz answering 200 (every platform connected) with 10⁵ messages
+stored. Memory: then 1 000 chats (Telegram private chats, Discord DMs, Feishu one-to-one chats over the
+long connection), each with 100 stored messages, ask at once while the fake LLM holds every answer for a
+second, so all 1 000 runs are in flight together; peak RSS (VmHWM) once every chat shows its answer.
+The platform fakes' rate limits are off here: this measures the bot's footprint, not pacing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+import psutil
+import yaml
+
+from bench.common import Section, fake_llm, run_standalone
+from bench.store import linear
+from bot.store.sqlite import SqliteStore
+from tests.fakes import discord_api, feishu_api, telegram_api
+
+REPO = Path(__file__).resolve().parents[1]
+CHATS = {"telegram": 400, "discord": 300, "feishu": 300}
+STORED_PER_CHAT = 100  # 1 000 chats × 100 = 10⁵ stored messages
+FIRST_TOKEN = 1.0  # seconds the fake LLM waits before answering: every run is in flight at once
+READY_WITHIN = 60.0
+ANSWERED_WITHIN = 120.0
+POLL = 0.25
+RSS_LIMIT_MB = 120
+READY_LIMIT_S = 1.0
+
+
+def chat_ids() -> dict[str, list[str]]:
+    return {"telegram": [str(20_001 + i) for i in range(CHATS["telegram"])],
+            "discord": [str(810_000_000_000_000_000 + i) for i in range(CHATS["discord"])],
+            "feishu": [f"oc_p2p_{i:04d}" for i in range(CHATS["feishu"])]}
+
+
+def question(platform: str, n: int) -> str:
+    return f"{platform} chat {n} asks about the weather"
+
+
+async def fill(db: Path) -> int:
+    """Each of the 1 000 chats gets a stored conversation of STORED_PER_CHAT messages."""
+    store = SqliteStore(db)
+    await store.open()
+    stored = 0
+    try:
+        for platform, ids in chat_ids().items():
+            for chat in ids:
+                await store.conversations.import_tree(f"{platform}:{chat}", linear(STORED_PER_CHAT, seed=0))
+                stored += STORED_PER_CHAT
+    finally:
+        await store.close()
+    return stored
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Fakes:
+    telegram: telegram_api.FakeTelegram
+    discord: discord_api.FakeDiscord
+    feishu: feishu_api.FakeFeishu
+
+    def env(self) -> dict[str, str]:
+        return {"TELEGRAM_BOT_TOKEN": telegram_api.TOKEN, "TELEGRAM_API_BASE": self.telegram.api_base,
+                "DISCORD_BOT_TOKEN": discord_api.TOKEN, "DISCORD_API_BASE": self.discord.api_base,
+                "DISCORD_GATEWAY_URL": self.discord.gateway_url,
+                "FEISHU_APP_ID": feishu_api.APP_ID, "FEISHU_APP_SECRET": feishu_api.APP_SECRET,
+                "FEISHU_DOMAIN": self.feishu.domain}
+
+    async def ask_all(self) -> None:
+        ids = chat_ids()
+        for n, chat in enumerate(ids["telegram"]):
+            self.telegram.inject_message(int(chat), question("telegram", n), chat_type="private")
+        for n, chat in enumerate(ids["discord"]):
+            author = {**discord_api.HUMAN, "id": str(700_000_000_000_100_000 + n), "username": f"user{n}"}
+            data = self.discord.user_message(question("discord", n), dm=True, author=author)
+            await self.discord.dispatch("MESSAGE_CREATE", {**data, "channel_id": chat})
+        for n, chat in enumerate(ids["feishu"]):
+            event = self.feishu.incoming(f"fp-{n}", chat_type="p2p", chat_id=chat, text=question("feishu", n))
+            await self.feishu.push_ws_event(event)
+
+    def answered(self) -> int:
+        ids = chat_ids()
+        done = sum(any(t.endswith(question("telegram", n)) for t in self.telegram.bot_texts(int(chat)))
+                   for n, chat in enumerate(ids["telegram"]))
+        discord_done = {m["channel_id"] for m in self.discord.messages.values()
+                        if str(m.get("content", "")).endswith("weather")}
+        done += sum(chat in discord_done for chat in ids["discord"])
+        return done + sum(any(t.strip().endswith(question("feishu", n)) for t in self.feishu.shown(chat))
+                          for n, chat in enumerate(ids["feishu"]))
+
+
+@contextlib.asynccontextmanager
+async def fakes() -> AsyncIterator[Fakes]:
+    tg, dc, fs = telegram_api.FakeTelegram(), discord_api.FakeDiscord(), feishu_api.FakeFeishu()
+    tg.flood = None  # footprint, not pacing (see the module docstring); Discord limits per channel, each DM its own
+    for server in (tg, dc, fs):
+        await server.start()
+    try:
+        yield Fakes(tg, dc, fs)
+    finally:
+        for server in (tg, dc, fs):
+            await server.stop()
+
+
+def peak_rss(pid: int) -> float:
+    """VmHWM: the most resident memory the process has had, in bytes."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return float(line.split()[1]) * 1024
+    return 0.0
+
+
+async def wait_ready(port: int, proc: asyncio.subprocess.Process) -> float:
+    """Seconds from now until /readyz says ready (polled every 10 ms)."""
+    started = time.monotonic()
+    async with aiohttp.ClientSession() as session:
+        while time.monotonic() - started < READY_WITHIN:
+            if proc.returncode is not None:
+                raise RuntimeError(f"bothub exited with status {proc.returncode} before it was ready")
+            with contextlib.suppress(aiohttp.ClientError):
+                async with session.get(f"http://127.0.0.1:{port}/readyz") as resp:
+                    if resp.status == 200:
+                        return time.monotonic() - started
+            await asyncio.sleep(0.01)
+    raise RuntimeError(f"not ready within {READY_WITHIN:.0f} s")
+
+
+@dataclass
+class Outcome:
+    ready: float
+    rss_ready: float
+    answered: int
+    answer_time: float
+    peak: float
+    cpu: float
+
+
+async def measure(work: Path, servers: Fakes, llm_url: str, stored: int) -> Outcome:
+    port = free_port()
+    config = work / "bothub.yaml"
+    config.write_text(yaml.safe_dump({
+        "data_dir": str(work / "data"), "log_level": "WARNING", "server": {"port": port},
+        "platforms": ["telegram", "discord", "feishu"], "max_queue": 10}), encoding="utf-8")
+    env = {**os.environ, **servers.env(), "OPENAI_BASE_URL": llm_url, "OPENAI_API_KEY": "test-key",
+           "BOTHUB_MODEL": "fake-model", "PYTHONPATH": str(REPO)}
+    spawned = time.monotonic()
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "--config", str(config), "run",
+                                                env=env, cwd=work)
+    try:
+        await wait_ready(port, proc)
+        ready = time.monotonic() - spawned
+        bot = psutil.Process(proc.pid)
+        rss_ready = float(bot.memory_info().rss)
+        cpu_start = sum(bot.cpu_times()[:2])
+        asked = time.monotonic()
+        await servers.ask_all()
+        for _ in range(int(ANSWERED_WITHIN / POLL)):  # answered() reads every chat: not every few ms
+            if servers.answered() >= sum(CHATS.values()):
+                break
+            await asyncio.sleep(POLL)
+        return Outcome(ready, rss_ready, servers.answered(), time.monotonic() - asked, peak_rss(proc.pid),
+                       sum(bot.cpu_times()[:2]) - cpu_start)
+    finally:
+        if proc.returncode is None:
+            proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), 20)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+
+
+async def run() -> Section:
+    total = sum(CHATS.values())
+    sec = Section(f"Footprint: `bothub run` with Telegram, Discord and Feishu, {total} active chats")
+    with tempfile.TemporaryDirectory() as d:
+        work = Path(d)
+        (work / "data").mkdir(mode=0o700)
+        stored = await fill(work / "data" / "bothub.sqlite3")
+        async with fake_llm(0.0, FIRST_TOKEN) as llm_url, fakes() as servers:
+            out = await measure(work, servers, llm_url, stored)
+    sec.check(f"start-up to ready (/readyz 200), three platforms, {stored} messages stored", out.ready,
+              READY_LIMIT_S, "s", fmt=".2f")
+    sec.add("RSS when ready", f"{out.rss_ready / 2**20:.0f} MB")
+    sec.add(f"answered ({', '.join(f'{k} {v}' for k, v in CHATS.items())})", f"{out.answered} / {total}",
+            str(total), out.answered == total)
+    sec.add(f"all {total} answered after (LLM first token {FIRST_TOKEN:g} s)", f"{out.answer_time:.1f} s")
+    sec.add("bot CPU per answer", f"{out.cpu / max(out.answered, 1) * 1000:.1f} ms")
+    sec.check(f"peak RSS (VmHWM), {total} chats in flight at once", out.peak / 2**20, RSS_LIMIT_MB, "MB", fmt=".0f")
+    sec.notes.append("Platform fakes run in the benchmark's process, the fake LLM in its own; the bot is a separate "
+                     "`python -m bot run`. Rate limits of the fakes are off: this is footprint, not pacing.")
+    return sec
+
+
+if __name__ == "__main__":
+    run_standalone(run)
