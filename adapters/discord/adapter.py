@@ -39,7 +39,10 @@ discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
 
 READY_TIMEOUT = 30.0  # seconds start() waits for the gateway before returning anyway
 RATE_LIMIT_WAIT = 30.0  # longest 429 wait discord.py sleeps through itself (its minimum setting)
-GUILD_READY_TIMEOUT = 2.0  # discord.py waits this long after the last GUILD_CREATE before "ready"
+# discord.py declares "ready" this long after the last GUILD_CREATE (its default, 2 s, was most of our start-up).
+# Discord sends a bot's guilds right after READY; one arriving later is still taken in (as guild_available), and
+# nothing here waits for member chunks (no members intent), so a short quiet gap is enough.
+GUILD_READY_TIMEOUT = 0.2
 
 
 def create(settings: DiscordConfig, env: Mapping[str, str], services: AdapterServices) -> DiscordAdapter:
