@@ -1,5 +1,5 @@
-"""`make bench`: every benchmark in order → bench/results.md (store, hub, store backends, concurrency, scheduler,
-Telegram end to end, Discord pacing).
+"""`make bench`: every benchmark in order → bench/results.md (store, hub, flat cost, store backends, concurrency,
+scheduler, dashboard, footprint of a real `bothub run`, Telegram end to end, Discord pacing).
 
 The soak test (bench/soak.py, if present) is long and runs on its own.
 """
@@ -10,7 +10,18 @@ import asyncio
 import time
 from pathlib import Path
 
-from bench import concurrency, dashboard, discord_answers, hub, scale, scheduler, store, telegram_e2e
+from bench import (
+    concurrency,
+    dashboard,
+    discord_answers,
+    flat,
+    footprint,
+    hub,
+    scale,
+    scheduler,
+    store,
+    telegram_e2e,
+)
 from bench.common import Section, print_section, render_markdown
 
 RESULTS = Path(__file__).with_name("results.md")
@@ -18,7 +29,8 @@ RESULTS = Path(__file__).with_name("results.md")
 
 async def main() -> None:
     sections: list[Section] = []
-    for module in (store, hub, scale, concurrency, scheduler, dashboard, telegram_e2e, discord_answers):
+    for module in (store, hub, flat, scale, concurrency, scheduler, dashboard, footprint, telegram_e2e,
+                   discord_answers):
         started = time.monotonic()
         section = await module.run()
         section.notes.append(f"took {time.monotonic() - started:.0f} s")

@@ -99,7 +99,8 @@ class DiscordAdapter:
     def _new_client(self) -> tuple[discord.Client, app_commands.CommandTree]:
         """A closed discord.Client cannot log in again, so every start (a watchdog restart too) gets a new one."""
         client = discord.Client(intents=self._intents, max_ratelimit_timeout=RATE_LIMIT_WAIT,
-                                allowed_mentions=NO_PINGS, guild_ready_timeout=GUILD_READY_TIMEOUT)
+                                allowed_mentions=NO_PINGS, guild_ready_timeout=GUILD_READY_TIMEOUT,
+                                max_messages=None)  # no cache of the last 1 000 messages: replies carry their own
         tree = build_tree(client, self._command, self._choices, self._services.commands)
         client.add_dynamic_items(CommandButton)
         for event, handler in {"on_message": self._message, "on_command_button": self._button,
