@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.agent.llm import Completion, LLMClient, LLMError
+from bot.agent.llm import Completion, LLMClient
 from bot.agent.prompt import message_tokens
+from bot.agent.provider import LLMError
 from bot.agent.tokens import TokenCounter
 from bot.store.summaries import Summary, SummaryStore
 from bot.tree.model import Message

@@ -20,7 +20,8 @@ from bot.agent.events import (
     ToolFinished,
     ToolStarted,
 )
-from bot.agent.llm import Completion, LLMClient, LLMError, TextChunk
+from bot.agent.llm import Completion, LLMClient, TextChunk
+from bot.agent.provider import LLMError
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 
 log = logging.getLogger("bothub.agent")

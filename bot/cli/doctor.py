@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import openai
-
 from bot.adapter import find_spec
 from bot.agent.approvals import Approvals
+from bot.agent.provider import LLMError, Provider
 from bot.agent.skills import SkillSet
 from bot.agent.tools import sandbox
 from bot.agent.tools.mcp import McpTools
@@ -98,17 +97,18 @@ async def _check_mcp(cfg: Config, env: Mapping[str, str]) -> list[tuple[str, str
 async def _check_llm(cfg: Config, lang: str) -> tuple[str, str]:
     if not (cfg.llm.api_key or cfg.llm.base_url):
         return FAIL, t(lang, "doctor_llm_missing")
-    client = openai.AsyncOpenAI(api_key=cfg.llm.api_key or "not-needed", base_url=cfg.llm.base_url,
-                                timeout=10, max_retries=0)
+    provider = Provider(cfg.llm.base_url, cfg.llm.api_key, timeout=10, max_retries=0)
     where = cfg.llm.base_url or "OpenAI"
     try:
-        models = [m.id async for m in client.models.list()]
-    except openai.AuthenticationError:
-        return FAIL, t(lang, "doctor_llm_refused", where=where)
-    except openai.APIError as e:
-        return FAIL, t(lang, "doctor_llm_unreachable", where=where, error=type(e).__name__)
+        listed = await provider.get_json("/models")
+    except LLMError as e:
+        if e.kind == "auth":
+            return FAIL, t(lang, "doctor_llm_refused", where=where)
+        return FAIL, t(lang, "doctor_llm_unreachable", where=where, error=e.kind)
     finally:
-        await client.close()
+        await provider.close()
+    data = listed.get("data") if isinstance(listed, dict) else None
+    models = [m["id"] for m in data or () if isinstance(m, dict) and isinstance(m.get("id"), str)]
     if models and cfg.llm.chat_model not in models:
         return FAIL, t(lang, "doctor_llm_no_model", where=where, model=cfg.llm.chat_model,
                        models=", ".join(models[:8]))

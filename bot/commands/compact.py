@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.agent.llm import LLMError
+from bot.agent.provider import LLMError
 from bot.commands.registry import CommandContext, command
 from bot.replies import Reply
 

@@ -1,9 +1,11 @@
-"""AgentLoop + LLMClient through the real openai SDK against FakeOpenAI: tool chains, limits, failures."""
+"""AgentLoop + LLMClient over HTTP against FakeOpenAI (the real wire protocol): tool chains, limits, failures."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
+import time
 from typing import Any
 
 import pytest
@@ -174,14 +176,40 @@ async def test_auth_failure_never_logs_the_key(
     assert fake.requests[0]["headers"]["Authorization"] == f"Bearer {key}"
 
 
-async def test_sdk_retries_429_and_5xx_before_the_stream_starts(
+async def test_429_and_5xx_are_retried_before_the_stream_starts_after_the_wait_asked(
     fake: FakeOpenAI, make_llm: MakeLLM, ctx: ToolContext
 ) -> None:
-    fake.script(Error(429, code="rate_limit_exceeded", retry_after=0.01), Error(503, retry_after=0.01), Text("ok"))
+    fake.script(Error(429, code="rate_limit_exceeded", retry_after=0.4), Error(503, retry_after=0.01), Text("ok"))
+    started = time.monotonic()
     events = await run(await make_llm(max_retries=2), ctx)
 
     assert events[-1] == RunFinished("ok")
-    assert [r["headers"].get("x-stainless-retry-count") for r in fake.requests] == ["0", "1", "2"]
+    assert len(fake.requests) == 3 and fake.pending == 0
+    assert time.monotonic() - started >= 0.4  # the 429's Retry-After was honoured
+
+
+async def test_a_wait_longer_than_a_minute_is_not_retried(
+    fake: FakeOpenAI, make_llm: MakeLLM, ctx: ToolContext
+) -> None:
+    fake.script(Error(429, code="insufficient_quota", retry_after=3600), Text("never asked"))
+    events = await run(await make_llm(max_retries=2), ctx)
+
+    failure = events[-1]
+    assert isinstance(failure, RunFailed) and failure.kind == "rate_limit"
+    assert len(fake.requests) == 1 and fake.pending == 1
+
+
+async def test_a_tool_call_arriving_whole_in_one_large_event_is_read(
+    fake: FakeOpenAI, make_llm: MakeLLM
+) -> None:
+    arguments = json.dumps({"path": "big.txt", "content": "x" * 300_000})  # one SSE line > 128 KiB
+    fake.script(ToolCalls([("c1", "write_file", arguments)], fragment=len(arguments)))
+    llm = await make_llm()
+    items = [item async for item in llm.stream([{"role": "user", "content": "write"}], None, "fake-model")]
+
+    completion = items[-1]
+    assert isinstance(completion, Completion)
+    assert [(c.id, c.name, c.arguments) for c in completion.tool_calls] == [("c1", "write_file", arguments)]
 
 
 async def test_in_stream_error_after_partial_text_is_not_retried(
