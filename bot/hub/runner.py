@@ -39,6 +39,7 @@ from bot.tree.model import AttachedFile, Message
 log = logging.getLogger("bothub.runner")
 
 TYPING_EVERY = 4.5  # seconds; platforms show "typing…" for about 5 s per call
+TYPING_AFTER = 0.5  # seconds of silence before "typing…": an answer visible sooner saves the platform call
 HISTORY_RESERVE = 1024  # tokens kept free for the answer
 QUIET_AFTER_FAILURE = 60.0  # seconds during which a chat gets no second "provider failed" message
 
@@ -270,7 +271,7 @@ class AgentRunner:
 
 
 class TypingIndicator:
-    """Shows "typing…" while the model thinks (nothing visible yet) or a tool runs."""
+    """Shows "typing…" while the model thinks (nothing visible yet after TYPING_AFTER) or a tool runs."""
 
     def __init__(self, delivery: Delivery, chat: ChatRef, stream: StreamWriter | HeldReply) -> None:
         self.tool_running = False
@@ -280,6 +281,7 @@ class TypingIndicator:
         if isinstance(stream, HeldReply):
             return  # a run that may stay silent must not show "typing…" either
         with contextlib.suppress(Exception):
+            await asyncio.sleep(TYPING_AFTER)
             while True:
                 if not stream.visible or self.tool_running:
                     await delivery.adapter.typing(chat)

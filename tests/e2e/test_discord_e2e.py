@@ -21,7 +21,7 @@ from tests.fakes.discord_api import (
     TOKEN,
     FakeDiscord,
 )
-from tests.fakes.openai_api import FakeOpenAI
+from tests.fakes.openai_api import FakeOpenAI, Text
 from tests.harness import running_app, wait_for
 
 
@@ -115,10 +115,11 @@ async def test_two_threads_are_two_sessions(app: App, discord_fake: FakeDiscord,
     assert not _shown(discord_fake, CHANNEL_ID)  # replies stayed inside their threads
 
 
-async def test_direct_message_flow(app: App, discord_fake: FakeDiscord) -> None:
+async def test_direct_message_flow(app: App, discord_fake: FakeDiscord, fake: FakeOpenAI) -> None:
+    fake.script(Text("hello from a DM", first_token_delay=1.0))
     await discord_fake.dispatch("MESSAGE_CREATE", discord_fake.user_message("hello from a DM", dm=True))
     await _answered(discord_fake, DM_CHANNEL_ID, "hello from a DM")
-    assert discord_fake.calls_to("POST", rf"/channels/{DM_CHANNEL_ID}/typing")
+    assert discord_fake.calls_to("POST", rf"/channels/{DM_CHANNEL_ID}/typing")  # the model was silent for a second
     await discord_fake.dispatch("MESSAGE_CREATE", discord_fake.user_message("/status", dm=True))
     await wait_for(lambda: len(_shown(discord_fake, DM_CHANNEL_ID)) == 2)
     session = app.hub.sessions.get(SessionKey("discord", DM_CHANNEL_ID))

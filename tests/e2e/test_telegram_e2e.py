@@ -54,13 +54,20 @@ async def _answered(tg: FakeTelegram, chat_id: int, needle: str, within: float =
 
 async def test_private_chat_streams_the_answer_with_edits(app: App, tg: FakeTelegram, fake: FakeOpenAI) -> None:
     answer = " ".join(f"word{n}" for n in range(60))
-    fake.script(Text(answer, delay=0.04))
+    fake.script(Text(answer, delay=0.04, first_token_delay=1.0))
     tg.inject_message(42, "tell me a long story")
     await wait_for(lambda: tg.bot_texts(42) == [answer], within=15)
-    assert tg.calls_of("sendChatAction")[0]["action"] == "typing"
+    assert tg.calls_of("sendChatAction")[0]["action"] == "typing"  # the model was silent for a second
     [message] = tg.messages(42)[1:]
     assert message.edits >= 1  # shown while it was being written, not only at the end
     assert "tell me a long story" in _prompt(fake)
+
+
+async def test_a_quick_short_answer_costs_one_send_and_no_typing(app: App, tg: FakeTelegram) -> None:
+    tg.inject_message(42, "quick question")  # the fake model answers at once
+    await _answered(tg, 42, "quick question")
+    assert not tg.calls_of("sendChatAction")  # visible before "typing…" was due: that call is saved
+    assert len(tg.calls_of("sendMessage")) == 1
 
 
 async def test_group_answers_only_when_addressed(app: App, tg: FakeTelegram, fake: FakeOpenAI) -> None:
