@@ -1,5 +1,5 @@
 """`make bench`: every benchmark in order → bench/results.md (store, hub, flat cost, store backends, concurrency,
-scheduler, dashboard, footprint of a real `bothub run`, Telegram end to end, Discord pacing).
+scheduler, dashboard, footprint of a real `bothub run`, Telegram, Discord and Feishu end to end, Discord pacing).
 
 The soak test (bench/soak.py, if present) is long and runs on its own.
 """
@@ -14,6 +14,8 @@ from bench import (
     concurrency,
     dashboard,
     discord_answers,
+    discord_e2e,
+    feishu_e2e,
     flat,
     footprint,
     hub,
@@ -29,10 +31,14 @@ RESULTS = Path(__file__).with_name("results.md")
 
 async def main() -> None:
     sections: list[Section] = []
-    for module in (store, hub, flat, scale, concurrency, scheduler, dashboard, footprint, telegram_e2e,
-                   discord_answers):
+    modules = (store, hub, flat, scale, concurrency, scheduler, dashboard, footprint, telegram_e2e, discord_e2e,
+               feishu_e2e, discord_answers)
+    for module in modules:
         started = time.monotonic()
-        section = await module.run()
+        try:
+            section = await module.run()
+        except Exception as e:  # one benchmark failing (a loaded machine, a missing server) keeps the others
+            section = Section(f"{module.__name__}: failed", notes=[f"{type(e).__name__}: {e}"])
         section.notes.append(f"took {time.monotonic() - started:.0f} s")
         print_section(section)
         sections.append(section)

@@ -24,9 +24,12 @@ class Row:
 
 @dataclass
 class Section:
+    """A table; with several `columns` (bots side by side) each row's value holds one cell per column, " | "-joined."""
+
     title: str
     rows: list[Row] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    columns: tuple[str, ...] = ("value",)
 
     def add(self, name: str, value: str, target: str = "", met: bool | None = None) -> None:
         self.rows.append(Row(name, value, target, met))
@@ -69,7 +72,8 @@ def _status(met: bool | None) -> str:
 def render_markdown(sections: Sequence[Section]) -> str:
     out = ["# bothub benchmark results", "", f"Machine: {machine()}", ""]
     for sec in sections:
-        out += [f"## {sec.title}", "", "| figure | value | target | status |", "| --- | --- | --- | --- |"]
+        head = ["figure", *sec.columns, "target", "status"]
+        out += [f"## {sec.title}", "", f"| {' | '.join(head)} |", "|" + " --- |" * len(head)]
         out += [f"| {r.name} | {r.value} | {r.target} | {_status(r.met)} |" for r in sec.rows]
         if sec.notes:
             out.append("")
@@ -82,6 +86,8 @@ def print_section(sec: Section) -> None:
     width = max([len(r.name) for r in sec.rows] + [10])
     vwidth = max([len(r.value) for r in sec.rows] + [5])
     print(f"\n== {sec.title}")
+    if len(sec.columns) > 1:
+        print(f"  {'':<{width}}  {' | '.join(sec.columns)}")
     for r in sec.rows:
         target = f"  (target {r.target}: {_status(r.met)})" if r.target else ""
         print(f"  {r.name:<{width}}  {r.value:>{vwidth}}{target}")
@@ -105,13 +111,18 @@ async def fake_llm(words_delay: float = 0.0, first_token_delay: float = 0.0) -> 
             raise RuntimeError("the fake LLM did not start")
         yield line.decode().strip()
     finally:
-        if proc.returncode is None:
-            proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 5)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+        await end_process(proc, 5)
+
+
+async def end_process(proc: asyncio.subprocess.Process, grace: float) -> None:
+    """SIGTERM, then SIGKILL if it is still there after `grace` seconds."""
+    if proc.returncode is None:
+        proc.terminate()
+        try:
+            await asyncio.wait_for(proc.wait(), grace)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
 
 
 def run_standalone(coro_fn: object) -> None:

@@ -1,8 +1,14 @@
-"""Many chats waiting on a slow model at once: runs must overlap, not queue behind each other."""
+"""Many chats waiting on a slow model at once: runs must overlap, not queue behind each other.
+
+The hub runs in this process, the fake LLM in its own. After the measured pass, a second pass runs under
+cProfile and its top entries (own time) go into the notes: where a thousand concurrent answers spend the CPU.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import cProfile
+import pstats
 import tempfile
 import time
 from pathlib import Path
@@ -14,24 +20,61 @@ from tests.harness import running_app
 CHATS = 1000
 LLM_DELAY = 2.0
 LIMIT = 3.0
+TOP = 10
+# The same profile before bot/agent/provider.py (requests through the openai SDK), a separate run on 2026-11-30 at
+# load average ≈ 2.5: 6.8 M function calls; the SDK's request path (chat.completions.create → httpx2 → the aiohttp
+# transport) took 4.5 s of the 8.0 s profiled, of which building the request (option transforms, httpx models)
+# 1.4 s; 7 thread-pool hops per answer to the database thread 0.65 s.
+BEFORE = ("before (openai SDK): 6.8 M calls; SDK request path 4.5 s cumulative of 8.0 s profiled "
+          "(request building 1.4 s, httpx2 + transport 2.0 s); wall 5.1–5.8 s, hub CPU 3.3–3.6 s")
 
 
-async def run() -> Section:
-    sec = Section(f"Concurrency: {CHATS} chats, each waiting on a {LLM_DELAY:g} s LLM answer")
+async def _once(profile: cProfile.Profile | None = None) -> tuple[list[float], float, float]:
     adapter = TimedAdapter()
     async with fake_llm(first_token_delay=LLM_DELAY) as base_url:
         with tempfile.TemporaryDirectory() as d:
-            async with running_app(Path(d), base_url, config={"log_level": "WARNING"}, adapters=(adapter,)):
-                started = time.perf_counter()
+            quiet = "CRITICAL" if profile is not None else "WARNING"  # the profiled pass only counts its failures
+            async with running_app(Path(d), base_url, config={"log_level": quiet}, adapters=(adapter,)):
+                started, cpu = time.perf_counter(), time.process_time()
+                if profile is not None:
+                    profile.enable()
                 results = await asyncio.gather(
                     *(adapter.ask(f"chat{i}", f"chat {i} would like an answer") for i in range(CHATS)),
                     return_exceptions=True,
                 )
-                wall = time.perf_counter() - started
-    done = [end - start for r in results if not isinstance(r, BaseException) for start, end in [r]]
+                if profile is not None:
+                    profile.disable()
+                wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return [end - start for r in results if not isinstance(r, BaseException) for start, end in [r]], wall, cpu
+
+
+def _top(profile: cProfile.Profile) -> list[str]:
+    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    own = sorted(stats.items(), key=lambda kv: kv[1][2], reverse=True)
+    total_calls = sum(v[1] for v in stats.values())
+    lines = [f"after: {total_calls / 1e6:.1f} M calls; top {TOP} by own time (own / cumulative seconds, calls):"]
+    for (file, line, func), (_, calls, own_s, cum_s, _) in own[:TOP]:
+        where = f"{Path(file).parent.name}/{Path(file).name}:{line}" if file != "~" else "built-in"
+        lines.append(f"  {own_s:.3f} / {cum_s:.3f} s, {calls} calls — {where} {func}")
+    request = [v[3] for (file, _, func), v in stats.items()
+               if file.endswith("bot/agent/provider.py") and func == "_request"]
+    lines.append(f"  LLM request path (Provider._request, cumulative): {sum(request):.2f} s")
+    return lines
+
+
+async def run() -> Section:
+    sec = Section(f"Concurrency: {CHATS} chats, each waiting on a {LLM_DELAY:g} s LLM answer")
+    done, wall, cpu = await _once()
     sec.add("answered", f"{len(done)} / {CHATS}", f"{CHATS}", len(done) == CHATS)
     sec.check("total wall time", wall, LIMIT, "s", fmt=".2f")
     sec.add("per-chat latency p50 / p99", f"{median(done):.2f} s / {percentile(done, 99):.2f} s")
+    sec.add("hub process CPU (event loop + database thread)", f"{cpu:.2f} s ({cpu / CHATS * 1000:.2f} ms per answer)")
+    profile = cProfile.Profile()
+    profiled, profiled_wall, _ = await _once(profile)
+    sec.notes.append(f"Profile of a second pass under cProfile (wall {profiled_wall:.2f} s with the profiler, "
+                     f"{len(profiled)} / {CHATS} answered):")
+    sec.notes += _top(profile)
+    sec.notes.append(BEFORE)
     return sec
 
 

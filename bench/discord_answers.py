@@ -2,7 +2,7 @@
 fake Discord's real per-channel limits (5 requests / 5 s) and an LLM whose first token comes after 200 ms.
 
 Targets: every question answered, p99 first visible text ≤ first token + 300 ms, ≤ 2 REST calls per answer
-(typing + one send): a thread is paced as its own channel and a short answer is sent once, not sent then edited.
+(one send and its final edit; "typing…" only when the model is silent for 0.5 s): a thread is paced as its own channel.
 """
 
 from __future__ import annotations

@@ -21,12 +21,27 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import WSMsgType, web
 
 from tests.fakes.discord_files import AttachmentFiles
+from tests.fakes.discord_guild import (
+    APP_ID,
+    BOT_ROLE_ID,
+    BOT_USER,
+    CHANNEL_ID,
+    DM_CHANNEL_ID,
+    GUILD_ID,
+    HUMAN,
+    THREAD2_ID,
+    THREAD_ID,
+    USER_ID,
+    guild_payload,
+    now_iso,
+)
+from tests.fakes.discord_guild import CHANNEL2_ID as CHANNEL2_ID
+from tests.fakes.discord_guild import OTHER_BOT as OTHER_BOT
 from tests.fakes.discord_rules import (
     RouteLimits,
     as_seen_by,
@@ -38,54 +53,10 @@ from tests.fakes.discord_rules import (
 from tests.fakes.serve import serve_local
 
 TOKEN = "TEST-TOKEN"
-APP_ID = "900000000000000001"  # a bot's user id equals its application id
-GUILD_ID = "800000000000000001"
-BOT_ROLE_ID = "800000000000000009"  # the managed role Discord gives the bot in the guild
-CHANNEL_ID = "800000000000000002"
-THREAD_ID = "800000000000000003"
-THREAD2_ID = "800000000000000005"
-DM_CHANNEL_ID = "800000000000000004"
-CHANNEL2_ID = "800000000000000006"  # a second text channel: a chat of its own
-USER_ID = "700000000000000001"
 DISCORD_EPOCH_MS = 1420070400000
 TOKEN_LIFETIME = 15 * 60.0
 ACK_DEADLINE = 3.0  # seconds Discord waits for an interaction's first response
 PRIVILEGED_INTENTS = {1 << 1: "GUILD_MEMBERS", 1 << 8: "GUILD_PRESENCES", 1 << 15: "MESSAGE_CONTENT"}
-
-BOT_USER = {"id": APP_ID, "username": "hub", "discriminator": "0", "global_name": None,
-            "avatar": None, "bot": True, "flags": 0}
-HUMAN = {"id": USER_ID, "username": "ann", "discriminator": "0", "global_name": "Ann", "avatar": None}
-OTHER_BOT = {"id": "700000000000000099", "username": "otherbot", "discriminator": "0",
-             "global_name": None, "avatar": None, "bot": True}
-
-
-def _now_iso() -> str:
-    return datetime.now(UTC).isoformat()
-
-
-def _thread(thread_id: str, name: str) -> dict:
-    return {"id": thread_id, "type": 11, "name": name, "parent_id": CHANNEL_ID, "owner_id": USER_ID,
-            "guild_id": GUILD_ID, "message_count": 0, "member_count": 2, "rate_limit_per_user": 0,
-            "thread_metadata": {"archived": False, "auto_archive_duration": 1440,
-                                "archive_timestamp": _now_iso(), "locked": False}}
-
-
-def guild_payload() -> dict:
-    member = {"user": BOT_USER, "roles": [], "joined_at": _now_iso(), "deaf": False, "mute": False, "flags": 0}
-    everyone = {"id": GUILD_ID, "name": "@everyone", "permissions": "2248473465835073", "position": 0,
-                "color": 0, "hoist": False, "managed": False, "mentionable": False, "flags": 0}
-    bot_role = {**everyone, "id": BOT_ROLE_ID, "name": BOT_USER["username"], "position": 1, "managed": True,
-                "tags": {"bot_id": APP_ID}}  # the role Discord gives every bot it adds to a guild
-    return {
-        "id": GUILD_ID, "name": "test-guild", "owner_id": USER_ID, "member_count": 2,
-        "roles": [everyone, bot_role],
-        "channels": [{"id": channel, "type": 0, "name": name, "position": n, "permission_overwrites": [],
-                      "nsfw": False, "parent_id": None}
-                     for n, (channel, name) in enumerate(((CHANNEL_ID, "general"), (CHANNEL2_ID, "random")))],
-        "threads": [_thread(THREAD_ID, "first-thread"), _thread(THREAD2_ID, "second-thread")],
-        "members": [member], "stage_instances": [], "guild_scheduled_events": [], "soundboard_sounds": [],
-        "emojis": [], "stickers": [], "features": [], "unavailable": False, "large": False,
-    }
 
 
 @dataclass(frozen=True)
@@ -127,6 +98,9 @@ class FakeDiscord(AttachmentFiles):
         self._runner: web.AppRunner | None = None
         self.port = 0
         self.registered: dict[str | None, list[dict]] = {}  # guild id (None: global) → application commands
+        self.extra_channels: tuple[str, ...] = ()  # more guild text channels, set before the bot connects
+        self.extra_threads: tuple[tuple[str, str], ...] = ()  # more threads: (id, parent channel id)
+        self.dm_channels = {DM_CHANNEL_ID}  # one-to-one channels: messages there carry no guild
 
     async def start(self) -> None:
         app = web.Application()
@@ -183,8 +157,9 @@ class FakeDiscord(AttachmentFiles):
                      author: dict = HUMAN, mentions: tuple[dict, ...] = (), mention_everyone: bool = False,
                      referenced: dict | None = None, message_id: str | None = None, **extra: Any) -> dict:
         data: dict[str, Any] = {
-            "id": message_id or self.snowflake(), "channel_id": DM_CHANNEL_ID if dm else channel_id,
-            "author": author, "content": content, "timestamp": _now_iso(), "edited_timestamp": None,
+            "id": message_id or self.snowflake(),
+            "channel_id": (channel_id if channel_id in self.dm_channels else DM_CHANNEL_ID) if dm else channel_id,
+            "author": author, "content": content, "timestamp": now_iso(), "edited_timestamp": None,
             "tts": False, "mention_everyone": mention_everyone, "mentions": list(mentions),
             "mention_roles": [], "attachments": [], "embeds": [], "pinned": False, "flags": 0,
             "type": 19 if referenced else 0, **extra}
@@ -193,7 +168,7 @@ class FakeDiscord(AttachmentFiles):
             data["message_reference"] = {"message_id": referenced["id"], "channel_id": referenced["channel_id"]}
         if not dm:
             data["guild_id"] = GUILD_ID
-            data["member"] = {"roles": [], "joined_at": _now_iso(), "deaf": False, "mute": False, "flags": 0}
+            data["member"] = {"roles": [], "joined_at": now_iso(), "deaf": False, "mute": False, "flags": 0}
         return data
 
     def interaction(self, itype: int, data: dict, *, channel_id: str = CHANNEL_ID, dm: bool = False,
@@ -219,7 +194,7 @@ class FakeDiscord(AttachmentFiles):
             payload["guild_locale"] = "en-US"
             payload["channel"] = {"id": channel_id, "type": 11 if channel_id in (THREAD_ID, THREAD2_ID) else 0,
                                   "guild_id": GUILD_ID}
-            payload["member"] = {"user": HUMAN, "roles": [], "joined_at": _now_iso(), "deaf": False,
+            payload["member"] = {"user": HUMAN, "roles": [], "joined_at": now_iso(), "deaf": False,
                                  "mute": False, "flags": 0, "permissions": "2248473465835073"}
         if message is not None:
             payload["message"] = message
@@ -275,7 +250,7 @@ class FakeDiscord(AttachmentFiles):
                     "v": 10, "user": BOT_USER, "session_id": "session-1", "resume_gateway_url": self.gateway_url,
                     "guilds": [{"id": GUILD_ID, "unavailable": True}], "private_channels": [],
                     "relationships": [], "application": {"id": APP_ID, "flags": 0}})
-                await self.dispatch("GUILD_CREATE", guild_payload())
+                await self.dispatch("GUILD_CREATE", guild_payload(self.extra_channels, self.extra_threads))
                 self.ready.set()
         return ws
 
@@ -408,11 +383,11 @@ class FakeDiscord(AttachmentFiles):
 
     def _store(self, channel_id: str, body: dict, flags: int = 0, **extra: Any) -> dict:
         message = {"id": self.snowflake(), "channel_id": channel_id, "author": BOT_USER,
-                   "content": body.get("content") or "", "timestamp": _now_iso(), "edited_timestamp": None,
+                   "content": body.get("content") or "", "timestamp": now_iso(), "edited_timestamp": None,
                    "tts": False, "mention_everyone": False, "mentions": [], "mention_roles": [],
                    "embeds": body.get("embeds") or [], "components": body.get("components") or [],
                    "pinned": False, "type": 0, "flags": flags, "attachments": [], **extra}
-        if channel_id != DM_CHANNEL_ID:
+        if channel_id not in self.dm_channels:
             message["guild_id"] = GUILD_ID
         self.messages[message["id"]] = message
         return message
@@ -423,5 +398,5 @@ class FakeDiscord(AttachmentFiles):
             if key in body:
                 message[key] = body[key] or ([] if key != "content" else "")
         message["flags"] = message["flags"] & ~128
-        message["edited_timestamp"] = _now_iso()
+        message["edited_timestamp"] = now_iso()
         return message
