@@ -29,6 +29,7 @@ CHAT = "console:local"
 
 def write_config(tmp_path: Path, **settings: Any) -> Path:
     path = tmp_path / "bothub.yaml"
+    settings = {"server": {"port": 0}, **settings}  # another suite (or engineer) may hold 8080 on this machine
     path.write_text(yaml.safe_dump({"data_dir": str(tmp_path / "data"), **settings}), encoding="utf-8")
     path.chmod(0o600)
     return path
