@@ -1,5 +1,6 @@
-"""`make bench`: every benchmark in order → bench/results.md (store, hub, flat cost, store backends, concurrency,
-scheduler, dashboard, footprint of a real `bothub run`, Telegram, Discord and Feishu end to end, Discord pacing).
+"""`make bench`: every benchmark in order → bench/results.md (store, hub, flat cost, store backends, run traces,
+concurrency, scheduler, dashboard, footprint of a real `bothub run`, Telegram, Discord and Feishu end to end, Discord
+pacing).
 
 The soak test (bench/soak.py, if present) is long and runs on its own.
 """
@@ -23,6 +24,7 @@ from bench import (
     scheduler,
     store,
     telegram_e2e,
+    traces,
 )
 from bench.common import Section, print_section, render_markdown
 
@@ -31,8 +33,8 @@ RESULTS = Path(__file__).with_name("results.md")
 
 async def main() -> None:
     sections: list[Section] = []
-    modules = (store, hub, flat, scale, concurrency, scheduler, dashboard, footprint, telegram_e2e, discord_e2e,
-               feishu_e2e, discord_answers)
+    modules = (store, hub, flat, scale, traces, concurrency, scheduler, dashboard, footprint, telegram_e2e,
+               discord_e2e, feishu_e2e, discord_answers)
     for module in modules:
         started = time.monotonic()
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
+from datetime import timedelta
 
 from aiohttp import web
 
@@ -24,6 +25,7 @@ from bot.agent.tools import schedule as schedule_tool
 from bot.agent.tools import web as web_tool
 from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolRegistry
+from bot.agent.trace import Tracer, TraceWriter
 from bot.agent.workspace import check_workspace, prepare_workspace
 from bot.chats.access import Access, Verdict
 from bot.chats.conversations import Conversations
@@ -38,12 +40,14 @@ from bot.hub.scheduled import JobTurns
 from bot.messages import ChatRef, IncomingMessage
 from bot.ops.health import Health
 from bot.ops.metrics import Metrics
+from bot.ops.redact import secret_values
 from bot.ops.startup import Starter
 from bot.ops.watchdog import Watchdog
 from bot.scheduler.clock import Clock, SystemClock
 from bot.scheduler.runner import Scheduler
 from bot.scheduler.service import Schedules
 from bot.store.backends import store_for_url
+from bot.tree.model import utc_now
 from bot.web.dashboard import Deps, check_bind
 from bot.web.routes import mount
 
@@ -86,8 +90,10 @@ class App:
         self.compactor = Compactor(self.llm, self.store.summaries, cfg.llm.skill_model or cfg.llm.chat_model)
         off = [name for name, section in cfg.sections.items() if not section.group_context]
         self.group_context = GroupContext(self.store.group_context, cfg.group_context, off, self.clock)
+        self.traces = TraceWriter(self.store.traces, cfg.traces.per_chat)
         self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.compactor,
-                                  memory=self.memory, metrics=self.metrics, group_context=self.group_context)
+                                  memory=self.memory, metrics=self.metrics, group_context=self.group_context,
+                                  tracer=Tracer(self.traces, secret_values(env)))
         services = CommandServices(self.conversations, self.store, self.prompts, self.memory, self.approvals,
                                    Pairing(self.store.pairing), Sessions(), cfg.llm, self.tools, self.mcp,
                                    self.compactor, self.schedules)
@@ -177,7 +183,7 @@ class App:
         if resumed := await self.hub.resume():
             log.info("answering %d message(s) accepted before the restart", resumed)
         self.watchdog.start()
-        self._housekeeping = asyncio.create_task(self._purge_expired(), name="housekeeping")
+        self._housekeeping = asyncio.create_task(self._purge_hourly(), name="housekeeping")
         if self.scheduler is not None:
             self.scheduler.start()  # after the adapters: a job due at start-up needs its platform
 
@@ -185,17 +191,24 @@ class App:
         await adapter.start(self.health.track(adapter.name, self.hub.handle))
         log.info("%s adapter started", adapter.name)
 
-    async def _purge_expired(self) -> None:
-        """Hourly: expired dedupe keys (the table holds about a week of events, not all of them) and group
-        context past its age in chats that went quiet (active chats trim their own on every message)."""
+    async def _purge_hourly(self) -> None:
         while True:
             try:
-                removed = await self.store.inbox.purge_expired()
-                overheard = await self.group_context.purge()
-                log.debug("purged %d expired dedupe keys, %d old group context lines", removed, overheard)
+                await self.purge()
             except Exception:
-                log.exception("purging expired dedupe keys and group context failed")
+                log.exception("hourly purge failed")
             await asyncio.sleep(PURGE_EVERY)
+
+    async def purge(self) -> None:
+        """Hourly: expired dedupe keys (the table holds about a week of events, not all of them), group context
+        past its age in chats that went quiet (active chats trim their own on every message), and run traces
+        older than `traces.keep_days`."""
+        removed = await self.store.inbox.purge_expired()
+        overheard = await self.group_context.purge()
+        cutoff = utc_now() - timedelta(days=self.cfg.traces.keep_days)
+        pruned = await self.store.traces.prune(cutoff)
+        log.debug("purged %d expired dedupe keys, %d old group context lines, %d old run traces", removed, overheard,
+                  pruned)
 
     async def stop(self) -> None:
         if self._housekeeping is not None:
@@ -214,5 +227,6 @@ class App:
             await self._web_runner.cleanup()
         await self.mcp.stop()
         await self.llm.close()
+        await self.traces.drain()
         await self.store.close()
 

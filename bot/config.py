@@ -122,6 +122,13 @@ class SchedulerConfig(_Section):
     max_jobs_per_chat: int = 50
 
 
+class TracesConfig(_Section):
+    """Run traces (model, tokens, timings, tool calls) shown in the dashboard; bounded per chat and by age."""
+
+    per_chat: int = Field(default=200, ge=1)  # newest traces each chat keeps
+    keep_days: float = Field(default=14.0, gt=0)  # older ones are pruned hourly
+
+
 class HeartbeatConfig(_Section):
     interval: float = Field(default=1800.0, ge=60.0)  # seconds between checklist runs in opted-in chats
 
@@ -154,6 +161,7 @@ class Config(_Section):
     platforms: list[str] | None = None  # adapters to run; unset: each one whose required secrets are set
     sections: dict[str, PlatformConfig] = Field(default_factory=dict)  # adapter name → its own section
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
+    traces: TracesConfig = Field(default_factory=TracesConfig)
 
     @model_validator(mode="before")
     @classmethod

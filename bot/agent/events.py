@@ -22,6 +22,24 @@ class ToolFinished:
     name: str
     result: str  # already capped
 
+    @property
+    def ok(self) -> bool:
+        """Tools report a failure as text for the model that starts with "Error:" (the registry's too)."""
+        return not self.result.startswith("Error:")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelTurn:
+    """One model request ended: what it cost and how long it took (for the run's trace)."""
+
+    model: str
+    seconds: float
+    first_token: float | None = None  # seconds from the request to the first streamed token
+    prompt_tokens: int | None = None  # the provider's usage, when it reports one
+    completion_tokens: int | None = None
+    tool_calls: int = 0
+    failed: str | None = None  # the RunFailed kind when the request failed
+
 
 @dataclass(frozen=True, slots=True)
 class StepMessage:
@@ -46,4 +64,4 @@ class RunFailed:
     detail: str  # for logs only; never shown to users
 
 
-AgentEvent = TextDelta | ToolStarted | ToolFinished | StepMessage | RunFinished | RunFailed
+AgentEvent = TextDelta | ModelTurn | ToolStarted | ToolFinished | StepMessage | RunFinished | RunFailed

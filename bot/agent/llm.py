@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,7 @@ class Completion:
     tool_calls: list[ToolCall]
     finish_reason: str | None
     usage: Usage | None
+    first_token: float | None = None  # seconds from sending the request to the first content or tool call
 
 
 @dataclass
@@ -107,6 +109,8 @@ class LLMClient:
         calls: dict[int, _PartialCall] = {}
         finish: str | None = None
         usage: Usage | None = None
+        sent = time.monotonic()
+        first_token: float | None = None
         async with self.provider.post("/chat/completions", body) as response:
             async for chunk in _sse_chunks(response, self.provider.describe):
                 if error := chunk.get("error"):  # an in-stream error event: the provider gave up mid-answer
@@ -121,6 +125,8 @@ class LLMClient:
                     continue
                 choice = choices[0]
                 delta = choice.get("delta") or {}
+                if first_token is None and (delta.get("content") or delta.get("tool_calls")):
+                    first_token = time.monotonic() - sent
                 if content := delta.get("content"):
                     text.append(content)
                     yield TextChunk(content)
@@ -135,7 +141,8 @@ class LLMClient:
             self.total_usage += usage
             if self.on_usage is not None:
                 self.on_usage(model, usage)
-        yield Completion("".join(text), [_finish_call(i, p) for i, p in sorted(calls.items())], finish, usage)
+        yield Completion("".join(text), [_finish_call(i, p) for i, p in sorted(calls.items())], finish, usage,
+                         first_token)
 
 
 def _finish_call(index: int, partial: _PartialCall) -> ToolCall:

@@ -7,12 +7,14 @@ so a run that fails half-way still leaves every tool call and result it made on 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator
 from secrets import token_hex
 from typing import Any
 
 from bot.agent.events import (
     AgentEvent,
+    ModelTurn,
     RunFailed,
     RunFinished,
     StepMessage,
@@ -44,15 +46,18 @@ class AgentLoop:
         model = model or self.model
         history = list(messages)
         tool_specs = self.tools.get_openai_tools()
+        asked = time.monotonic()
         try:
             for _ in range(self.max_turns):
                 completion: Completion | None = None
+                asked = time.monotonic()
                 async for item in self.llm.stream(history, tool_specs, model):
                     if isinstance(item, TextChunk):
                         yield TextDelta(item.text)
                     else:
                         completion = item
                 assert completion is not None  # LLMClient.stream always ends with one
+                yield _turn(model, asked, completion)
                 if not completion.tool_calls:
                     yield StepMessage(role="assistant", content=completion.text)
                     usage = completion.usage
@@ -69,12 +74,20 @@ class AgentLoop:
                     yield StepMessage(role="tool", content=result, tool_call_id=call.id)
                     history.append({"role": "tool", "tool_call_id": call.id, "content": result})
         except LLMError as e:
+            yield ModelTurn(model, time.monotonic() - asked, failed=e.kind)
             yield _failed(e.kind, e.detail, ctx, model)
             return
         except Exception as e:  # a bug must end the run politely, not kill the session's lane
             yield _failed("other", f"{type(e).__name__}: {e}", ctx, model, exc_info=True)
             return
         yield _failed("turns", f"stopped after {self.max_turns} model turns", ctx, model)
+
+
+def _turn(model: str, asked: float, completion: Completion) -> ModelTurn:
+    usage = completion.usage
+    return ModelTurn(model, time.monotonic() - asked, completion.first_token,
+                     usage.prompt_tokens if usage else None, usage.completion_tokens if usage else None,
+                     len(completion.tool_calls))
 
 
 def _failed(kind: str, detail: str, ctx: ToolContext, model: str, exc_info: bool = False) -> RunFailed:

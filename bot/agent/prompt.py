@@ -27,8 +27,13 @@ MESSAGE_OVERHEAD = 4  # role and separators the provider adds to every message
 _FALLBACK_LANGUAGE = {"en": "English", "zh": "Chinese (中文)"}
 
 
-def _section(title: str, body: str) -> str:
-    return f"[SECTION: {title}]\n{body.strip()}"
+def _section(title: str, body: str) -> tuple[str, str]:
+    return title, f"[SECTION: {title}]\n{body.strip()}"
+
+
+def join_sections(sections: Sequence[tuple[str, str]]) -> str:
+    """The system prompt from `PromptBuilder.sections`."""
+    return "\n\n".join(text for _, text in sections)
 
 
 class PromptBuilder:
@@ -65,6 +70,11 @@ class PromptBuilder:
 
     def system_prompt(self, role: str, tool_names: Sequence[str], memory: Sequence[str] = (),
                       user_text: str = "") -> str:
+        return join_sections(self.sections(role, tool_names, memory, user_text))
+
+    def sections(self, role: str, tool_names: Sequence[str], memory: Sequence[str] = (),
+                 user_text: str = "") -> list[tuple[str, str]]:
+        """The system prompt as (title, text) parts in order: run traces show each part's size."""
         files = self._files
         parts = [_section(n.removesuffix(".md"), files[n]) for n in ("SOUL.md", "IDENTITY.md", "AGENTS.md")
                  if n in files]
@@ -78,8 +88,8 @@ class PromptBuilder:
         if memory_body := self._memory(memory):
             parts.append(_section("MEMORY", memory_body))
         fallback = _FALLBACK_LANGUAGE.get(self.language, "English")
-        parts.append(f"Reply in the language of the user's latest message; if unclear, use {fallback}.")
-        return "\n\n".join(parts)
+        parts.append(("LANGUAGE", f"Reply in the language of the user's latest message; if unclear, use {fallback}."))
+        return parts
 
     def _trim_p1(self, files: dict[str, str]) -> dict[str, str]:
         """P1 files in order share one budget; the file that overflows is cut and marked, later ones emptied."""

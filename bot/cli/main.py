@@ -18,7 +18,7 @@ from bot.adapter import AdapterSpec, CliCommand, installed_specs
 from bot.app import App
 from bot.cli import envfile
 from bot.config import Config, ConfigError, llm_setup_hint, load_config, shell_admins_problem
-from bot.ops import redact
+from bot.ops import redact, tracelog
 
 log = logging.getLogger("bothub")
 CONSOLE_CHAT = "console:local"
@@ -112,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     level = cfg.log_level
     if console_only and "BOTHUB_LOG_LEVEL" not in os.environ and level == "INFO":
         level = "WARNING"  # the terminal is the chat: only problems go to stderr
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=level, format=tracelog.LOG_FORMAT)
+    tracelog.install()  # every line logged during an agent run names its trace
     env = dict(os.environ)  # the secrets stay here, handed to what needs them, and leave the process environment
     redact.install(env)  # tokens and keys never reach the log, whoever logs them (names from the specs)
     redact.route_library_loggers()

@@ -15,13 +15,23 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.agent.compaction import Compactor
-from bot.agent.events import AgentEvent, RunFailed, RunFinished, StepMessage, TextDelta, ToolFinished, ToolStarted
+from bot.agent.events import (
+    AgentEvent,
+    ModelTurn,
+    RunFailed,
+    RunFinished,
+    StepMessage,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+)
 from bot.agent.group_context import GroupContext
 from bot.agent.loop import AgentLoop
 from bot.agent.memory import Memory
-from bot.agent.prompt import PromptBuilder, answer_dangling_tool_calls, estimate_messages, fit_history
+from bot.agent.prompt import PromptBuilder, answer_dangling_tool_calls, estimate_messages, fit_history, join_sections
 from bot.agent.tokens import TokenCounter
 from bot.agent.tools.registry import ToolContext
+from bot.agent.trace import RunTrace, Tracer
 from bot.chats.conversations import Conversations
 from bot.chats.sessions import Session
 from bot.config import Config
@@ -32,6 +42,7 @@ from bot.i18n import STRINGS, t
 from bot.media.vision import ImageParts
 from bot.messages import ChatRef
 from bot.ops.metrics import Metrics
+from bot.ops.tracelog import current_trace
 from bot.replies import Reply
 from bot.scheduler.service import zone
 from bot.tree.model import AttachedFile, Message
@@ -72,6 +83,7 @@ class AgentRunner:
         memory: Memory | None = None,
         metrics: Metrics | None = None,
         group_context: GroupContext | None = None,
+        tracer: Tracer | None = None,
     ) -> None:
         self.cfg = cfg
         self.conversations = conversations
@@ -84,6 +96,7 @@ class AgentRunner:
         self._last_failure: dict[str, float] = {}
         self.metrics = metrics or Metrics()
         self.group_context = group_context
+        self.tracer = tracer or Tracer(None)
 
     def workdir(self, session: Session) -> Path:
         """Each chat's own folder for file tools: readable name plus a hash so keys never collide."""
@@ -113,10 +126,24 @@ class AgentRunner:
         is kept, marked interrupted. The final answer is delivered outside the deadline, so pacing in a busy
         group can never turn a finished answer into an "interrupted" one.
         """
+        model = session.settings.model  # /model picks it per chat
+        trace = self.tracer.start(session.key.storage_key, session.conversation_id, str(model or self.loop.model))
+        logged_as = current_trace.set(trace.id)  # every log line of this run names its trace
+        try:
+            await self._run(session, turn, delivery, trace, str(model) if model else None)
+        finally:
+            log.debug("run ended %s in %s", trace.outcome, session.key.storage_key)
+            current_trace.reset(logged_as)
+            self.tracer.finish(trace)  # stored after the run, in the background
+
+    async def _run(self, session: Session, turn: TurnContext, delivery: Delivery, trace: RunTrace,
+                   model: str | None) -> None:
         chat_key = session.key.storage_key
         memory = await self.memory.for_prompt(chat_key) if self.memory else []
         await self.loop.tools.refresh()  # MCP servers start on the first run that needs their tools
-        system = self.prompts.system_prompt(session.role, self.loop.tools.names, memory, turn.user_text)
+        sections = self.prompts.sections(session.role, self.loop.tools.names, memory, turn.user_text)
+        trace.prompt(sections, self.counter)
+        system = join_sections(sections)
         overheard = await self._overheard(session, turn.chat)
         ctx = ToolContext(
             chat=chat_key,
@@ -145,9 +172,8 @@ class AgentRunner:
         try:
             try:
                 async with asyncio.timeout(self.cfg.llm.run_deadline):
-                    model = session.settings.model  # /model picks it per chat
-                    async for event in self._events(session, system, ctx, str(model) if model else None,
-                                                  overheard):
+                    async for event in self._events(session, system, ctx, model, trace, overheard):
+                        trace.observe(event)
                         if isinstance(event, TextDelta):
                             partial += event.text
                             stream.feed(event.text)
@@ -156,25 +182,28 @@ class AgentRunner:
                             partial = partial if answered else ""
                             self.conversations.add(
                                 session, Message.new(event.role, event.content, tool_calls=event.tool_calls,
-                                                     tool_call_id=event.tool_call_id, job_id=turn.job_id),
+                                                     tool_call_id=event.tool_call_id, job_id=turn.job_id,
+                                                     trace_id=trace.id),
                                 stored if answered else None)
                         elif isinstance(event, ToolStarted | ToolFinished):
                             typing.tool_running = isinstance(event, ToolStarted)
                             if isinstance(event, ToolStarted):
                                 self.metrics.tool_called(event.name)
-                        else:
+                        elif not isinstance(event, ModelTurn):
                             end = event
             except TimeoutError:
+                trace.outcome = "deadline"
                 self.metrics.error("deadline")
                 self.metrics.run_finished("deadline", time.monotonic() - started)
                 log.warning("run in %s passed its %ss deadline; stopped", chat_key, self.cfg.llm.run_deadline)
                 typing.cancel()
-                await asyncio.shield(self._keep_partial(session, partial, stream, turn, answered))
+                await asyncio.shield(self._keep_partial(session, partial, stream, turn, answered, trace.id))
                 return
             except asyncio.CancelledError:
+                trace.outcome = "interrupted"
                 self.metrics.run_finished("interrupted", time.monotonic() - started)
                 typing.cancel()
-                await asyncio.shield(self._keep_partial(session, partial, stream, turn, answered))
+                await asyncio.shield(self._keep_partial(session, partial, stream, turn, answered, trace.id))
                 raise
             finally:
                 typing.cancel()
@@ -206,7 +235,8 @@ class AgentRunner:
         return await self.group_context.block(session.key.storage_key, tz)
 
     async def _events(
-        self, session: Session, system: str, ctx: ToolContext, model: str | None, overheard: str | None = None
+        self, session: Session, system: str, ctx: ToolContext, model: str | None, trace: RunTrace,
+        overheard: str | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """The loop's events; "context too long" before any text was shown is retried once with half the budget.
 
@@ -223,6 +253,7 @@ class AgentRunner:
             raw = [m.to_openai() for m in view.recent]
             history = _with_context([*view.head(), *answer_dangling_tool_calls(raw)], overheard)
             messages = fit_history(system, history, budget, self.counter, HISTORY_RESERVE)
+            trace.history(messages[1:], self.counter)  # before images are added: text is what is estimated
             if (model or self.cfg.llm.chat_model) in self.cfg.llm.vision_models:
                 with_images = {id(item): m for item, m in zip(raw, view.recent, strict=True)
                                if any(f.kind == "image" for f in m.files)}
@@ -245,13 +276,15 @@ class AgentRunner:
             retried, budget = True, budget // 2
 
     async def _keep_partial(
-        self, session: Session, partial: str, stream: StreamWriter | HeldReply, turn: TurnContext, answered: bool
+        self, session: Session, partial: str, stream: StreamWriter | HeldReply, turn: TurnContext, answered: bool,
+        trace_id: str
     ) -> None:
         """A stopped or timed-out run keeps what was said so far, marked interrupted (a whole answer cut short
         while it was being shown is stored as it is)."""
         note = t(turn.lang, "interrupted")
         if partial.strip() and not answered:
-            await self.conversations.append(session, Message.new("assistant", partial, interrupted=True))
+            await self.conversations.append(session, Message.new("assistant", partial, interrupted=True,
+                                                                   trace_id=trace_id))
         if turn.silent_reply is not None:
             return  # a run that may stay silent (a heartbeat) does not announce that it was cut short
         with contextlib.suppress(Exception):

@@ -14,6 +14,7 @@ from bot.store.memories import MemoryEntry, MemoryStore
 from bot.store.pairing import PairingStore
 from bot.store.settings import ChatSettings, SettingsStore
 from bot.store.summaries import Summary, SummaryStore
+from bot.store.traces import PromptSection, Trace, TraceStep, TraceStore
 
 
 class Store(Protocol):
@@ -37,6 +38,8 @@ class Store(Protocol):
     def summaries(self) -> SummaryStore: ...
     @property
     def group_context(self) -> GroupContextStore: ...
+    @property
+    def traces(self) -> TraceStore: ...
 
     async def open(self) -> None:
         """Connect and run the migrations this database has not seen yet."""
@@ -47,8 +50,6 @@ class Store(Protocol):
 
 __all__ = [
     "ChatSettings", "ConversationInfo", "ConversationStore", "DashboardStore", "GroupContextStore", "HeardLine",
-    "InboxEntry", "InboxStore", "Job",
-    "JobStore",
-    "MemoryEntry", "MemoryStore", "NewJob", "OpenedChat", "PairingStore", "SettingsStore", "Store",
-    "Summary", "SummaryStore",
+    "InboxEntry", "InboxStore", "Job", "JobStore", "MemoryEntry", "MemoryStore", "NewJob", "OpenedChat", "PairingStore",
+    "PromptSection", "SettingsStore", "Store", "Summary", "SummaryStore", "Trace", "TraceStep", "TraceStore",
 ]

@@ -19,8 +19,10 @@ from bot.store.postgres import PostgresStore
 from bot.store.postgres.database import json_codecs
 from bot.store.sqlite import SqliteStore
 
-TABLES = ("chats", "conversations", "messages", "seen_events", "memories", "pairing", "jobs", "inbox", "audit_log")
-IDENTITIES = (("messages", "seq"), ("memories", "id"), ("jobs", "id"), ("inbox", "id"), ("audit_log", "id"))
+TABLES = ("chats", "conversations", "messages", "seen_events", "memories", "pairing", "jobs", "inbox", "audit_log",
+          "traces")
+IDENTITIES = (("messages", "seq"), ("memories", "id"), ("jobs", "id"), ("inbox", "id"), ("audit_log", "id"),
+              ("traces", "seq"))
 _CONVERT: dict[str, Callable[[Any], Any]] = {
     "timestamp with time zone": datetime.fromisoformat,
     "boolean": bool,

@@ -65,6 +65,7 @@ class Message:
     job_id: str | None = None  # set on the turn a scheduled job started (bot/scheduler)
     number: int | None = None  # `/goto N`: given once, in creation order, per conversation; the root is 0
     files: tuple[AttachedFile, ...] = ()  # what came with a user message (bot/media)
+    trace_id: str | None = None  # the agent run that produced an assistant or tool message (bot/store/traces.py)
 
     @classmethod
     def new(cls, role: str, content: str, parent_id: str | None = None, **fields: Any) -> Message:

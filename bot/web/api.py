@@ -35,7 +35,7 @@ def _conversation(info: ConversationInfo) -> dict[str, Any]:
 def _message(msg: Message) -> dict[str, Any]:
     return {"id": msg.id, "parent_id": msg.parent_id, "role": msg.role, "content": msg.content,
             "created_at": msg.created_at, "author": msg.author, "tool_calls": msg.tool_calls,
-            "tool_call_id": msg.tool_call_id, "interrupted": msg.interrupted}
+            "tool_call_id": msg.tool_call_id, "interrupted": msg.interrupted, "trace_id": msg.trace_id}
 
 
 async def chats(request: web.Request) -> web.Response:
@@ -69,6 +69,14 @@ async def message(request: web.Request) -> web.Response:
     return _json({"message": _message(found), "path": [_message(m) for m in path]})
 
 
+async def trace(request: web.Request) -> web.Response:
+    """A run's trace, only through the chat it ran in (another chat's id is "not found", like an unknown one)."""
+    found = await request.app[DEPS].store.traces.get(request.query.get("chat", ""), request.query.get("id", ""))
+    if found is None:
+        raise web.HTTPNotFound(text="no such trace in this chat")
+    return _json({"trace": asdict(found)})
+
+
 async def search(request: web.Request) -> web.Response:
     q = request.query
     hits = await request.app[DEPS].store.dashboard.search_messages(q.get("q", ""), q.get("chat", ""),
@@ -96,5 +104,6 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/v1/conversations", conversations)
     app.router.add_get("/api/v1/tree", tree)
     app.router.add_get("/api/v1/message", message)
+    app.router.add_get("/api/v1/trace", trace)
     app.router.add_get("/api/v1/search", search)
     app.router.add_post("/api/v1/branch", branch)

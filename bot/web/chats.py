@@ -67,8 +67,9 @@ async def node_context(deps: Deps, info: ConversationInfo, index: TreeIndex, nod
         raise web.HTTPNotFound(text="no such message in this conversation")
     message = await deps.store.conversations.message(info.chat, info.id, node_id)
     path = await deps.store.conversations.chain(info.chat, info.id, node_id)
+    trace = await deps.store.traces.get(info.chat, message.trace_id) if message and message.trace_id else None
     return {"info": info, "node": index.node(node_id), "message": message, "transcript": path,
-            "limit": TRANSCRIPT_LIMIT}
+            "limit": TRANSCRIPT_LIMIT, "trace": trace}
 
 
 async def tree_page(request: web.Request) -> web.Response:

@@ -12,6 +12,7 @@ import pytest
 
 from bot.agent.events import (
     AgentEvent,
+    ModelTurn,
     RunFailed,
     RunFinished,
     StepMessage,
@@ -35,6 +36,12 @@ PROMPT: list[dict[str, Any]] = [
 
 async def run(llm: LLMClient, ctx: ToolContext, tools: ToolRegistry | None = None,
               max_turns: int = 30) -> list[AgentEvent]:
+    """The run's events without its ModelTurn timings (test_model_turns_report_usage_and_timing has those)."""
+    return [e for e in await run_all(llm, ctx, tools, max_turns) if not isinstance(e, ModelTurn)]
+
+
+async def run_all(llm: LLMClient, ctx: ToolContext, tools: ToolRegistry | None = None,
+                  max_turns: int = 30) -> list[AgentEvent]:
     loop = AgentLoop(llm, tools or default_registry(), model="fake-model", max_turns=max_turns)
     return [event async for event in loop.run(PROMPT, ctx)]
 
@@ -277,3 +284,24 @@ async def test_provider_usage_is_reported_with_the_answer(make_llm: MakeLLM, ctx
     events = await run(await make_llm(), ctx)
     finished = events[-1]
     assert isinstance(finished, RunFinished) and finished.prompt_tokens and finished.prompt_tokens > 0
+
+
+async def test_model_turns_report_usage_and_timing(fake: FakeOpenAI, make_llm: MakeLLM, ctx: ToolContext) -> None:
+    ctx.workdir.mkdir()
+    fake.script(ToolCalls([("call_1", "list_files", "{}")]), Text("Nothing here.", first_token_delay=0.05))
+    events = await run_all(await make_llm(max_retries=0), ctx)
+    turns = [e for e in events if isinstance(e, ModelTurn)]
+    requests = [r["body"] for r in fake.requests]
+    assert [(t.model, t.tool_calls, t.failed) for t in turns] == [("fake-model", 1, None), ("fake-model", 0, None)]
+    # the fake's usage: a quarter of the prompt's characters plus one, and one token per streamed piece
+    expected = [sum(len(str(m.get("content") or "")) for m in body["messages"]) // 4 + 1 for body in requests]
+    assert [t.prompt_tokens for t in turns] == expected
+    assert [t.completion_tokens for t in turns] == [0, 2]
+    first_token = turns[1].first_token
+    assert first_token is not None and 0.05 <= first_token <= turns[1].seconds
+    assert turns[0].first_token is not None  # a tool call counts as the first token
+    assert events.index(turns[0]) < events.index(next(e for e in events if isinstance(e, StepMessage)))
+
+    fake.script(Error(429))
+    failed = await run_all(await make_llm(max_retries=0), ctx)
+    assert [(type(e), getattr(e, "failed", None)) for e in failed] == [(ModelTurn, "rate_limit"), (RunFailed, None)]

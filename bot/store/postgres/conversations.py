@@ -22,7 +22,7 @@ from bot.tree.model import Conversation, Message, files_from_json, files_to_json
 
 _CONV_COLUMNS = "id, chat, root_id, title, role, current_message_id, message_count, created_at, updated_at"
 _MSG_COLUMNS = ("id, role, parent_id, content, created_at, tool_calls, tool_call_id, author, interrupted, job_id, "
-                "number, files")
+                "number, files, trace_id")
 _CHAIN_SQL = f"""
 WITH RECURSIVE chain(mid, depth) AS (
     SELECT $3::text, 0
@@ -45,9 +45,10 @@ def _info(row: asyncpg.Record) -> ConversationInfo:
 
 
 def _message(row: asyncpg.Record) -> Message:
-    mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id, number, files = row
+    (mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id, number, files,
+     trace) = row
     return Message(mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id,
-                   number, files_from_json(files))
+                   number, files_from_json(files), trace)
 
 
 async def _conv(db: asyncpg.Connection, chat: str, conv_id: str, lock: bool = False) -> ConversationInfo | None:
@@ -82,12 +83,12 @@ async def _create(db: asyncpg.Connection, chat: str, role: str) -> ConversationI
     return info
 
 
-_APPEND = "SELECT message_id, message_number FROM bothub_append(" + ", ".join(f"${i}" for i in range(1, 19)) + ")"
+_APPEND = "SELECT message_id, message_number FROM bothub_append(" + ", ".join(f"${i}" for i in range(1, 20)) + ")"
 
 
 async def _insert(db: asyncpg.Connection | asyncpg.Pool, chat: str, conv_id: str, msgs: Sequence[Message],
                   cursor: str | None = None, finishes: int | None = None, keep_numbers: bool = False) -> None:
-    """One round trip (`bothub_append`, migration 8): numbers continue the conversation's (an import keeps its
+    """One round trip (`bothub_append`, migrations 9 and 11): numbers continue the conversation's (an import keeps its
     tree's), and each message object learns its number and, if its id was taken, its new id."""
     for msg in msgs:
         if msg.role not in STORED_ROLES:
@@ -97,7 +98,8 @@ async def _insert(db: asyncpg.Connection | asyncpg.Pool, chat: str, conv_id: str
                [json.dumps(m.tool_calls, ensure_ascii=False) if m.tool_calls is not None else None for m in msgs],
                [m.tool_call_id for m in msgs], [m.author for m in msgs], [m.interrupted for m in msgs],
                [m.created_at for m in msgs], [m.job_id for m in msgs],
-               [m.number if keep_numbers else None for m in msgs], [files_to_json(m.files) for m in msgs])
+               [m.number if keep_numbers else None for m in msgs], [files_to_json(m.files) for m in msgs],
+               [m.trace_id for m in msgs])
     try:
         rows = await db.fetch(_APPEND, chat, conv_id, cursor, title, utc_now(), finishes, *columns)
     except (asyncpg.NoDataFoundError, asyncpg.ForeignKeyViolationError) as e:

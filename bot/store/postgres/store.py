@@ -15,6 +15,7 @@ from bot.store.postgres.memories import PostgresMemories
 from bot.store.postgres.pairing import PostgresPairing
 from bot.store.postgres.settings import PostgresSettings
 from bot.store.postgres.summaries import PostgresSummaries
+from bot.store.postgres.traces import PostgresTraces
 
 POOL_SIZE = 10
 
@@ -31,6 +32,7 @@ class PostgresStore:
         self.dashboard = PostgresDashboard(self._db)
         self.summaries = PostgresSummaries(self._db)
         self.group_context = PostgresGroupContext(self._db)
+        self.traces = PostgresTraces(self._db)
 
     async def open(self) -> None:
         await self._db.open()

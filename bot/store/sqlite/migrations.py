@@ -202,6 +202,28 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     """
     ALTER TABLE inbox ADD COLUMN replies TEXT NOT NULL DEFAULT '[]';
     """,
+    # 12: run traces (bot/store/traces.py), numbered and capped per chat and pruned by age; each message names its run.
+    """
+    CREATE TABLE traces (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        chat TEXT NOT NULL,
+        conversation_id TEXT,
+        started_at TEXT NOT NULL,
+        model TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        ttft_ms INTEGER,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        error_id TEXT,
+        detail TEXT NOT NULL,
+        n INTEGER NOT NULL
+    );
+    CREATE INDEX traces_by_chat ON traces (chat, n);
+    CREATE INDEX traces_by_age ON traces (started_at);
+    ALTER TABLE messages ADD COLUMN trace_id TEXT;
+    """,
 )
 
 

@@ -18,6 +18,7 @@ from bot.store.sqlite.migrations import migrate
 from bot.store.sqlite.pairing import SqlitePairing
 from bot.store.sqlite.settings import SqliteSettings
 from bot.store.sqlite.summaries import SqliteSummaries
+from bot.store.sqlite.traces import SqliteTraces
 
 
 class SqliteStore:
@@ -34,6 +35,7 @@ class SqliteStore:
         self.dashboard = SqliteDashboard(self._db)
         self.summaries = SqliteSummaries(self._db)
         self.group_context = SqliteGroupContext(self._db)
+        self.traces = SqliteTraces(self._db)
 
     async def open(self) -> None:
         await self._db.open(_setup)

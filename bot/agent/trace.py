@@ -1,0 +1,137 @@
+"""Run traces: each agent run's steps collected from its events, then stored once, after the run, in batches.
+
+Recording is a few appends per event; nothing touches the database while the answer is produced. The
+writer hands finished traces to the store in one operation per batch, in a task of its own, so a burst of
+runs costs one write, and a slow or failing database never holds up an answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import time
+from collections import deque
+from collections.abc import Sequence
+from secrets import token_hex
+from typing import Any
+
+from bot.agent.events import AgentEvent, ModelTurn, RunFailed, RunFinished, TextDelta, ToolFinished, ToolStarted
+from bot.agent.prompt import MESSAGE_OVERHEAD
+from bot.agent.tokens import TokenCounter, estimate_tokens
+from bot.ops.redact import redact
+from bot.store.traces import PromptSection, Trace, TraceStep, TraceStore
+from bot.tree.model import utc_now
+
+log = logging.getLogger("bothub.traces")
+
+MAX_ARGUMENTS = 2000  # characters of a tool call's arguments kept in its trace
+MAX_PENDING = 1000  # traces waiting for the database before the oldest are dropped
+
+
+def _ms(seconds: float | None) -> int | None:
+    return None if seconds is None else round(seconds * 1000)
+
+
+class RunTrace:
+    """One run's trace as it happens; `trace()` is the record to store."""
+
+    def __init__(self, chat: str, conversation_id: str | None, model: str, secrets: Sequence[str] = ()) -> None:
+        self.id = token_hex(8)
+        self.chat, self.conversation_id, self.model = chat, conversation_id, model
+        self.outcome = "error"  # until the run says how it ended (or the runner: interrupted, deadline)
+        self.error_id: str | None = None
+        self._secrets = secrets
+        self._started_at, self._t0 = utc_now(), time.monotonic()
+        self._first_text: float | None = None
+        self._ended: float | None = None
+        self._sections: list[PromptSection] = []
+        self._history = PromptSection("history", 0, 0)
+        self._steps: list[TraceStep] = []
+        self._tool: tuple[ToolStarted, float] | None = None
+
+    def prompt(self, sections: Sequence[tuple[str, str]], counter: TokenCounter) -> None:
+        self._sections = [PromptSection(name, counter.count(text)) for name, text in sections]
+
+    def history(self, messages: Sequence[dict[str, Any]], counter: TokenCounter) -> None:
+        """The messages sent after the system prompt (a retry with less history replaces them): their text's
+        estimate (cached per string), as `fit_history` counts it, without the JSON of tool calls."""
+        text = sum(estimate_tokens(c) for m in messages if isinstance(c := m.get("content"), str))
+        tokens = round(text * counter.ratio) + MESSAGE_OVERHEAD * len(messages)
+        self._history = PromptSection("history", tokens, len(messages))
+
+    def observe(self, event: AgentEvent) -> None:
+        if type(event) is TextDelta:  # the most frequent event by far: one check, no clock once text has begun
+            if self._first_text is None:
+                self._first_text = time.monotonic() - self._t0
+            return
+        now = time.monotonic()
+        if isinstance(event, ModelTurn):
+            self._steps.append(TraceStep("model", event.model, _ms(event.seconds) or 0,
+                                         "error" if event.failed else "ok", _ms(event.first_token),
+                                         event.prompt_tokens, event.completion_tokens, event.tool_calls))
+        elif isinstance(event, ToolStarted):
+            self._tool = (event, now)
+        elif isinstance(event, ToolFinished) and self._tool is not None:
+            started, at = self._tool
+            arguments = redact(started.arguments, self._secrets)[:MAX_ARGUMENTS]
+            self._steps.append(TraceStep("tool", event.name, _ms(now - at) or 0, "ok" if event.ok else "error",
+                                         arguments=arguments, result_chars=len(event.result)))
+            self._tool = None
+        elif isinstance(event, RunFinished | RunFailed):
+            self._ended = now
+            self.outcome = "ok" if isinstance(event, RunFinished) else "failed"
+            self.error_id = event.error_id if isinstance(event, RunFailed) else None
+
+    def trace(self) -> Trace:
+        ended = self._ended if self._ended is not None else time.monotonic()
+        models = [s for s in self._steps if s.kind == "model"]
+        return Trace(self.id, self.chat, self.conversation_id, self._started_at, self.model, self.outcome,
+                     _ms(ended - self._t0) or 0, _ms(self._first_text),
+                     sum(s.prompt_tokens or 0 for s in models), sum(s.completion_tokens or 0 for s in models),
+                     (*self._sections, self._history), tuple(self._steps), self.error_id)
+
+
+class TraceWriter:
+    """Stores finished traces off the runs' path: one store operation per batch of whatever has accumulated."""
+
+    def __init__(self, store: TraceStore, keep_per_chat: int) -> None:
+        self._store = store
+        self._keep = keep_per_chat
+        self._pending: deque[Trace] = deque(maxlen=MAX_PENDING)
+        self._task: asyncio.Task[None] | None = None
+
+    def submit(self, trace: Trace) -> None:
+        self._pending.append(trace)
+        if self._task is None or self._task.done():
+            # a fresh context: the writer's own log lines belong to no run
+            self._task = asyncio.create_task(self._write(), name="trace-writer", context=contextvars.Context())
+
+    async def _write(self) -> None:
+        while self._pending:
+            batch = list(self._pending)
+            self._pending.clear()
+            try:
+                await self._store.add(batch, self._keep)
+            except Exception:
+                log.exception("could not store %d run trace(s)", len(batch))
+
+    async def drain(self) -> None:
+        """Wait until every submitted trace is stored (tests; shutdown)."""
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+
+class Tracer:
+    """Starts a run's trace and hands the finished one to the writer (none: kept nowhere, e.g. in unit tests)."""
+
+    def __init__(self, writer: TraceWriter | None, secrets: Sequence[str] = ()) -> None:
+        self.writer = writer
+        self._secrets = list(secrets)
+
+    def start(self, chat: str, conversation_id: str | None, model: str) -> RunTrace:
+        return RunTrace(chat, conversation_id, model, self._secrets)
+
+    def finish(self, run: RunTrace) -> None:
+        if self.writer is not None:
+            self.writer.submit(run.trace())
