@@ -8,6 +8,7 @@ from typing import Protocol
 from bot.store.conversations import ConversationInfo, ConversationStore, OpenedChat
 from bot.store.dashboard import DashboardStore
 from bot.store.group_context import GroupContextStore, HeardLine
+from bot.store.housekeeping import ConversationMatch, HousekeepingStore, PurgedConversation
 from bot.store.inbox import InboxEntry, InboxStore
 from bot.store.jobs import Job, JobStore, NewJob
 from bot.store.memories import MemoryEntry, MemoryStore
@@ -40,6 +41,7 @@ class Store(Protocol):
     def group_context(self) -> GroupContextStore: ...
     @property
     def traces(self) -> TraceStore: ...
+    def housekeeping(self) -> HousekeepingStore: ...
 
     async def open(self) -> None:
         """Connect and run the migrations this database has not seen yet."""
@@ -49,7 +51,8 @@ class Store(Protocol):
 
 
 __all__ = [
-    "ChatSettings", "ConversationInfo", "ConversationStore", "DashboardStore", "GroupContextStore", "HeardLine",
-    "InboxEntry", "InboxStore", "Job", "JobStore", "MemoryEntry", "MemoryStore", "NewJob", "OpenedChat", "PairingStore",
-    "PromptSection", "SettingsStore", "Store", "Summary", "SummaryStore", "Trace", "TraceStep", "TraceStore",
+    "ChatSettings", "ConversationInfo", "ConversationMatch", "ConversationStore", "DashboardStore",
+    "GroupContextStore", "HeardLine", "HousekeepingStore", "InboxEntry", "InboxStore", "Job", "JobStore",
+    "MemoryEntry", "MemoryStore", "NewJob", "OpenedChat", "PairingStore", "PromptSection", "PurgedConversation",
+    "SettingsStore", "Store", "Summary", "SummaryStore", "Trace", "TraceStep", "TraceStore",
 ]

@@ -1,6 +1,7 @@
 """Conversations and their message trees, per chat (seed 000).
 
-Every method is scoped by chat, so another chat's conversation id behaves exactly like a random one.
+Every method is scoped by chat, so another chat's conversation id behaves exactly like a random one, and
+a soft-deleted conversation (see `bot.store.housekeeping`) exactly like one that never existed.
 Messages are append-only; the cursor is the one thing that moves. The system prompt is never stored:
 callers pass the current one when loading a tree.
 """
@@ -32,6 +33,7 @@ class ConversationInfo:
     message_count: int
     created_at: datetime
     updated_at: datetime
+    archived: bool = False  # hidden from `/list` (shown by `/list all`) until unarchived or switched to
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,11 +60,12 @@ class ConversationStore(Protocol):
         """Conversations whose id starts with a hex prefix (at most 10), by id."""
         ...
 
-    async def recent(self, chat: str, limit: int = 20, offset: int = 0) -> list[ConversationInfo]:
-        """Most recently updated first."""
+    async def recent(self, chat: str, limit: int = 20, offset: int = 0,
+                     include_archived: bool = False) -> list[ConversationInfo]:
+        """Most recently updated first; deleted ones never, archived ones only when asked for."""
         ...
 
-    async def count(self, chat: str) -> int: ...
+    async def count(self, chat: str, include_archived: bool = False) -> int: ...
 
     async def summaries(self) -> list[tuple[str, int]]:
         """Every chat key with its number of conversations: the operator's view for `bothub chats`."""
@@ -71,7 +74,7 @@ class ConversationStore(Protocol):
     async def active(self, chat: str) -> str | None: ...
 
     async def set_active(self, chat: str, conv_id: str) -> None:
-        """KeyError if the chat has no such conversation."""
+        """KeyError if the chat has no such conversation; an archived one is unarchived (it is in use again)."""
         ...
 
     async def append(self, chat: str, conv_id: str, msgs: Sequence[Message], finishes: int | None = None) -> None:

@@ -64,6 +64,12 @@ def platform_range(platform: str) -> tuple[str, str]:
     return f"{platform}:", f"{platform};"
 
 
+def like_pattern(text: str) -> str:
+    """`text` anywhere, with LIKE's wildcards taken literally (use with ESCAPE '\\')."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
 def snippet_around(content: str, word: str) -> tuple[tuple[str, bool], ...]:
     """(text, is_match) pieces around the first case-insensitive occurrence of `word`."""
     at = content.lower().find(word.lower())

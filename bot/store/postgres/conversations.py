@@ -20,7 +20,9 @@ from bot.store.postgres.database import Database
 from bot.store.settings import ChatSettings
 from bot.tree.model import Conversation, Message, files_from_json, files_to_json, new_id, utc_now
 
-_CONV_COLUMNS = "id, chat, root_id, title, role, current_message_id, message_count, created_at, updated_at"
+_NEW_CONV_COLUMNS = "id, chat, root_id, title, role, current_message_id, message_count, created_at, updated_at"
+_CONV_COLUMNS = f"{_NEW_CONV_COLUMNS}, archived"
+LIVE = "deleted_at IS NULL"  # a soft-deleted conversation is gone for every chat-facing read
 _MSG_COLUMNS = ("id, role, parent_id, content, created_at, tool_calls, tool_call_id, author, interrupted, job_id, "
                 "number, files, trace_id")
 _CHAIN_SQL = f"""
@@ -34,7 +36,7 @@ SELECT {", ".join("m." + c for c in _MSG_COLUMNS.split(", "))} FROM chain JOIN m
     ON m.chat = $1 AND m.conversation_id = $2 AND m.id = chain.mid
 ORDER BY chain.depth DESC
 """
-_INSERT_CONV = (f"INSERT INTO conversations ({_CONV_COLUMNS}) VALUES ($1, $2, $3, '', $4, $3, 0, $5, $5) "
+_INSERT_CONV = (f"INSERT INTO conversations ({_NEW_CONV_COLUMNS}) VALUES ($1, $2, $3, '', $4, $3, 0, $5, $5) "
                 f"ON CONFLICT DO NOTHING RETURNING {_CONV_COLUMNS}")
 _ACTIVATE = ("INSERT INTO chats (key, active_conversation) VALUES ($1, $2) "
              "ON CONFLICT (key) DO UPDATE SET active_conversation = excluded.active_conversation")
@@ -52,7 +54,8 @@ def _message(row: asyncpg.Record) -> Message:
 
 
 async def _conv(db: asyncpg.Connection, chat: str, conv_id: str, lock: bool = False) -> ConversationInfo | None:
-    sql = f"SELECT {_CONV_COLUMNS} FROM conversations WHERE chat = $1 AND id = $2" + (" FOR UPDATE" if lock else "")
+    sql = (f"SELECT {_CONV_COLUMNS} FROM conversations WHERE chat = $1 AND id = $2 AND {LIVE}"
+           + (" FOR UPDATE" if lock else ""))
     row = await db.fetchrow(sql, chat, conv_id)
     return _info(row) if row else None
 
@@ -81,6 +84,23 @@ async def _create(db: asyncpg.Connection, chat: str, role: str) -> ConversationI
     info = await _insert_conv(db, chat, new_id(), role)
     await db.execute(_ACTIVATE, chat, info.id)
     return info
+
+
+async def move_off(db: asyncpg.Connection, chat: str, conv_id: str) -> None:
+    """When `conv_id` is the chat's active conversation, the most recent other visible one (or a new one)
+    takes its place: a chat is never left on a conversation it cannot see."""
+    if await db.fetchval("SELECT active_conversation FROM chats WHERE key = $1", chat) != conv_id:
+        return
+    other = await db.fetchval(f"SELECT id FROM conversations WHERE chat = $1 AND id != $2 AND {LIVE} AND NOT archived "
+                              "ORDER BY updated_at DESC, seq DESC LIMIT 1", chat, conv_id)
+    if other is None:
+        await _create(db, chat, "default")
+    else:
+        await db.execute(_ACTIVATE, chat, other)
+
+
+def _visible(include_archived: bool) -> str:
+    return LIVE if include_archived else f"{LIVE} AND NOT archived"
 
 
 _APPEND = "SELECT message_id, message_number FROM bothub_append(" + ", ".join(f"${i}" for i in range(1, 20)) + ")"
@@ -144,20 +164,22 @@ class PostgresConversations:
         prefix = id_prefix.strip().lower()
         if not 1 <= len(prefix) <= 8 or not is_conversation_id(prefix.ljust(8, "0")):
             return []
-        sql = (f"SELECT {_CONV_COLUMNS} FROM conversations WHERE chat = $1 AND id >= $2 AND id < $3 "
+        sql = (f"SELECT {_CONV_COLUMNS} FROM conversations WHERE chat = $1 AND id >= $2 AND id < $3 AND {LIVE} "
                "ORDER BY id LIMIT 10")
         return [_info(r) for r in await self._db.pool.fetch(sql, chat, prefix, prefix + "g")]
 
-    async def recent(self, chat: str, limit: int = 20, offset: int = 0) -> list[ConversationInfo]:
-        sql = (f"SELECT {_CONV_COLUMNS} FROM conversations WHERE chat = $1 "
+    async def recent(self, chat: str, limit: int = 20, offset: int = 0,
+                     include_archived: bool = False) -> list[ConversationInfo]:
+        sql = (f"SELECT {_CONV_COLUMNS} FROM conversations WHERE chat = $1 AND {_visible(include_archived)} "
                "ORDER BY updated_at DESC, seq DESC LIMIT $2 OFFSET $3")
         return [_info(r) for r in await self._db.pool.fetch(sql, chat, max(limit, 0), max(offset, 0))]
 
-    async def count(self, chat: str) -> int:
-        return int(await self._db.pool.fetchval("SELECT COUNT(*) FROM conversations WHERE chat = $1", chat))
+    async def count(self, chat: str, include_archived: bool = False) -> int:
+        sql = f"SELECT COUNT(*) FROM conversations WHERE chat = $1 AND {_visible(include_archived)}"
+        return int(await self._db.pool.fetchval(sql, chat))
 
     async def summaries(self) -> list[tuple[str, int]]:
-        sql = "SELECT chat, COUNT(*) FROM conversations GROUP BY chat ORDER BY chat"
+        sql = f"SELECT chat, COUNT(*) FROM conversations WHERE {LIVE} GROUP BY chat ORDER BY chat"
         return [(chat, int(n)) for chat, n in await self._db.pool.fetch(sql)]
 
     async def active(self, chat: str) -> str | None:
@@ -168,6 +190,7 @@ class PostgresConversations:
         async with self._db.pool.acquire() as db, db.transaction():
             await _require_conv(db, chat, conv_id)
             await db.execute(_ACTIVATE, chat, conv_id)
+            await db.execute("UPDATE conversations SET archived = false WHERE chat = $1 AND id = $2", chat, conv_id)
 
     async def append(self, chat: str, conv_id: str, msgs: Sequence[Message], finishes: int | None = None) -> None:
         if msgs:

@@ -285,6 +285,16 @@ MIGRATIONS: tuple[str, ...] = (
     DROP FUNCTION bothub_append(TEXT, TEXT, TEXT, TEXT, TIMESTAMPTZ, BIGINT, TEXT[], TEXT[], TEXT[], TEXT[], TEXT[],
                                 TEXT[], TEXT[], BOOLEAN[], TIMESTAMPTZ[], TEXT[], INTEGER[], TEXT[]);
     """ + _with_trace_ids(_APPEND_FUNCTION),
+    # 12: SQLite migration 13 (titles' source, archived, soft deletes), and trigram search for /search: pg_trgm
+    # ships with PostgreSQL and is a trusted extension, so the database's owner may create it.
+    """
+    ALTER TABLE conversations ADD COLUMN title_source TEXT NOT NULL DEFAULT '';
+    ALTER TABLE conversations ADD COLUMN archived BOOLEAN NOT NULL DEFAULT false;
+    ALTER TABLE conversations ADD COLUMN deleted_at TIMESTAMPTZ;
+    CREATE INDEX conversations_deleted ON conversations (deleted_at) WHERE deleted_at IS NOT NULL;
+    CREATE EXTENSION IF NOT EXISTS pg_trgm;
+    CREATE INDEX messages_trigrams ON messages USING gin (content gin_trgm_ops);
+    """,
 )
 
 

@@ -9,6 +9,7 @@ from bot.store.postgres.conversations import PostgresConversations
 from bot.store.postgres.dashboard import PostgresDashboard
 from bot.store.postgres.database import Database
 from bot.store.postgres.group_context import PostgresGroupContext
+from bot.store.postgres.housekeeping import PostgresHousekeeping
 from bot.store.postgres.inbox import PostgresInbox
 from bot.store.postgres.jobs import PostgresJobs
 from bot.store.postgres.memories import PostgresMemories
@@ -30,6 +31,7 @@ class PostgresStore:
         self.pairing = PostgresPairing(self._db)
         self.jobs = PostgresJobs(self._db)
         self.dashboard = PostgresDashboard(self._db)
+        self.housekeeping = PostgresHousekeeping(self._db)
         self.summaries = PostgresSummaries(self._db)
         self.group_context = PostgresGroupContext(self._db)
         self.traces = PostgresTraces(self._db)

@@ -22,7 +22,9 @@ from bot.store.sqlite.codec import iso, now_iso
 from bot.store.sqlite.database import Database
 from bot.tree.model import Conversation, Message, files_from_json, files_to_json, new_id
 
-_CONV_COLUMNS = "id, chat, root_id, title, role, current_message_id, message_count, created_at, updated_at"
+_NEW_CONV_COLUMNS = "id, chat, root_id, title, role, current_message_id, message_count, created_at, updated_at"
+_CONV_COLUMNS = f"{_NEW_CONV_COLUMNS}, archived"
+LIVE = "deleted_at IS NULL"  # a soft-deleted conversation is gone for every chat-facing read
 _MSG_COLUMNS = ("id, role, parent_id, content, created_at, tool_calls, tool_call_id, author, interrupted, job_id, "
                 "number, files, trace_id")
 _CHAIN_SQL = f"""
@@ -43,9 +45,9 @@ _INSERT_MESSAGE = (
 
 
 def _info(row: Sequence[Any]) -> ConversationInfo:
-    conv_id, chat, root_id, title, role, cursor, count, created, updated = row
+    conv_id, chat, root_id, title, role, cursor, count, created, updated, archived = row
     return ConversationInfo(conv_id, chat, root_id, title, role, cursor, count,
-                            datetime.fromisoformat(created), datetime.fromisoformat(updated))
+                            datetime.fromisoformat(created), datetime.fromisoformat(updated), bool(archived))
 
 
 def _message(row: Sequence[Any]) -> Message:
@@ -57,7 +59,8 @@ def _message(row: Sequence[Any]) -> Message:
 
 
 def _conv(db: sqlite3.Connection, chat: str, conv_id: str) -> ConversationInfo | None:
-    row = db.execute(f"SELECT {_CONV_COLUMNS} FROM conversations WHERE chat = ? AND id = ?", (chat, conv_id)).fetchone()
+    row = db.execute(f"SELECT {_CONV_COLUMNS} FROM conversations WHERE chat = ? AND id = ? AND {LIVE}",
+                     (chat, conv_id)).fetchone()
     return _info(row) if row else None
 
 
@@ -75,8 +78,8 @@ def _has_message(db: sqlite3.Connection, chat: str, conv_id: str, message_id: st
 
 def _free_conv_id(db: sqlite3.Connection, chat: str, wanted: str | None = None) -> str:
     conv_id = wanted if wanted and is_conversation_id(wanted) else new_id()
-    while _conv(db, chat, conv_id) is not None:
-        conv_id = new_id()
+    while db.execute("SELECT 1 FROM conversations WHERE chat = ? AND id = ?", (chat, conv_id)).fetchone():
+        conv_id = new_id()  # deleted ones too: their rows stay until purged
     return conv_id
 
 
@@ -90,7 +93,7 @@ def _activate(db: sqlite3.Connection, chat: str, conv_id: str) -> None:
 
 def _insert_conv(db: sqlite3.Connection, chat: str, conv_id: str, root_id: str, role: str) -> ConversationInfo:
     now = now_iso()
-    db.execute(f"INSERT INTO conversations ({_CONV_COLUMNS}) VALUES (?, ?, ?, '', ?, ?, 0, ?, ?)",
+    db.execute(f"INSERT INTO conversations ({_NEW_CONV_COLUMNS}) VALUES (?, ?, ?, '', ?, ?, 0, ?, ?)",
                (conv_id, chat, root_id, role, root_id, now, now))
     return _require_conv(db, chat, conv_id)
 
@@ -99,6 +102,20 @@ def _create(db: sqlite3.Connection, chat: str, role: str) -> ConversationInfo:
     info = _insert_conv(db, chat, _free_conv_id(db, chat), new_id(), role)
     _activate(db, chat, info.id)
     return info
+
+
+def move_off(db: sqlite3.Connection, chat: str, conv_id: str) -> None:
+    """When `conv_id` is the chat's active conversation, the most recent other visible one (or a new one)
+    takes its place: a chat is never left on a conversation it cannot see."""
+    row = db.execute("SELECT active_conversation FROM chats WHERE key = ?", (chat,)).fetchone()
+    if row is None or row[0] != conv_id:
+        return
+    other = db.execute(f"SELECT id FROM conversations WHERE chat = ? AND id != ? AND {LIVE} AND archived = 0 "
+                       "ORDER BY updated_at DESC, rowid DESC LIMIT 1", (chat, conv_id)).fetchone()
+    if other is None:
+        _create(db, chat, "default")
+    else:
+        _activate(db, chat, other[0])
 
 
 def _insert(db: sqlite3.Connection, info: ConversationInfo, msgs: Sequence[Message], cursor: str,
@@ -140,6 +157,10 @@ def _insert(db: sqlite3.Connection, info: ConversationInfo, msgs: Sequence[Messa
     )
 
 
+def _visible(include_archived: bool) -> str:
+    return LIVE if include_archived else f"{LIVE} AND archived = 0"
+
+
 def _chain(db: sqlite3.Connection, chat: str, conv_id: str, message_id: str) -> list[Message]:
     return [_message(r) for r in db.execute(_CHAIN_SQL, {"mid": message_id, "chat": chat, "conv": conv_id})]
 
@@ -172,22 +193,24 @@ class SqliteConversations:
         prefix = id_prefix.strip().lower()
         if not 1 <= len(prefix) <= 8 or not is_conversation_id(prefix.ljust(8, "0")):
             return []
-        sql = f"SELECT {_CONV_COLUMNS} FROM conversations WHERE chat = ? AND id >= ? AND id < ? ORDER BY id LIMIT 10"
+        sql = (f"SELECT {_CONV_COLUMNS} FROM conversations WHERE chat = ? AND id >= ? AND id < ? AND {LIVE} "
+               "ORDER BY id LIMIT 10")
         rows = await self._db.read(lambda db: db.execute(sql, (chat, prefix, prefix + "g")).fetchall())
         return [_info(r) for r in rows]
 
-    async def recent(self, chat: str, limit: int = 20, offset: int = 0) -> list[ConversationInfo]:
-        sql = (f"SELECT {_CONV_COLUMNS} FROM conversations WHERE chat = ? "
+    async def recent(self, chat: str, limit: int = 20, offset: int = 0,
+                     include_archived: bool = False) -> list[ConversationInfo]:
+        sql = (f"SELECT {_CONV_COLUMNS} FROM conversations WHERE chat = ? AND {_visible(include_archived)} "
                "ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?")
         rows = await self._db.read(lambda db: db.execute(sql, (chat, max(limit, 0), max(offset, 0))).fetchall())
         return [_info(r) for r in rows]
 
-    async def count(self, chat: str) -> int:
-        sql = "SELECT COUNT(*) FROM conversations WHERE chat = ?"
+    async def count(self, chat: str, include_archived: bool = False) -> int:
+        sql = f"SELECT COUNT(*) FROM conversations WHERE chat = ? AND {_visible(include_archived)}"
         return int(await self._db.read(lambda db: db.execute(sql, (chat,)).fetchone()[0]))
 
     async def summaries(self) -> list[tuple[str, int]]:
-        sql = "SELECT chat, COUNT(*) FROM conversations GROUP BY chat ORDER BY chat"
+        sql = f"SELECT chat, COUNT(*) FROM conversations WHERE {LIVE} GROUP BY chat ORDER BY chat"
         return [(chat, int(n)) for chat, n in await self._db.read(lambda db: db.execute(sql).fetchall())]
 
     async def active(self, chat: str) -> str | None:
@@ -199,6 +222,7 @@ class SqliteConversations:
         def op(db: sqlite3.Connection) -> None:
             _require_conv(db, chat, conv_id)
             _activate(db, chat, conv_id)
+            db.execute("UPDATE conversations SET archived = 0 WHERE chat = ? AND id = ?", (chat, conv_id))
 
         await self._db.write(op)
 

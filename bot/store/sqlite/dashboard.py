@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from bot.store.dashboard import AuditEntry, ChatSummary, NodeRow, SearchHit, platform_range
+from bot.store.dashboard import AuditEntry, ChatSummary, NodeRow, SearchHit, like_pattern, platform_range
 from bot.store.memories import bounded
 from bot.store.sqlite.codec import now_iso
 from bot.store.sqlite.database import Database
-from bot.store.sqlite.search import like_pattern, search
+from bot.store.sqlite.search import search
 
 PREVIEW_CHARS = 160
 

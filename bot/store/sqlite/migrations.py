@@ -223,6 +223,13 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     CREATE INDEX traces_by_chat ON traces (chat, n);
     CREATE INDEX traces_by_age ON traces (started_at);
     ALTER TABLE messages ADD COLUMN trace_id TEXT;
+    # 13: housekeeping: where a title came from ('' the first message, 'auto' generated, 'user' /rename),
+    # archived conversations, soft deletes waiting for their purge.
+    """
+    ALTER TABLE conversations ADD COLUMN title_source TEXT NOT NULL DEFAULT '';
+    ALTER TABLE conversations ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE conversations ADD COLUMN deleted_at TEXT;
+    CREATE INDEX conversations_deleted ON conversations (deleted_at) WHERE deleted_at IS NOT NULL;
     """,
 )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from bot.store.dashboard import SearchHit, platform_range, snippet_around
+from bot.store.dashboard import SearchHit, like_pattern, platform_range, snippet_around
 from bot.store.sqlite.database import Database
 
 MAX_WORDS = 8
@@ -35,14 +35,10 @@ def _pieces(marked: str) -> tuple[tuple[str, bool], ...]:
     return tuple(out)
 
 
-def like_pattern(text: str) -> str:
-    """`text` anywhere, with LIKE's wildcards taken literally (use with ESCAPE '\\')."""
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
-async def search(db: Database, query: str, chat: str = "", platform: str = "", limit: int = 50) -> list[SearchHit]:
-    """Messages containing every word of `query` (case-insensitive), newest first."""
+async def search(db: Database, query: str, chat: str = "", platform: str = "", limit: int = 50,
+                 live_only: bool = False) -> list[SearchHit]:
+    """Messages containing every word of `query` (case-insensitive), newest first; `live_only` leaves out
+    conversations deleted and waiting for their purge."""
     words = list(dict.fromkeys(query.split()))[:MAX_WORDS]
     if not words or limit < 1:
         return []
@@ -63,12 +59,14 @@ async def search(db: Database, query: str, chat: str = "", platform: str = "", l
         where.append("m.chat >= ? AND m.chat < ?")
         params += platform_range(platform)
     columns = "m.chat, m.conversation_id, m.id, m.role, m.created_at"
+    live = (" JOIN conversations AS c ON c.chat = m.chat AND c.id = m.conversation_id AND c.deleted_at IS NULL"
+            if live_only else "")
     if long_words:
         sql = (f"SELECT {columns}, snippet(messages_fts, 0, '{_OPEN}', '{_CLOSE}', '…', {SNIPPET_TOKENS}) "
-               "FROM messages_fts JOIN messages AS m ON m.seq = messages_fts.rowid "
+               f"FROM messages_fts JOIN messages AS m ON m.seq = messages_fts.rowid{live} "
                f"WHERE {' AND '.join(where)} ORDER BY messages_fts.rowid DESC LIMIT ?")
     else:
-        sql = (f"SELECT {columns}, m.content FROM messages AS m WHERE {' AND '.join(where)} "
+        sql = (f"SELECT {columns}, m.content FROM messages AS m{live} WHERE {' AND '.join(where)} "
                "ORDER BY m.seq DESC LIMIT ?")
     rows = await db.read(lambda conn: conn.execute(sql, [*params, limit]).fetchall())
     return [SearchHit(c, conv, mid, role, datetime.fromisoformat(at),

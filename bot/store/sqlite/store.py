@@ -11,6 +11,7 @@ from bot.store.sqlite.conversations import SqliteConversations
 from bot.store.sqlite.dashboard import SqliteDashboard
 from bot.store.sqlite.database import Database
 from bot.store.sqlite.group_context import SqliteGroupContext
+from bot.store.sqlite.housekeeping import SqliteHousekeeping
 from bot.store.sqlite.inbox import SqliteInbox
 from bot.store.sqlite.jobs import SqliteJobs
 from bot.store.sqlite.memories import SqliteMemories
@@ -33,6 +34,7 @@ class SqliteStore:
         self.pairing = SqlitePairing(self._db)
         self.jobs = SqliteJobs(self._db)
         self.dashboard = SqliteDashboard(self._db)
+        self.housekeeping = SqliteHousekeeping(self._db)
         self.summaries = SqliteSummaries(self._db)
         self.group_context = SqliteGroupContext(self._db)
         self.traces = SqliteTraces(self._db)
