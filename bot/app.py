@@ -29,6 +29,7 @@ from bot.agent.trace import Tracer, TraceWriter
 from bot.agent.workspace import check_workspace, prepare_workspace
 from bot.chats.access import Access, Verdict
 from bot.chats.conversations import Conversations
+from bot.chats.housekeeping import Housekeeping
 from bot.chats.pairing import Pairing
 from bot.chats.sessions import SessionKey, Sessions
 from bot.commands import CommandServices, menu
@@ -53,7 +54,7 @@ from bot.web.routes import mount
 
 log = logging.getLogger("bothub.app")
 
-PURGE_EVERY = 3600.0  # seconds
+HOUSEKEEPING_EVERY = 300.0  # seconds: deleted conversations go within 5 minutes after their undo window
 
 
 class App:
@@ -87,6 +88,7 @@ class App:
             model, used.prompt_tokens + used.completion_tokens)
         self.metrics.watch_usage(lambda: (self.llm.total_usage.prompt_tokens, self.llm.total_usage.completion_tokens))
         self.conversations = Conversations(self.store.conversations)
+        self.housekeeping = Housekeeping(self.conversations, self.store.housekeeping, cfg.data_dir, self.clock.now)
         self.compactor = Compactor(self.llm, self.store.summaries, cfg.llm.skill_model or cfg.llm.chat_model)
         off = [name for name, section in cfg.sections.items() if not section.group_context]
         self.group_context = GroupContext(self.store.group_context, cfg.group_context, off, self.clock)
@@ -96,7 +98,7 @@ class App:
                                   tracer=Tracer(self.traces, secret_values(env)))
         services = CommandServices(self.conversations, self.store, self.prompts, self.memory, self.approvals,
                                    Pairing(self.store.pairing), Sessions(), cfg.llm, self.tools, self.mcp,
-                                   self.compactor, self.schedules)
+                                   self.compactor, self.housekeeping, self.schedules)
         media = MediaIntake(cfg.media, self.llm.transcriber(cfg.llm.transcription_model))
         self.hub = Hub(cfg, self.store, services, self.runner, self.metrics, media, self.group_context)
         self.scheduler: Scheduler | None = None
@@ -183,7 +185,7 @@ class App:
         if resumed := await self.hub.resume():
             log.info("answering %d message(s) accepted before the restart", resumed)
         self.watchdog.start()
-        self._housekeeping = asyncio.create_task(self._purge_hourly(), name="housekeeping")
+        self._housekeeping = asyncio.create_task(self._housekeep(), name="housekeeping")
         if self.scheduler is not None:
             self.scheduler.start()  # after the adapters: a job due at start-up needs its platform
 
@@ -191,24 +193,24 @@ class App:
         await adapter.start(self.health.track(adapter.name, self.hub.handle))
         log.info("%s adapter started", adapter.name)
 
-    async def _purge_hourly(self) -> None:
+    async def _housekeep(self) -> None:
         while True:
-            try:
-                await self.purge()
-            except Exception:
-                log.exception("hourly purge failed")
-            await asyncio.sleep(PURGE_EVERY)
+            await self.purge()
+            await self.clock.sleep(HOUSEKEEPING_EVERY)  # an injected clock lets tests step through it
 
     async def purge(self) -> None:
-        """Hourly: expired dedupe keys (the table holds about a week of events, not all of them), group context
-        past its age in chats that went quiet (active chats trim their own on every message), and run traces
-        older than `traces.keep_days`."""
-        removed = await self.store.inbox.purge_expired()
-        overheard = await self.group_context.purge()
+        """One pass: expired dedupe keys (the table holds about a week of events, not all of them), group context
+        past its age in chats that went quiet (active chats trim their own on every message), conversations
+        deleted longer ago than /undo reaches (with their files), and run traces older than `traces.keep_days`."""
         cutoff = utc_now() - timedelta(days=self.cfg.traces.keep_days)
-        pruned = await self.store.traces.prune(cutoff)
-        log.debug("purged %d expired dedupe keys, %d old group context lines, %d old run traces", removed, overheard,
-                  pruned)
+        for name, purge in (("expired dedupe keys", self.store.inbox.purge_expired),
+                            ("old group context lines", self.group_context.purge),
+                            ("deleted conversations", self.housekeeping.purge),
+                            ("old run traces", lambda: self.store.traces.prune(cutoff))):
+            try:
+                log.debug("purged %d %s", await purge(), name)
+            except Exception:
+                log.exception("purging %s failed", name)
 
     async def stop(self) -> None:
         if self._housekeeping is not None:

@@ -58,10 +58,9 @@ class Conversations:
         await self._adopt(session, info)
         return info
 
-    async def switch(self, session: Session, id_prefix: str) -> ConversationInfo:
-        await self.flush(session)
-        chat = session.key.storage_key
-        matches = await self.store.find(chat, id_prefix.strip().lower())
+    async def resolve(self, session: Session, id_prefix: str) -> ConversationInfo:
+        """This chat's conversation with that id or unique id prefix (ConversationNotFound, AmbiguousConversation)."""
+        matches = await self.store.find(session.key.storage_key, id_prefix.strip().lower())
         exact = [m for m in matches if m.id == id_prefix]
         if exact:
             matches = exact
@@ -69,9 +68,21 @@ class Conversations:
             raise ConversationNotFound(id_prefix)
         if len(matches) > 1:
             raise AmbiguousConversation([m.id for m in matches])
-        await self.store.set_active(chat, matches[0].id)
-        await self._adopt(session, matches[0])
         return matches[0]
+
+    async def switch(self, session: Session, id_prefix: str) -> ConversationInfo:
+        await self.flush(session)
+        found = await self.resolve(session, id_prefix)
+        await self.store.set_active(session.key.storage_key, found.id)
+        await self._adopt(session, found)
+        return found
+
+    async def follow_active(self, session: Session) -> ConversationInfo:
+        """Take up whatever the store now says is the chat's active conversation (after a delete or an undo)."""
+        opened = await self.store.open_chat(session.key.storage_key)
+        session.settings = opened.settings
+        self._set(session, opened.conversation, opened.path)
+        return opened.conversation
 
     def add(self, session: Session, message: Message, held: asyncio.Future[int | None] | None = None
             ) -> asyncio.Task[None]:

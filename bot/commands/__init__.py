@@ -2,6 +2,7 @@
 
 # registration order is the order /help lists them in
 from bot.commands import conversations as conversations  # isort: skip
+from bot.commands import housekeeping as housekeeping  # isort: skip
 from bot.commands import navigation as navigation  # isort: skip
 from bot.commands import compact as compact  # isort: skip
 from bot.commands import control as control  # isort: skip

@@ -1,4 +1,4 @@
-"""/new, /list, /switch: a chat's conversations, and only this chat's."""
+"""/new, /list, /switch: a chat's conversations, and only this chat's (housekeeping is in `housekeeping`)."""
 
 from __future__ import annotations
 
@@ -23,27 +23,33 @@ async def new(ctx: CommandContext) -> Reply:
     return Reply(ctx.t("new_conversation", id=info.id, role=role))
 
 
-@command("list", "List this chat's conversations", "列出本聊天的会话", "/list [page]")
+@command("list", "List this chat's conversations (all: archived ones too)", "列出本聊天的会话（all：含已归档）",
+         "/list [all] [page]")
 async def list_(ctx: CommandContext) -> Reply:
-    page = page_arg(ctx.args)
-    chat = ctx.session.key.storage_key
-    total = await ctx.services.store.conversations.count(chat)
-    infos = await ctx.services.store.conversations.recent(chat, limit=PAGE, offset=page * PAGE)
+    words = ctx.args.split()
+    everything = bool(words) and words[0].lower() == "all"
+    page = page_arg(" ".join(words[everything:]))
+    chat, store = ctx.session.key.storage_key, ctx.services.store.conversations
+    total = await store.count(chat, include_archived=everything)
+    infos = await store.recent(chat, limit=PAGE, offset=page * PAGE, include_archived=everything)
     if not infos:
         return Reply(ctx.t("list_empty"))
     now = datetime.now(UTC)
     lines, buttons = [], []
     for info in infos:
         current = info.id == ctx.session.conversation_id
-        title = info.title or ctx.t("untitled")
+        title = (info.title or ctx.t("untitled")) + (f" · {ctx.t('archived_mark')}" if info.archived else "")
         lines.append(ctx.t("list_line", mark="▶" if current else "·", id=info.id, title=title,
                            count=info.message_count, when=_ago(now, info.updated_at)))
         if not current:
             buttons.append(Button(ctx.t("switch_button", id=info.id), f"/switch {info.id}"))
     rows = tuple(tuple(buttons[i : i + 2]) for i in range(0, len(buttons), 2))
-    if (page + 1) * PAGE < total:
-        rows += ((Button(ctx.t("more_button"), f"/list {page + 2}"),),)
-    title = f"{ctx.t('list_title')} ({total})"
+    more = "/list all" if everything else "/list"
+    footer = [Button(ctx.t("more_button"), f"{more} {page + 2}")] if (page + 1) * PAGE < total else []
+    if not everything and (archived := await store.count(chat, include_archived=True) - total):
+        footer.append(Button(ctx.t("archived_button", n=archived), "/list all"))
+    rows += (tuple(footer),) if footer else ()
+    title = f"{ctx.t('list_all_title' if everything else 'list_title')} ({total})"
     return Reply("\n".join(lines), title=title, buttons=rows, monospace=True)
 
 
@@ -59,7 +65,16 @@ async def switch(ctx: CommandContext) -> Reply:
         return Reply(ctx.t("not_found", id=wanted))
     except AmbiguousConversation as e:
         return Reply(ctx.t("ambiguous", id=wanted, ids=", ".join(e.ids)))
-    return Reply(ctx.t("switched", id=info.id, title=info.title or ctx.t("untitled")))
+    text = ctx.t("switched", id=info.id, title=info.title or ctx.t("untitled"))
+    if info.archived:
+        text += " " + ctx.t("unarchived_on_switch")
+    return Reply(text, buttons=(manage_buttons(ctx, info.id),))
+
+
+def manage_buttons(ctx: CommandContext, conv_id: str) -> tuple[Button, ...]:
+    """Archive and Delete for the conversation a reply is about (rename needs words, so it stays typed)."""
+    return (Button(ctx.t("archive_button"), f"/archive {conv_id}"),
+            Button(ctx.t("delete_button"), f"/delete {conv_id}"))
 
 
 def _ago(now: datetime, then: datetime) -> str:

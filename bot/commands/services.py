@@ -18,6 +18,7 @@ from bot.agent.skills import SkillSet
 from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolRegistry
 from bot.chats.conversations import Conversations
+from bot.chats.housekeeping import Housekeeping
 from bot.chats.pairing import Pairing
 from bot.chats.sessions import Session, Sessions
 from bot.config import LLMConfig
@@ -38,6 +39,7 @@ class CommandServices:
     tools: ToolRegistry  # what /tools lists
     mcp: McpTools  # MCP servers' state for /tools
     compactor: Compactor  # branch summaries: /compact, /tree, /status
+    housekeeping: Housekeeping  # rename, archive, delete and undo, search
     schedules: Schedules | None = None  # None when scheduling is turned off
 
     async def set_setting(self, session: Session, **values: str) -> None:

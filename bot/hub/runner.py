@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
-import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -33,6 +31,7 @@ from bot.agent.tokens import TokenCounter
 from bot.agent.tools.registry import ToolContext
 from bot.agent.trace import RunTrace, Tracer
 from bot.chats.conversations import Conversations
+from bot.chats.folders import chat_folder
 from bot.chats.sessions import Session
 from bot.config import Config
 from bot.hub.delivery import Delivery, HeldReply, StreamWriter
@@ -99,11 +98,8 @@ class AgentRunner:
         self.tracer = tracer or Tracer(None)
 
     def workdir(self, session: Session) -> Path:
-        """Each chat's own folder for file tools: readable name plus a hash so keys never collide."""
-        key = session.key.storage_key
-        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", key)[:60]
-        digest = hashlib.sha256(key.encode()).hexdigest()[:8]
-        return self.cfg.data_dir / "chats" / f"{safe}-{digest}"
+        """Each chat's own folder for file tools."""
+        return chat_folder(self.cfg.data_dir, session.key.storage_key)
 
     async def answer(self, session: Session, turn: TurnContext, delivery: Delivery) -> None:
         """Store the user's message (the session is loaded), then answer it."""

@@ -53,7 +53,7 @@ class HousekeepingStore(Protocol):
 
     async def restore(self, chat: str, since: datetime) -> ConversationInfo | None:
         """Undelete the chat's conversation deleted most recently, if that was at or after `since`; it becomes
-        the active one."""
+        the active one, and the conversation the chat was on goes if it is empty (made by the delete, say)."""
         ...
 
     async def purge(self, before: datetime) -> list[PurgedConversation]:

@@ -70,6 +70,8 @@ class PostgresHousekeeping:
             if row is None or row[1] < since:
                 return None
             await db.execute("UPDATE conversations SET deleted_at = NULL WHERE chat = $1 AND id = $2", chat, row[0])
+            await db.execute("DELETE FROM conversations WHERE chat = $1 AND message_count = 0 AND id = "
+                             "(SELECT active_conversation FROM chats WHERE key = $1)", chat)  # nothing to lose
             await db.execute(_ACTIVATE, chat, row[0])
             return await _conv(db, chat, row[0])
 

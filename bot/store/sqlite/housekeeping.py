@@ -76,6 +76,8 @@ class SqliteHousekeeping:
             if row is None or datetime.fromisoformat(row[1]) < since:
                 return None
             db.execute("UPDATE conversations SET deleted_at = NULL WHERE chat = ? AND id = ?", (chat, row[0]))
+            db.execute("DELETE FROM conversations WHERE chat = ? AND message_count = 0 AND id = "
+                       "(SELECT active_conversation FROM chats WHERE key = ?)", (chat, chat))  # nothing to lose
             _activate(db, chat, row[0])
             return _conv(db, chat, row[0])
 

@@ -92,6 +92,21 @@ async def test_restore_brings_back_the_latest_deletion_inside_the_window(store: 
     again = await store.housekeeping.restore(A, T0)
     assert again is not None and again.id == first
     assert await store.housekeeping.restore(A, T0) is None  # nothing deleted left
+    assert {c.id for c in await store.conversations.recent(A)} == {first, second}
+
+
+async def test_restore_drops_the_empty_conversation_a_delete_left_the_chat_on(store: Store) -> None:
+    only = await _talk(store, A, "the only one")
+    await store.housekeeping.delete(A, only, T0)
+    empty = await store.conversations.active(A)
+    assert empty not in (None, only)
+    await store.housekeeping.restore(A, T0)
+    assert [c.id for c in await store.conversations.recent(A)] == [only]
+    assert await store.conversations.get(A, empty or "") is None
+    kept = await _talk(store, A, "not empty")  # the active one now, with messages: it stays
+    await store.housekeeping.delete(A, only, T0)
+    await store.housekeeping.restore(A, T0)
+    assert {c.id for c in await store.conversations.recent(A)} == {only, kept}
 
 
 async def test_purge_removes_rows_and_reports_only_files_nobody_else_uses(store: Store) -> None:
