@@ -22,6 +22,7 @@ from bench import (
     hub,
     scale,
     scheduler,
+    search,
     store,
     telegram_e2e,
     traces,
@@ -33,7 +34,7 @@ RESULTS = Path(__file__).with_name("results.md")
 
 async def main() -> None:
     sections: list[Section] = []
-    modules = (store, hub, flat, scale, traces, concurrency, scheduler, dashboard, footprint, telegram_e2e,
+    modules = (store, hub, flat, scale, traces, concurrency, scheduler, dashboard, search, footprint, telegram_e2e,
                discord_e2e, feishu_e2e, discord_answers)
     for module in modules:
         started = time.monotonic()

@@ -30,6 +30,7 @@ WebHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 class ConversationChoice:
     id: str
     title: str
+    archived: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from bot.agent.memory import register as register_memory_tools
 from bot.agent.prompt import PromptBuilder
 from bot.agent.skill_tools import register_skill_tools
 from bot.agent.skills import SkillSet
+from bot.agent.titles import Titler
 from bot.agent.tools import default_registry, shell
 from bot.agent.tools import schedule as schedule_tool
 from bot.agent.tools import web as web_tool
@@ -93,9 +94,11 @@ class App:
         off = [name for name, section in cfg.sections.items() if not section.group_context]
         self.group_context = GroupContext(self.store.group_context, cfg.group_context, off, self.clock)
         self.traces = TraceWriter(self.store.traces, cfg.traces.per_chat)
+        self.titler = (Titler(self.llm, self.store.housekeeping, cfg.llm.skill_model or cfg.llm.chat_model)
+                       if cfg.llm.auto_titles else None)
         self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.compactor,
                                   memory=self.memory, metrics=self.metrics, group_context=self.group_context,
-                                  tracer=Tracer(self.traces, secret_values(env)))
+                                  tracer=Tracer(self.traces, secret_values(env)), titler=self.titler)
         services = CommandServices(self.conversations, self.store, self.prompts, self.memory, self.approvals,
                                    Pairing(self.store.pairing), Sessions(), cfg.llm, self.tools, self.mcp,
                                    self.compactor, self.housekeeping, self.schedules)
@@ -146,8 +149,8 @@ class App:
             if await self.hub.verdict(asker) is not Verdict.ALLOW:
                 return []
             key = SessionKey(chat.platform, chat.chat_id, chat.thread_id).storage_key
-            infos = await self.store.conversations.recent(key, limit=25)
-            return [ConversationChoice(i.id, i.title) for i in infos]
+            infos = await self.store.conversations.recent(key, limit=50, include_archived=True)
+            return [ConversationChoice(i.id, i.title, i.archived) for i in infos]
 
         def add_route(method: str, path: str, handler: WebHandler) -> None:
             self._adapter_routes = True
@@ -228,6 +231,8 @@ class App:
         if self._web_runner is not None:
             await self._web_runner.cleanup()
         await self.mcp.stop()
+        if self.titler is not None:
+            await self.titler.close()
         await self.llm.close()
         await self.traces.drain()
         await self.store.close()

@@ -40,6 +40,7 @@ class LLMConfig(_Section):
     temperature: float | None = Field(default=None, ge=0, le=2)
     vision_models: list[str] = Field(default_factory=list)  # these get images as image parts
     transcription_model: str | None = None  # set: voice messages are transcribed (/audio/transcriptions)
+    auto_titles: bool = True  # a short title from each conversation's first exchange, by skill_model
 
 
 class ServerConfig(_Section):

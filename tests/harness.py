@@ -20,8 +20,12 @@ from bot.replies import Reply
 
 def make_config(tmp_path: Path, llm_base_url: str, config: Mapping[str, Any] | None = None,
                 env: Mapping[str, str] | None = None) -> tuple[Any, dict[str, str]]:
-    """A Config rooted in tmp_path, pointed at the fake LLM; `config` is YAML-shaped overrides."""
+    """A Config rooted in tmp_path, pointed at the fake LLM; `config` is YAML-shaped overrides.
+
+    Automatic titles are off unless a test turns them on: their background request would otherwise take a
+    step another test scripted for its next answer."""
     raw = {"data_dir": str(tmp_path / "data"), **(config or {})}
+    raw["llm"] = {"auto_titles": False, **raw.get("llm", {})}
     path = tmp_path / "bothub.yaml"
     path.write_text(yaml.safe_dump(raw), encoding="utf-8")
     full_env = {"OPENAI_BASE_URL": llm_base_url, "OPENAI_API_KEY": "test-key", "BOTHUB_MODEL": "fake-model",

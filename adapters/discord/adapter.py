@@ -22,13 +22,12 @@ from adapters.discord.commands import (
     build_tree,
     check_token,
     configure_endpoints,
-    conversation_choices,
 )
 from adapters.discord.files import DiscordFiles, attachment_origins
 from adapters.discord.inbound import chat_of, parse_command, parse_message
 from adapters.discord.outbound import DiscordOutbound, guarded
 from adapters.discord.render import NO_PINGS
-from bot.adapter import AdapterServices, Capabilities, MessageHandler, SendError, SendFailed
+from bot.adapter import AdapterServices, Capabilities, ConversationChoice, MessageHandler, SendError, SendFailed
 from bot.config import ConfigError
 from bot.messages import ChatRef, InboundEvent, SentRef
 from bot.replies import Reply
@@ -185,13 +184,13 @@ class DiscordAdapter:
             return
         self._outbound.acknowledged(interaction)
 
-    async def _choices(self, interaction: discord.Interaction, typed: str) -> list[app_commands.Choice[str]]:
+    async def _choices(self, interaction: discord.Interaction) -> list[ConversationChoice]:
+        """This chat's conversations for autocomplete (the hub checks the asker may see them)."""
         try:
-            conversations = await self._services.list_conversations(chat_of(interaction), str(interaction.user.id))
+            return await self._services.list_conversations(chat_of(interaction), str(interaction.user.id))
         except Exception:
             log.exception("discord: listing conversations for autocomplete failed")
             return []
-        return conversation_choices(conversations, typed)
 
     async def _deliver(self, incoming: InboundEvent) -> None:
         if self._on_message is None:

@@ -23,11 +23,14 @@ from bot.config import ConfigError
 log = logging.getLogger(__name__)
 
 CommandHandler = Callable[[discord.Interaction, str], Coroutine[Any, Any, None]]
-ChoiceSource = Callable[[discord.Interaction, str], Coroutine[Any, Any, list[app_commands.Choice[str]]]]
+ConversationSource = Callable[[discord.Interaction], Coroutine[Any, Any, list[ConversationChoice]]]
 MAX_CHOICES = 25  # Discord's limit for autocomplete answers
 BUTTON_EVENT = "command_button"  # client event `on_command_button(interaction, action)`
 
-_TYPED = {"new", "switch", "goto"}  # options of their own: a role, an autocompleted conversation, a node number
+# Commands that take one of the chat's conversations: an autocompleted option; /unarchive offers archived ones.
+_ON_CONVERSATION = {"switch": None, "delete": None, "archive": False, "unarchive": True}
+# options of their own: a role, a conversation, a node number, a title, search words, the archive switch
+_TYPED = {"new", "goto", "rename", "search", "list", *_ON_CONVERSATION}
 _NAME = re.compile(r"[-_a-z0-9]{1,32}")
 MAX_DESCRIPTION = 100
 ASK = MenuCommand("ask", "Talk to the bot without mentioning it", "无需提及即可与机器人对话", "/ask <prompt>")
@@ -71,7 +74,7 @@ class CommandButton(discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]], 
         interaction.client.dispatch(BUTTON_EVENT, interaction, self.item.custom_id)
 
 
-def build_tree(client: discord.Client, on_command: CommandHandler, choices: ChoiceSource,
+def build_tree(client: discord.Client, on_command: CommandHandler, conversations: ConversationSource,
                menu: tuple[MenuCommand, ...]) -> app_commands.CommandTree:
     """One slash command per chat command of the core registry (plus /ask); the same tree serves the
     gateway and `sync_commands`, so a new command appears with no change here."""
@@ -80,6 +83,9 @@ def build_tree(client: discord.Client, on_command: CommandHandler, choices: Choi
     for entry in entries.values():
         if entry.name not in _TYPED:
             tree.add_command(_generic(entry, on_command))
+    for name, archived in _ON_CONVERSATION.items():
+        if name in entries:
+            tree.add_command(_on_conversation(entries[name], on_command, conversations, archived))
 
     if "new" in entries:
         @tree.command(name="new", description=_describe(entries["new"]))
@@ -87,12 +93,25 @@ def build_tree(client: discord.Client, on_command: CommandHandler, choices: Choi
         async def new(interaction: discord.Interaction, role: str | None = None) -> None:
             await on_command(interaction, f"/new {role}" if role else "/new")
 
-    if "switch" in entries:
-        @tree.command(name="switch", description=_describe(entries["switch"]))
-        @app_commands.describe(conversation="Conversation title or id")
-        @app_commands.autocomplete(conversation=choices)
-        async def switch(interaction: discord.Interaction, conversation: str) -> None:
-            await on_command(interaction, f"/switch {conversation}")
+    if "list" in entries:
+        @tree.command(name="list", description=_describe(entries["list"]))
+        @app_commands.describe(archived="Show archived conversations too", page="Page number")
+        async def list_(interaction: discord.Interaction, archived: bool = False,
+                        page: app_commands.Range[int, 1] | None = None) -> None:
+            words = ["/list", *(["all"] if archived else []), *([str(page)] if page else [])]
+            await on_command(interaction, " ".join(words))
+
+    if "rename" in entries:
+        @tree.command(name="rename", description=_describe(entries["rename"]))
+        @app_commands.describe(title="The new title (at most 60 characters)")
+        async def rename(interaction: discord.Interaction, title: app_commands.Range[str, 1, 100]) -> None:
+            await on_command(interaction, f"/rename {title}")
+
+    if "search" in entries:
+        @tree.command(name="search", description=_describe(entries["search"]))
+        @app_commands.describe(words="Words every matching message contains")
+        async def search(interaction: discord.Interaction, words: str) -> None:
+            await on_command(interaction, f"/search {words}")
 
     if "goto" in entries:
         @tree.command(name="goto", description=_describe(entries["goto"]))
@@ -123,16 +142,32 @@ def _generic(entry: MenuCommand, on_command: CommandHandler) -> app_commands.Com
     return app_commands.Command(name=entry.name, description=_describe(entry), callback=with_arguments)
 
 
-def conversation_choices(conversations: list[ConversationChoice], typed: str) -> list[app_commands.Choice[str]]:
-    """Autocomplete for /switch: title and short id, filtered by what was typed, at most 25."""
+def _on_conversation(entry: MenuCommand, on_command: CommandHandler, conversations: ConversationSource,
+                     archived: bool | None) -> app_commands.Command[Any, ..., None]:
+    """/switch, /delete, /archive, /unarchive: one required conversation, autocompleted from this chat's own."""
+    async def choose(interaction: discord.Interaction, typed: str) -> list[app_commands.Choice[str]]:
+        return conversation_choices(await conversations(interaction), typed, archived)
+
+    @app_commands.describe(conversation="Conversation title or id")
+    @app_commands.autocomplete(conversation=choose)
+    async def run(interaction: discord.Interaction, conversation: str) -> None:
+        await on_command(interaction, f"/{entry.name} {conversation}")
+
+    return app_commands.Command(name=entry.name, description=_describe(entry), callback=run)
+
+
+def conversation_choices(conversations: list[ConversationChoice], typed: str,
+                         archived: bool | None = None) -> list[app_commands.Choice[str]]:
+    """Autocomplete: title and short id, filtered by what was typed (and archived or not when given), at most 25."""
     needle = typed.strip().lower()
-    matches = [c for c in conversations if needle in c.title.lower() or c.id.lower().startswith(needle)]
+    matches = [c for c in conversations if (needle in c.title.lower() or c.id.lower().startswith(needle))
+               and archived in (None, c.archived)]
     return [app_commands.Choice(name=_choice_label(c), value=c.id) for c in matches[:MAX_CHOICES]]
 
 
 def _choice_label(conversation: ConversationChoice) -> str:
     suffix = f" · {conversation.id}"
-    title = conversation.title.strip() or "(untitled)"
+    title = ("📦 " if conversation.archived else "") + (conversation.title.strip() or "(untitled)")
     return (title[: 100 - len(suffix) - 1] + "…" if len(title) + len(suffix) > 100 else title) + suffix
 
 
@@ -185,7 +220,7 @@ async def _sync_only(interaction: discord.Interaction, text: str) -> None:
     log.warning("discord command %r reached the sync-only client; ignored", text)
 
 
-async def _no_choices(interaction: discord.Interaction, typed: str) -> list[app_commands.Choice[str]]:
+async def _no_choices(interaction: discord.Interaction) -> list[ConversationChoice]:
     return []
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.agent.llm import Completion, LLMClient
+from bot.agent.llm import LLMClient
 from bot.agent.prompt import message_tokens
 from bot.agent.provider import LLMError
 from bot.agent.tokens import TokenCounter
@@ -113,13 +113,10 @@ class Compactor:
         lines = [f"Summary so far:\n{previous.content}\n\nWhat came after it:"] if previous else []
         lines += [_transcript_line(m) for m in span]
         request = [{"role": "system", "content": SUMMARIZER}, {"role": "user", "content": "\n".join(lines)}]
-        completion: Completion | None = None
-        async for item in self.llm.stream(request, None, self.model):
-            if isinstance(item, Completion):
-                completion = item
-        if completion is None or not completion.text.strip():
+        text = (await self.llm.complete(request, self.model)).strip()
+        if not text:
             raise LLMError("other", "the summarizer returned nothing")
-        return completion.text.strip()
+        return text
 
 
 def _cut_for_budget(recent: list[Message], keep: int, counter: TokenCounter) -> int:

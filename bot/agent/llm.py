@@ -144,6 +144,13 @@ class LLMClient:
         yield Completion("".join(text), [_finish_call(i, p) for i, p in sorted(calls.items())], finish, usage,
                          first_token)
 
+    async def complete(self, messages: list[dict[str, Any]], model: str) -> str:
+        """The whole text of one answer without tools (summaries, titles); raises LLMError on failure."""
+        async for item in self.stream(messages, None, model):
+            if isinstance(item, Completion):
+                return item.text
+        raise LLMError("other", "the stream ended without a completion")  # stream() always ends with one
+
 
 def _finish_call(index: int, partial: _PartialCall) -> ToolCall:
     # Some OpenAI-compatible servers omit ids or send no arguments; the next request needs both.

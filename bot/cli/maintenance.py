@@ -103,7 +103,7 @@ async def _export(store: Store, chat: str, wanted: str) -> int:
         chat = similar[0]
     found = await store.conversations.find(chat, wanted.strip().strip("`"))
     if len(found) != 1:
-        ids = ", ".join(info.id for info in await store.conversations.recent(chat, limit=20))
+        ids = ", ".join(info.id for info in await store.conversations.recent(chat, limit=20, include_archived=True))
         what = "several conversations" if found else "no conversation"
         print(f"bothub: {wanted!r} matches {what} in chat {chat}; its conversations: {ids}", file=sys.stderr)
         return 1

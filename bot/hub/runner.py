@@ -27,6 +27,7 @@ from bot.agent.group_context import GroupContext
 from bot.agent.loop import AgentLoop
 from bot.agent.memory import Memory
 from bot.agent.prompt import PromptBuilder, answer_dangling_tool_calls, estimate_messages, fit_history, join_sections
+from bot.agent.titles import Titler
 from bot.agent.tokens import TokenCounter
 from bot.agent.tools.registry import ToolContext
 from bot.agent.trace import RunTrace, Tracer
@@ -83,6 +84,7 @@ class AgentRunner:
         metrics: Metrics | None = None,
         group_context: GroupContext | None = None,
         tracer: Tracer | None = None,
+        titler: Titler | None = None,
     ) -> None:
         self.cfg = cfg
         self.conversations = conversations
@@ -96,6 +98,7 @@ class AgentRunner:
         self.metrics = metrics or Metrics()
         self.group_context = group_context
         self.tracer = tracer or Tracer(None)
+        self.titler = titler  # None: conversations keep their first message as title
 
     def workdir(self, session: Session) -> Path:
         """Each chat's own folder for file tools."""
@@ -219,6 +222,14 @@ class AgentRunner:
         await self.conversations.flush(session)
         if finishes is not None:
             finishes.finished = True
+        if isinstance(end, RunFinished) and turn.silent_reply is None:
+            self._title_first_exchange(session, end.text)
+
+    def _title_first_exchange(self, session: Session, answer: str) -> None:
+        """After the answer to a conversation's first message (number 1), ask for a title in the background."""
+        question = next((m for m in reversed(session.path) if m.role == "user"), None)
+        if self.titler is not None and question is not None and question.number == 1 and session.conversation_id:
+            self.titler.request(session.key.storage_key, session.conversation_id, question.content, answer)
 
     async def _overheard(self, session: Session, chat: ChatRef) -> str | None:
         """This group chat's (or thread's) recent un-addressed talk as one prompt block, if it keeps any."""

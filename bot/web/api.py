@@ -29,7 +29,7 @@ def _json(value: Any) -> web.Response:
 def _conversation(info: ConversationInfo) -> dict[str, Any]:
     return {"id": info.id, "chat": info.chat, "title": info.title, "role": info.role,
             "cursor": info.current_message_id, "messages": info.message_count,
-            "created_at": info.created_at, "updated_at": info.updated_at}
+            "created_at": info.created_at, "updated_at": info.updated_at, "archived": info.archived}
 
 
 def _message(msg: Message) -> dict[str, Any]:
@@ -46,7 +46,8 @@ async def chats(request: web.Request) -> web.Response:
 
 
 async def conversations(request: web.Request) -> web.Response:
-    infos = await request.app[DEPS].store.conversations.recent(request.query.get("chat", ""), limit=_limit(request))
+    infos = await request.app[DEPS].store.conversations.recent(request.query.get("chat", ""), limit=_limit(request),
+                                                               include_archived=True)
     return _json({"conversations": [_conversation(i) for i in infos]})
 
 

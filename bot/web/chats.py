@@ -51,7 +51,7 @@ async def chats_page(request: web.Request) -> web.Response:
 async def chat_page(request: web.Request) -> web.Response:
     deps = request.app[DEPS]
     chat = _param(request, "chat")
-    conversations = await deps.store.conversations.recent(chat, limit=200)
+    conversations = await deps.store.conversations.recent(chat, limit=200, include_archived=True)
     if not conversations:
         raise web.HTTPNotFound(text="no such chat")
     active = await deps.store.conversations.active(chat)

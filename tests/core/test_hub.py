@@ -117,7 +117,7 @@ async def test_unknown_command_and_bad_arguments_get_usage(tmp_path: Path, fake:
     assert answers[1] == "Usage: /goto <N>"
     assert "no message [99]" in answers[2]
     assert answers[3] == "Usage: /lang en|zh"
-    assert answers[4] == "Usage: /list [page]"
+    assert answers[4] == "Usage: /list [all] [page]"
     assert fake.requests == []
 
 

@@ -142,3 +142,30 @@ async def test_redelivered_events_are_answered_once(app: App, discord_fake: Fake
     assert len(fake.requests) == 2
     assert len(_shown(discord_fake, DM_CHANNEL_ID)) == 1
     assert len(_shown(discord_fake, CHANNEL_ID)) == 2
+
+
+async def test_switch_shows_archive_and_delete_buttons_and_delete_offers_undo(
+        app: App, discord_fake: FakeDiscord, fake: FakeOpenAI) -> None:
+    await _mention(discord_fake, "notes about the garden")
+    await _answered(discord_fake, CHANNEL_ID, "notes about the garden")
+    garden = app.hub.sessions.get(SessionKey("discord", CHANNEL_ID)).conversation_id
+    await discord_fake.dispatch("INTERACTION_CREATE", discord_fake.slash("new"))
+    await _answered(discord_fake, CHANNEL_ID, "New conversation")
+    await discord_fake.dispatch("INTERACTION_CREATE", discord_fake.slash("switch", {"conversation": garden}))
+    await wait_for(lambda: any(m["components"] for m in discord_fake.messages.values()))
+    switched = dict(next(m for m in discord_fake.messages.values() if m["components"]))
+    assert [[(b["label"], b["custom_id"]) for b in row["components"]] for row in switched["components"]] == [
+        [("📦 Archive", f"/archive {garden}"), ("🗑 Delete", f"/delete {garden}")]]
+
+    await discord_fake.dispatch("INTERACTION_CREATE", discord_fake.button_press(switched["id"], f"/delete {garden}"))
+    await wait_for(lambda: "Deleted conversation" in discord_fake.messages[switched["id"]]["content"])
+    undo = discord_fake.messages[switched["id"]]["components"]  # the pressed message, replaced
+    assert [[b["custom_id"] for b in row["components"]] for row in undo] == [["/undo"]]
+    listing = discord_fake.slash("list", {"archived": True})
+    await discord_fake.dispatch("INTERACTION_CREATE", listing)
+    await _answered(discord_fake, CHANNEL_ID, "All conversations (1)")
+    assert garden not in _shown(discord_fake, CHANNEL_ID)[-1]
+
+    await discord_fake.dispatch("INTERACTION_CREATE", discord_fake.button_press(switched["id"], "/undo"))
+    await wait_for(lambda: "Restored conversation" in discord_fake.messages[switched["id"]]["content"])
+    assert app.hub.sessions.get(SessionKey("discord", CHANNEL_ID)).conversation_id == garden

@@ -10,6 +10,7 @@ import aiohttp
 import pytest
 
 from bot.app import App
+from bot.chats.sessions import SessionKey
 from tests.fakes.feishu_api import (
     APP_ID,
     APP_SECRET,
@@ -120,3 +121,29 @@ async def test_redelivered_event_is_answered_once(app: App, feishu_fake: FakeFei
     await answered(feishu_fake, "marker")
     assert len(fake.requests) == 2
     assert len(feishu_fake.shown(GROUP)) == 2
+
+
+async def test_card_buttons_archive_then_list_all_and_switch_back(
+        app: App, feishu_fake: FakeFeishu, fake: FakeOpenAI) -> None:
+    await mention(app, feishu_fake, "ev-h1", "notes on the quarterly report")
+    await answered(feishu_fake, "notes on the quarterly report")
+    report = app.hub.sessions.get(SessionKey("feishu", GROUP)).conversation_id
+    await mention(app, feishu_fake, "ev-h2", "/new")
+    await mention(app, feishu_fake, "ev-h3", f"/switch {report}")
+    await wait_for(lambda: any(f'"/archive {report}"' in m["content"] for m in feishu_fake.messages.values()))
+    card_id = next(mid for mid, m in feishu_fake.messages.items() if f'"/archive {report}"' in m["content"])
+    assert f'"/delete {report}"' in feishu_fake.messages[card_id]["content"]  # both buttons on the card
+    await push(app, card_action_event("ev-h4", f"/archive {report}", card_message_id=card_id, chat_id=GROUP,
+                                      token=VERIFICATION_TOKEN))
+    await wait_for(lambda: "Archived conversation" in feishu_fake.messages[card_id]["content"])
+    assert f'"/unarchive {report}"' in feishu_fake.messages[card_id]["content"]  # the card, updated in place
+    await mention(app, feishu_fake, "ev-h5", "/list")
+    await wait_for(lambda: any('"/list all"' in m["content"] for m in feishu_fake.messages.values()))
+    await mention(app, feishu_fake, "ev-h6", "/list all")
+    await answered(feishu_fake, "📦 archived")
+    list_id, listing = list(feishu_fake.messages.items())[-1]
+    assert "📦 archived" in listing["content"] and f'"/switch {report}"' in listing["content"]
+    await push(app, card_action_event("ev-h7", f"/switch {report}", card_message_id=list_id, chat_id=GROUP,
+                                      token=VERIFICATION_TOKEN))
+    await wait_for(lambda: "It was archived" in feishu_fake.messages[list_id]["content"])
+    assert app.hub.sessions.get(SessionKey("feishu", GROUP)).conversation_id == report

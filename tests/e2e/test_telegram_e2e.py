@@ -15,6 +15,7 @@ from PIL import Image
 
 from adapters.telegram.adapter import TelegramAdapter
 from bot.app import App
+from bot.chats.sessions import SessionKey
 from bot.i18n import t
 from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
@@ -212,3 +213,29 @@ def jpeg_bytes() -> bytes:
     out = io.BytesIO()
     Image.new("RGB", (64, 48), (10, 120, 30)).save(out, "JPEG")
     return out.getvalue()
+
+
+async def test_housekeeping_buttons_delete_undo_and_search(app: App, tg: FakeTelegram, fake: FakeOpenAI) -> None:
+    tg.inject_message(42, "planning a trip to Rome")
+    await _answered(tg, 42, "planning a trip to Rome")
+    rome = app.hub.sessions.get(SessionKey("telegram", "42")).conversation_id
+    for shown, text in enumerate(("/new", "a recipe for soup"), 2):
+        tg.inject_message(42, text)
+        await wait_for(lambda: len(tg.bot_texts(42)) == shown)  # noqa: B023 (awaited at once)
+    tg.inject_message(42, f"/switch {rome}")
+    await wait_for(lambda: any(m.reply_markup for m in tg.messages(42)))
+    switched = next(m for m in tg.messages(42) if m.reply_markup)
+    keyboard = switched.reply_markup["inline_keyboard"]  # type: ignore[index]
+    assert [[(b["text"], b["callback_data"]) for b in row] for row in keyboard] == [
+        [("📦 Archive", f"/archive {rome}"), ("🗑 Delete", f"/delete {rome}")]]
+    query = tg.inject_callback(42, switched.message_id, f"/delete {rome}")
+    await wait_for(lambda: "Deleted conversation" in switched.text)  # the pressed message, replaced
+    assert query in tg.answered
+    assert [[b["callback_data"] for b in row] for row in switched.reply_markup["inline_keyboard"]] == [["/undo"]]
+    tg.inject_callback(42, switched.message_id, "/undo")
+    await wait_for(lambda: "Restored conversation" in switched.text)
+    tg.inject_message(42, "/search rome")
+    await _answered(tg, 42, "Search: rome")
+    found = tg.messages(42)[-1]
+    assert found.reply_markup is None  # the only match is the conversation we are in: nothing to switch to
+    assert f"{rome}" in found.text and "planning a trip to" in found.text

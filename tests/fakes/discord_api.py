@@ -210,7 +210,7 @@ class FakeDiscord(AttachmentFiles):
         return payload
 
     def slash(self, name: str, options: dict[str, Any] | None = None, **where: Any) -> dict:
-        opts = [{"name": k, "type": 4 if isinstance(v, int) else 3, "value": v} for k, v in (options or {}).items()]
+        opts = [{"name": k, "type": _option_type(v), "value": v} for k, v in (options or {}).items()]
         return self.interaction(2, {"id": self.snowflake(), "name": name, "type": 1, "options": opts}, **where)
 
     def autocomplete(self, name: str, option: str, typed: str, **where: Any) -> dict:
@@ -400,3 +400,8 @@ class FakeDiscord(AttachmentFiles):
         message["flags"] = message["flags"] & ~128
         message["edited_timestamp"] = now_iso()
         return message
+
+
+def _option_type(value: Any) -> int:
+    """Discord's application command option types: 5 boolean, 4 integer, 3 string."""
+    return 5 if isinstance(value, bool) else 4 if isinstance(value, int) else 3

@@ -116,6 +116,7 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.refusals: list[Refusal] = []  # every 401/400 the rules gave, for tests to assert on
         self.hold: asyncio.Event | None = None  # when an Event: valid requests wait for it before answering
+        self.hold_only: Callable[[dict[str, Any]], bool] | None = None  # …only the requests this picks
         self._steps: list[Step] = []
         self.transcript = "this is what the voice message said"  # what /audio/transcriptions answers
         self.transcriptions: list[dict[str, Any]] = []  # model, file name and bytes of each request
@@ -185,7 +186,7 @@ class FakeOpenAI:
         if refusal is not None:
             self.refusals.append(refusal)
             return self._refuse(refusal)
-        if self.hold is not None:
+        if self.hold is not None and (self.hold_only is None or self.hold_only(body)):
             await self.hold.wait()
         step = self._steps.pop(0) if self._steps else self.responder(body)
         if isinstance(step, Hang):

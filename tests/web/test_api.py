@@ -46,6 +46,19 @@ async def test_reads_and_branch_through_the_api(dashboard: Dashboard, http: aioh
     assert bad.status == 400
 
 
+async def test_archived_conversations_are_listed_and_marked(dashboard: Dashboard, http: aiohttp.ClientSession) -> None:
+    kept, _ = await linear(dashboard.app.store, "telegram:5", ["kept", "ok"])
+    shelved, _ = await linear(dashboard.app.store, "telegram:5", ["shelved", "ok"])
+    await dashboard.app.store.housekeeping.set_archived("telegram:5", shelved.id, True)
+    await signed_in(http, dashboard)
+    convs = await (await http.get(dashboard.url("/api/v1/conversations?chat=telegram:5"))).json()
+    assert {c["id"]: c["archived"] for c in convs["conversations"]} == {kept.id: False, shelved.id: True}
+    page = await (await http.get(dashboard.url("/chats/view?chat=telegram:5"))).text()
+    rows = {row_id: row for row_id, row in re.findall(r'conv=(\w+)">\1</a>(.*?)</td>', page)}
+    assert '<span class="tag">archived</span>' in rows[shelved.id]
+    assert "archived" not in rows[kept.id]
+
+
 def test_every_api_route_is_documented(dashboard_routes: list[tuple[str, str]]) -> None:
     spec = yaml.safe_load((REPO / "docs" / "openapi.yaml").read_text(encoding="utf-8"))
     documented = {(method.upper(), path) for path, ops in spec["paths"].items() for method in ops}

@@ -223,6 +223,7 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     CREATE INDEX traces_by_chat ON traces (chat, n);
     CREATE INDEX traces_by_age ON traces (started_at);
     ALTER TABLE messages ADD COLUMN trace_id TEXT;
+    """,
     # 13: housekeeping: where a title came from ('' the first message, 'auto' generated, 'user' /rename),
     # archived conversations, soft deletes waiting for their purge.
     """

@@ -19,7 +19,8 @@ from tests.fakes.discord_api import CHANNEL_ID, THREAD_ID, TOKEN, FakeDiscord
 
 # What list_conversations answers per (chat_id, thread_id): autocomplete must only show the asker's own.
 CONVERSATIONS = {
-    (CHANNEL_ID, None): [ConversationChoice("a1b2c3d4", "Trip planning"), ConversationChoice("e5f6a7b8", "Recipes")],
+    (CHANNEL_ID, None): [ConversationChoice("a1b2c3d4", "Trip planning"), ConversationChoice("e5f6a7b8", "Recipes"),
+                         ConversationChoice("0f0f0f0f", "Old notes", archived=True)],
     (CHANNEL_ID, THREAD_ID): [ConversationChoice("99887766", "Thread notes")],
 }
 

@@ -88,10 +88,37 @@ async def test_switch_autocomplete_offers_only_this_chats_conversations(adapter:
     assert all(body["type"] == 8 for body in answers.values())
     choices = [[(ch["name"], ch["value"]) for ch in body["data"]["choices"]] for body in answers.values()]
     assert sorted(choices) == sorted([
-        [("Trip planning · a1b2c3d4", "a1b2c3d4"), ("Recipes · e5f6a7b8", "e5f6a7b8")],
+        [("Trip planning · a1b2c3d4", "a1b2c3d4"), ("Recipes · e5f6a7b8", "e5f6a7b8"),
+         ("📦 Old notes · 0f0f0f0f", "0f0f0f0f")],
         [("Thread notes · 99887766", "99887766")],
         [("Recipes · e5f6a7b8", "e5f6a7b8")],
     ])
+
+
+async def test_archive_offers_visible_conversations_and_unarchive_the_archived(adapter: DiscordAdapter,
+                                                                              fake: FakeDiscord) -> None:
+    await fake.dispatch("INTERACTION_CREATE", fake.autocomplete("archive", "conversation", ""))
+    await fake.wait_for(lambda: len(_callbacks(fake)) == 1)
+    await fake.dispatch("INTERACTION_CREATE", fake.autocomplete("unarchive", "conversation", ""))
+    await fake.wait_for(lambda: len(_callbacks(fake)) == 2)
+    archive, unarchive = ([ch["value"] for ch in c.body["data"]["choices"]] for c in _callbacks(fake))
+    assert (archive, unarchive) == (["a1b2c3d4", "e5f6a7b8"], ["0f0f0f0f"])
+
+
+@pytest.mark.parametrize(("name", "options", "text"), [
+    ("delete", {"conversation": "a1b2c3d4"}, "/delete a1b2c3d4"),
+    ("rename", {"title": "Trip to Rome"}, "/rename Trip to Rome"),
+    ("search", {"words": "early train"}, "/search early train"),
+    ("list", {"archived": True, "page": 2}, "/list all 2"),
+    ("list", {}, "/list"),
+    ("undo", {}, "/undo"),
+])
+async def test_housekeeping_slash_commands_become_command_text(adapter: DiscordAdapter, fake: FakeDiscord,
+                                                               inbox: Inbox, name: str, options: dict[str, object],
+                                                               text: str) -> None:
+    await fake.dispatch("INTERACTION_CREATE", fake.slash(name, options or None))
+    [message] = await inbox.wait()
+    assert message.text == text
 
 
 async def test_switch_command_carries_the_chosen_id(adapter: DiscordAdapter, fake: FakeDiscord,

@@ -40,6 +40,13 @@ async def test_global_sync_puts_every_command_with_english_and_chinese_descripti
     assert new["options"][0]["name"] == "role" and new["options"][0]["required"] is False
     goto = next(c for c in put.body if c["name"] == "goto")
     assert (goto["options"][0]["type"], goto["options"][0]["min_value"]) == (4, 1)
+    options = {c["name"]: [(o["name"], o["type"], o.get("required", False), o.get("autocomplete", False))
+                           for o in c.get("options", [])] for c in put.body}
+    for name in ("switch", "delete", "archive", "unarchive"):
+        assert options[name] == [("conversation", 3, True, True)]
+    assert options["rename"] == [("title", 3, True, False)] and options["search"] == [("words", 3, True, False)]
+    assert options["list"] == [("archived", 5, False, False), ("page", 4, False, False)]
+    assert options["undo"] == []
 
 
 async def test_guild_sync_copies_the_global_commands(fake: FakeDiscord) -> None:
