@@ -52,6 +52,7 @@ async def test_the_answer_is_delivered_while_the_title_request_is_held(tmp_path:
         await rec.say("and in June?")  # not the first exchange: no new title request
         await app.hub.idle()
         assert [r["body"]["model"] for r in fake.requests] == ["fake-model", "cheap-model", "fake-model"]
+        assert rec.texts() == ["Rome in May is warm; book the early train.", "and in June?"]
         await rec.say("/list")
         await app.hub.idle()
         assert rec.texts()[-1].startswith(f"▶ `{app.hub.sessions.get(SessionKey('recording', 'c1')).conversation_id}"

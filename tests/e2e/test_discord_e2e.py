@@ -133,7 +133,7 @@ async def test_redelivered_events_are_answered_once(app: App, discord_fake: Fake
     await discord_fake.dispatch("MESSAGE_CREATE", payload)
     await discord_fake.dispatch("MESSAGE_CREATE", payload)
     await _answered(discord_fake, DM_CHANNEL_ID, "only once, please")
-    slash = discord_fake.slash("help")
+    slash = discord_fake.slash("roles")
     await discord_fake.dispatch("INTERACTION_CREATE", slash)
     await discord_fake.dispatch("INTERACTION_CREATE", slash)
     await wait_for(lambda: len(_shown(discord_fake, CHANNEL_ID)) == 1)
