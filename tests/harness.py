@@ -12,10 +12,12 @@ from typing import Any
 import yaml
 
 from bot.adapter import Capabilities, MessageHandler, OutgoingFile, SendFailed
+from bot.agent.titles import TITLER
 from bot.app import App
 from bot.config import load_config
 from bot.messages import Attachment, ChatRef, IncomingMessage, ReplyTo, SentRef
 from bot.replies import Reply
+from tests.fakes.openai_api import FakeOpenAI
 
 
 def make_config(tmp_path: Path, llm_base_url: str, config: Mapping[str, Any] | None = None,
@@ -155,6 +157,11 @@ class RecordingAdapter:
 def answered_id(chat: ChatRef) -> str | None:
     """The id of the inbound message a reply answers (what bench and fuzz tests correlate by)."""
     return chat.origin.message_id if isinstance(chat.origin, ReplyTo) else None
+
+
+def answer_requests(llm: FakeOpenAI) -> list[dict[str, Any]]:
+    """The model requests that answered messages: a conversation's title is asked for in the background too."""
+    return [r for r in llm.requests if r["body"]["messages"][0]["content"] != TITLER]
 
 
 async def wait_for(predicate: Callable[[], bool], within: float = 10.0, interval: float = 0.02) -> None:

@@ -9,8 +9,8 @@ import re
 import sys
 from pathlib import Path
 
-from bot.agent.titles import TITLER
 from tests.fakes.openai_api import Error, FakeOpenAI, Text
+from tests.harness import answer_requests
 
 NO_RETRIES = Path(__file__).with_name("no_retries.yaml")
 
@@ -25,11 +25,6 @@ async def chat(data_dir: Path, base_url: str, script: str, *extra: str) -> str:
     out, err = await asyncio.wait_for(proc.communicate(script.encode()), 30)
     assert proc.returncode == 0, err.decode()
     return out.decode()
-
-
-def answers(llm: FakeOpenAI) -> list[dict[str, object]]:
-    """The requests that answered a message (a conversation's title is asked for in the background too)."""
-    return [r for r in llm.requests if r["body"]["messages"][0]["content"] != TITLER]
 
 
 def last_tree(output: str) -> str:
@@ -49,7 +44,7 @@ async def test_piped_script_branches_and_survives_restart(tmp_path: Path, fake: 
 
     again = await chat(data, fake.base_url, f"/switch {first_id}\n/tree\n")
     assert last_tree(again) == tree
-    assert len(answers(fake)) == 2
+    assert len(answer_requests(fake)) == 2
 
 
 async def test_separate_local_chats_do_not_share_history(tmp_path: Path, fake: FakeOpenAI) -> None:
@@ -121,7 +116,7 @@ async def test_a_long_script_is_answered_line_by_line_in_order(tmp_path: Path) -
     tree = out.split("== 会话 ")[1]
     assert "光标：[120]" in out and "[120] AI: question 60 please" in tree
     assert "省略" in tree and len(tree) < 3600  # a long run collapses within a platform's budget
-    assert len(answers(slow)) == 60
+    assert len(answer_requests(slow)) == 60
 
 
 async def test_a_script_exits_non_zero_when_answers_failed(tmp_path: Path) -> None:

@@ -17,12 +17,11 @@ from typing import Any
 import pytest
 import yaml
 
-from bot.agent.titles import TITLER
 from bot.store.sqlite import SqliteStore
 from bot.tree.model import Conversation
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
-from tests.harness import wait_for
+from tests.harness import answer_requests, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 CHAT = "console:local"
@@ -171,8 +170,7 @@ async def test_kill_9_with_messages_queued_answers_them_all_after_the_restart(tm
         for server in (stuck, fast, tg):
             await server.stop()
     assert tg.bot_texts(42) == questions
-    answers = [r for r in fast.requests if r["body"]["messages"][0]["content"] != TITLER]  # not the title's
-    assert [r["body"]["messages"][-1]["content"] for r in answers] == questions
+    assert [r["body"]["messages"][-1]["content"] for r in answer_requests(fast)] == questions
     assert _inbox_size(database) == 0
 
 
