@@ -81,6 +81,15 @@ class PostgresServer:
             await conn.close()
         return self.url(name)
 
+    async def drop_database(self, url: str) -> None:
+        """Remove a database new_database made (connections still open are ended), so the cluster stays small
+        and removing it at the end of the run stays quick."""
+        conn = await asyncpg.connect(self.url())
+        try:
+            await conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
+        finally:
+            await conn.close()
+
     def stop(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
             self._proc.send_signal(signal.SIGINT)  # fast shutdown: disconnect clients, stop

@@ -18,19 +18,21 @@ StoreFactory = Callable[..., Store]  # (clock=...) -> an unopened store on this 
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-async def new_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
+async def new_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[StoreFactory]:
     if request.param == "sqlite":
         def sqlite(clock: Callable[[], float] = time.time) -> Store:
             return SqliteStore(tmp_path / "data" / "bothub.sqlite3", clock)
 
-        return sqlite
+        yield sqlite
+        return
     server: PostgresServer = request.getfixturevalue("postgres")
     url = await server.new_database()
 
     def postgres(clock: Callable[[], float] = time.time) -> Store:
         return PostgresStore(url, clock=clock)
 
-    return postgres
+    yield postgres
+    await server.drop_database(url)
 
 
 @pytest.fixture
