@@ -15,7 +15,7 @@ import pytest
 
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
-from tests.harness import wait_for
+from tests.harness import answer_requests, wait_for
 from tests.postgres import PostgresServer
 from tests.reliability.test_process import running_bot, words, write_config
 
@@ -102,5 +102,5 @@ async def test_a_reply_cut_by_sigkill_is_completed_in_the_message_already_sent(
     assert [(m.message_id, m.text) for m in bot_messages] == [
         (cut.message_id, long_answer), *((m.message_id, q) for m, q in zip(bot_messages[1:], queued, strict=True))]
     assert len(tg.calls_of("sendMessage")) - sends_before == len(queued)  # the cut reply was edited, not re-sent
-    assert [r["body"]["messages"][-1]["content"] for r in fast.requests] == [long_answer, *queued]
-    assert [r["body"]["messages"][-1]["content"] for r in slow.requests] == [long_answer]
+    assert [r["body"]["messages"][-1]["content"] for r in answer_requests(fast)] == [long_answer, *queued]
+    assert [r["body"]["messages"][-1]["content"] for r in answer_requests(slow)] == [long_answer]
