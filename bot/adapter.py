@@ -48,6 +48,14 @@ class MenuCommand:
 
 
 @dataclass(frozen=True, slots=True)
+class TokenHolder:
+    """Whom an HTTP API bearer token belongs to: its id namespaces the holder's chats."""
+
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class AdapterServices:
     """What the core lends an adapter: read-only queries, persisted dedupe and the hub's web server."""
 
@@ -60,6 +68,8 @@ class AdapterServices:
     answered: Callable[[ChatRef], Awaitable[None]] | None = None
     commands: tuple[MenuCommand, ...] = ()  # every chat command, for native menus
     max_file_bytes: int = 20_000_000  # media.max_bytes: an adapter that receives uploads itself stops there
+    # an HTTP API bearer token → its holder; None for an unknown or revoked token
+    check_token: Callable[[str], Awaitable[TokenHolder | None]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

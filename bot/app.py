@@ -29,6 +29,7 @@ from bot.agent.tools.registry import ToolRegistry
 from bot.agent.trace import Tracer, TraceWriter
 from bot.agent.workspace import check_workspace, prepare_workspace
 from bot.chats.access import Access, Verdict
+from bot.chats.api_tokens import ApiTokens
 from bot.chats.conversations import Conversations
 from bot.chats.housekeeping import Housekeeping
 from bot.chats.pairing import Pairing
@@ -157,7 +158,8 @@ class App:
             self.web.router.add_route(method, path, handler)
 
         return AdapterServices(list_conversations, self.store.inbox.seen, add_route, self.cfg.language,
-                               self.hub.answered, menu(), self.cfg.media.max_bytes)
+                               self.hub.answered, menu(), self.cfg.media.max_bytes,
+                               ApiTokens(self.store.api_tokens, self.store.dashboard).check)
 
     def add_adapter(self, adapter: Adapter) -> None:
         self.adapters.append(adapter)

@@ -73,6 +73,11 @@ def build_parser(specs: Sequence[AdapterSpec[Any]] = ()) -> argparse.ArgumentPar
     migrate.add_argument("--from", dest="source", metavar="URL",
                          help="sqlite:///path (default: this config's database)")
     migrate.add_argument("--to", dest="target", required=True, metavar="URL", help="postgresql://user@host/db")
+    token = add("api-token", "create, list or revoke HTTP API tokens (a new token is printed once, then only "
+                "its digest is kept)")
+    token.add_argument("action", choices=["create", "list", "revoke"], help="what to do")
+    token.add_argument("value", nargs="?", default="", metavar="NAME|ID",
+                       help="create: a name for the system that will use it; revoke: the token's id")
     pair = add("pair", "approve a DM pairing code (dm_policy: pairing)")
     pair.add_argument("action", choices=["approve"], help="what to do with the code")
     pair.add_argument("code", help="the code the bot gave the person")

@@ -1,4 +1,4 @@
-"""One-shot maintenance commands: init, doctor, chats, export, import, pair, migrate-store."""
+"""One-shot maintenance commands: init, doctor, chats, export, import, pair, api-token, migrate-store."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sys
 from collections.abc import Mapping
 
 from bot.agent.workspace import init_workspace
+from bot.chats.api_tokens import ApiTokens
 from bot.chats.pairing import Pairing
 from bot.config import Config
 from bot.store import Store
@@ -50,6 +51,8 @@ async def run(cfg: Config, command: str, args: argparse.Namespace, env: Mapping[
             print(f"imported {len(conv) - 1} messages as conversation {info.id} in chat {args.chat}; "
                   "it is now the chat's active conversation")
             return 0
+        if command == "api-token":
+            return await _api_token(ApiTokens(store.api_tokens, store.dashboard), args.action, args.value)
         if command == "pair":
             user = await Pairing(store.pairing).approve(args.platform, args.code)
             if user is None:
@@ -76,6 +79,26 @@ async def _migrate_store(source: str, target: str) -> int:
         return 1
     for table, rows in copied.items():
         print(f"{table:<14} {rows:>8} rows copied and counted")
+    return 0
+
+
+async def _api_token(tokens: ApiTokens, action: str, value: str) -> int:
+    if action == "list":
+        for t in await tokens.list():
+            state = f"revoked {t.revoked_at:%Y-%m-%d %H:%M}" if t.revoked_at else "live"
+            print(f"{t.id}  {t.created_at:%Y-%m-%d %H:%M}  {state:<24}  {t.name}")
+        return 0
+    if not value.strip():
+        print(f"bothub: api-token {action} needs {'a name' if action == 'create' else 'the token id'}", file=sys.stderr)
+        return 2
+    if action == "create":
+        made, secret = await tokens.create(value, "cli")
+        print(f"token {made.id} ({made.name}); shown only now, keep it secret:\n{secret}")
+        return 0
+    if not await tokens.revoke(value, "cli"):
+        print(f"bothub: no live token with id {value} (see `bothub api-token list`)", file=sys.stderr)
+        return 1
+    print(f"revoked token {value.strip()}")
     return 0
 
 

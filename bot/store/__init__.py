@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from bot.store.api_tokens import ApiToken, ApiTokenStore
 from bot.store.conversations import ConversationInfo, ConversationStore, OpenedChat
 from bot.store.dashboard import DashboardStore
 from bot.store.group_context import GroupContextStore, HeardLine
@@ -43,6 +44,8 @@ class Store(Protocol):
     def traces(self) -> TraceStore: ...
     @property
     def housekeeping(self) -> HousekeepingStore: ...
+    @property
+    def api_tokens(self) -> ApiTokenStore: ...
 
     async def open(self) -> None:
         """Connect and run the migrations this database has not seen yet."""
@@ -52,8 +55,8 @@ class Store(Protocol):
 
 
 __all__ = [
-    "ChatSettings", "ConversationInfo", "ConversationMatch", "ConversationStore", "DashboardStore",
-    "GroupContextStore", "HeardLine", "HousekeepingStore", "InboxEntry", "InboxStore", "Job", "JobStore",
-    "MemoryEntry", "MemoryStore", "NewJob", "OpenedChat", "PairingStore", "PromptSection", "PurgedConversation",
-    "SettingsStore", "Store", "Summary", "SummaryStore", "Trace", "TraceStep", "TraceStore",
+    "ApiToken", "ApiTokenStore", "ChatSettings", "ConversationInfo", "ConversationMatch", "ConversationStore",
+    "DashboardStore", "GroupContextStore", "HeardLine", "HousekeepingStore", "InboxEntry", "InboxStore", "Job",
+    "JobStore", "MemoryEntry", "MemoryStore", "NewJob", "OpenedChat", "PairingStore", "PromptSection",
+    "PurgedConversation", "SettingsStore", "Store", "Summary", "SummaryStore", "Trace", "TraceStep", "TraceStore",
 ]

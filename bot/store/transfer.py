@@ -20,7 +20,7 @@ from bot.store.postgres.database import json_codecs
 from bot.store.sqlite import SqliteStore
 
 TABLES = ("chats", "conversations", "messages", "seen_events", "memories", "pairing", "jobs", "inbox", "audit_log",
-          "traces")
+          "traces", "api_tokens")
 IDENTITIES = (("messages", "seq"), ("memories", "id"), ("jobs", "id"), ("inbox", "id"), ("audit_log", "id"),
               ("traces", "seq"))
 _CONVERT: dict[str, Callable[[Any], Any]] = {

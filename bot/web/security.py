@@ -19,6 +19,7 @@ from bot.web.auth import SESSION_COOKIE, Auth, WebSession, is_loopback
 AUTH = web.AppKey("dashboard_auth", Auth)
 SESSION = web.RequestKey("dashboard_session", WebSession)
 PROTECTED = ("/chats", "/tree", "/search", "/admin", "/overview", "/webchat", "/api/v1/", "/events", "/logout")
+BEARER_PATHS = ("/api/v1/chat/",)  # the HTTP API adapter checks its own bearer tokens there (no cookie, no CSRF)
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
@@ -31,7 +32,7 @@ HEADERS = {
 
 
 def is_protected(path: str) -> bool:
-    return path == "/" or path.startswith(PROTECTED)
+    return (path == "/" or path.startswith(PROTECTED)) and not path.startswith(BEARER_PATHS)
 
 
 def set_session_cookie(request: web.Request, response: web.StreamResponse, session: WebSession) -> None:

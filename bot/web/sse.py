@@ -32,6 +32,14 @@ def end(queue: asyncio.Queue[str | None]) -> None:
     queue.put_nowait(None)
 
 
+def finish(queue: asyncio.Queue[str | None]) -> None:
+    """Stop once the frames already queued are sent (at once, if there is no room left)."""
+    try:
+        queue.put_nowait(None)
+    except asyncio.QueueFull:
+        end(queue)
+
+
 async def serve(request: web.Request, queue: asyncio.Queue[str | None]) -> web.StreamResponse:
     """Stream the queue's frames to the browser until None arrives or the tab goes away."""
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store",

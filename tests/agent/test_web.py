@@ -14,6 +14,7 @@ from aiohttp import web
 
 from bot.agent.tools import web as web_tool
 from bot.agent.tools.registry import ToolContext, ToolRegistry
+from bot.ops import netguard
 
 PAGE = """<!doctype html><html><head><title> Test  Page </title><style>body { color: red }</style>
 <script>var secret = "do not show";</script></head>
@@ -69,7 +70,7 @@ DNS = {"localhost": ["127.0.0.1", "::1"], "intranet.example": ["10.0.0.5"],
        "mixed.example": ["93.184.216.34", "192.168.0.7"]}
 
 
-async def table_lookup(host: str, port: int) -> list[web_tool.AddrInfo]:
+async def table_lookup(host: str, port: int) -> list[netguard.AddrInfo]:
     """The tests' resolver: a fixed table, so no test asks a real DNS server."""
     if host not in DNS:
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")

@@ -295,6 +295,16 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE EXTENSION IF NOT EXISTS pg_trgm;
     CREATE INDEX messages_trigrams ON messages USING gin (content gin_trgm_ops);
     """,
+    # 13: SQLite migration 14, HTTP API tokens kept as a digest only.
+    """
+    CREATE TABLE api_tokens (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        digest TEXT NOT NULL UNIQUE,
+        created_at TIMESTAMPTZ NOT NULL,
+        revoked_at TIMESTAMPTZ
+    );
+    """,
 )
 
 

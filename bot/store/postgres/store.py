@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from bot.store.postgres.api_tokens import PostgresApiTokens
 from bot.store.postgres.conversations import PostgresConversations
 from bot.store.postgres.dashboard import PostgresDashboard
 from bot.store.postgres.database import Database
@@ -35,6 +36,7 @@ class PostgresStore:
         self.summaries = PostgresSummaries(self._db)
         self.group_context = PostgresGroupContext(self._db)
         self.traces = PostgresTraces(self._db)
+        self.api_tokens = PostgresApiTokens(self._db)
 
     async def open(self) -> None:
         await self._db.open()

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bot.store.sqlite.api_tokens import SqliteApiTokens
 from bot.store.sqlite.conversations import SqliteConversations
 from bot.store.sqlite.dashboard import SqliteDashboard
 from bot.store.sqlite.database import Database
@@ -38,6 +39,7 @@ class SqliteStore:
         self.summaries = SqliteSummaries(self._db)
         self.group_context = SqliteGroupContext(self._db)
         self.traces = SqliteTraces(self._db)
+        self.api_tokens = SqliteApiTokens(self._db)
 
     async def open(self) -> None:
         await self._db.open(_setup)
