@@ -1,6 +1,6 @@
-"""`make bench`: every benchmark in order → bench/results.md (store, hub, flat cost, store backends, run traces,
-concurrency, scheduler, dashboard, footprint of a real `bothub run`, Telegram, Discord and Feishu end to end, Discord
-pacing).
+"""`make bench`: every benchmark in order → bench/results.md (store, hub, HTTP API, flat cost, store backends,
+run traces, concurrency, scheduler, dashboard, /search, footprint of a real `bothub run`, Telegram, Discord and
+Feishu end to end, Discord pacing).
 
 The soak test (bench/soak.py, if present) is long and runs on its own.
 """
@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from bench import (
+    api,
     concurrency,
     dashboard,
     discord_answers,
@@ -34,7 +35,7 @@ RESULTS = Path(__file__).with_name("results.md")
 
 async def main() -> None:
     sections: list[Section] = []
-    modules = (store, hub, flat, scale, traces, concurrency, scheduler, dashboard, search, footprint, telegram_e2e,
+    modules = (store, hub, api, flat, scale, traces, concurrency, scheduler, dashboard, search, footprint, telegram_e2e,
                discord_e2e, feishu_e2e, discord_answers)
     for module in modules:
         started = time.monotonic()

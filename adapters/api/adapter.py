@@ -61,7 +61,10 @@ class ApiAdapter:
         self._on_message = on_message
 
     async def stop(self) -> None:
+        """The hub has finished its answers by now: callbacks still being posted get one attempt's time."""
         self._on_message = None
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=self._cfg.callback_timeout)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -121,10 +124,12 @@ class ApiAdapter:
         limit = self._cfg.max_body_bytes
         if (request.content_length or 0) > limit:
             raise BadRequest(f"the body is larger than {limit} bytes")
-        body = await request.content.read(limit + 1)
-        if len(body) > limit:
-            raise BadRequest(f"the body is larger than {limit} bytes")
-        return body
+        body = bytearray()
+        while chunk := await request.content.read(limit + 1 - len(body)):  # a chunked body has no length
+            body += chunk
+            if len(body) > limit:
+                raise BadRequest(f"the body is larger than {limit} bytes")
+        return bytes(body)
 
     async def _answer(self, exchange: Exchange) -> bool:
         """Wait until the hub answered the message; False when reply_timeout cut the wait."""

@@ -56,6 +56,6 @@ class Exchanges:
         origin = chat.origin
         exchange = self._open.get(origin.message_id) if isinstance(origin, ReplyTo) else None
         if exchange is None:
-            log.info("api chat %s: a reply no request is waiting for was dropped", chat.chat_id)
+            log.debug("api chat %s: a reply no request is waiting for was dropped", chat.chat_id)
             return
         exchange.update(sent_id, reply, final)

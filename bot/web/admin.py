@@ -1,17 +1,20 @@
-"""Admin: pairing requests, access rules (read-only), skills, roles, pending shell approvals, the audit log,
-and per chat its model, language and memories. Every change goes through the service the matching chat
+"""Admin: pairing requests, access rules (read-only), skills, roles, pending shell approvals, HTTP API tokens,
+the audit log, and per chat its model, language and memories. Every change goes through the service the matching chat
 command uses and is written to the audit log."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiohttp import web
 
+from bot.chats.api_tokens import ApiTokens
 from bot.web.dashboard import DEPS, Deps, chat_key, render_page, url
 
 AUDIT_SHOWN = 50
 
 
-async def admin_page(request: web.Request) -> web.Response:
+async def admin_page(request: web.Request, **extra: Any) -> web.Response:
     deps = request.app[DEPS]
     access = {name: section.access for name, section in sorted(deps.cfg.sections.items())}
     context = {
@@ -21,7 +24,10 @@ async def admin_page(request: web.Request) -> web.Response:
         "roles": deps.services.prompts.roles(),
         "approvals": deps.services.approvals.pending(),
         "audit": await deps.store.dashboard.list_audit(AUDIT_SHOWN),
+        "api_tokens": await _tokens(deps).list(),
+        "created": None,
         "notice": request.query.get("notice", ""),
+        **extra,
     }
     return render_page("admin.html", request, context)
 
@@ -83,6 +89,26 @@ async def forget(request: web.Request) -> web.StreamResponse:
     raise _back(f"Forgot memory {number}.", "/chats/view", chat=chat)
 
 
+async def api_token_create(request: web.Request) -> web.StreamResponse:
+    """A new HTTP API token, shown in this one response only (never in a URL, a log or the store)."""
+    name, = await _form(request, "name")
+    made, secret = await _tokens(request.app[DEPS]).create(name, "dashboard")
+    page = await admin_page(request, created=(made, secret))
+    page.headers["Cache-Control"] = "no-store"
+    return page
+
+
+async def api_token_revoke(request: web.Request) -> web.StreamResponse:
+    token_id, = await _form(request, "id")
+    if not await _tokens(request.app[DEPS]).revoke(token_id, "dashboard"):
+        raise _back(f"There is no live token {token_id}.")
+    raise _back(f"Revoked token {token_id}: requests with it now get 401.")
+
+
+def _tokens(deps: Deps) -> ApiTokens:
+    return ApiTokens(deps.store.api_tokens, deps.store.dashboard)
+
+
 def models(deps: Deps) -> list[str]:
     """The models a chat may pick: the default one and `llm.allowed_models`."""
     return list(dict.fromkeys([deps.services.llm.chat_model, *deps.services.llm.allowed_models]))
@@ -94,3 +120,5 @@ def add_routes(app: web.Application) -> None:
     app.router.add_post("/admin/approval", approval)
     app.router.add_post("/admin/chat-settings", chat_settings)
     app.router.add_post("/admin/forget", forget)
+    app.router.add_post("/admin/api-tokens", api_token_create)
+    app.router.add_post("/admin/api-tokens/revoke", api_token_revoke)

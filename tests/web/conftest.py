@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,20 +28,33 @@ class Dashboard:
         return self.base + path
 
 
+@asynccontextmanager
+async def serving(tmp_path: Path, fake: FakeOpenAI, platforms: tuple[str, ...] = ()) -> AsyncIterator[Dashboard]:
+    """The app with its web server on 127.0.0.1 (signed in with PASSWORD) and the given adapters."""
+    config = {"server": {"enabled": True, "port": 0}}
+    async with running_app(tmp_path, fake.base_url, platforms, config=config,
+                           env={"BOTHUB_ADMIN_PASSWORD": PASSWORD}) as app:
+        yield Dashboard(app, f"http://127.0.0.1:{app.web_port}")
+
+
 @pytest_asyncio.fixture
 async def dashboard(tmp_path: Path, fake: FakeOpenAI) -> AsyncIterator[Dashboard]:
-    config = {"server": {"enabled": True, "port": 0}}
-    async with running_app(tmp_path, fake.base_url, config=config, env={"BOTHUB_ADMIN_PASSWORD": PASSWORD}) as app:
-        yield Dashboard(app, f"http://127.0.0.1:{app.web_port}")
+    async with serving(tmp_path, fake) as hub:
+        yield hub
 
 
 @pytest_asyncio.fixture
 async def webchat(tmp_path: Path, fake: FakeOpenAI) -> AsyncIterator[Dashboard]:
     """The dashboard with the web chat adapter running."""
-    config = {"server": {"enabled": True, "port": 0}}
-    async with running_app(tmp_path, fake.base_url, ("web",), config=config,
-                           env={"BOTHUB_ADMIN_PASSWORD": PASSWORD}) as app:
-        yield Dashboard(app, f"http://127.0.0.1:{app.web_port}")
+    async with serving(tmp_path, fake, ("web",)) as hub:
+        yield hub
+
+
+@pytest_asyncio.fixture
+async def with_api(tmp_path: Path, fake: FakeOpenAI) -> AsyncIterator[Dashboard]:
+    """The dashboard with the HTTP API adapter running."""
+    async with serving(tmp_path, fake, ("api",)) as hub:
+        yield hub
 
 
 @pytest_asyncio.fixture
@@ -63,9 +77,10 @@ async def sign_in(browser: Browser, dashboard: Dashboard, password: str = PASSWO
 
 
 @pytest.fixture
-def dashboard_routes(tmp_path: Path) -> list[tuple[str, str]]:
-    """(method, path) of every /api/v1/ route the dashboard mounts."""
+def api_routes(tmp_path: Path) -> list[tuple[str, str]]:
+    """(method, path) of every /api/v1/ route the server mounts: the dashboard's and the HTTP API adapter's."""
     cfg, env = make_config(tmp_path, "http://127.0.0.1:9/v1")
     app = App(cfg, env)
+    app.load_adapter("api")
     return [(r.method, r.resource.canonical) for r in app.web.router.routes()
             if r.resource is not None and r.resource.canonical.startswith("/api/v1/") and r.method != "HEAD"]

@@ -59,7 +59,7 @@ async def test_archived_conversations_are_listed_and_marked(dashboard: Dashboard
     assert "archived" not in rows[kept.id]
 
 
-def test_every_api_route_is_documented(dashboard_routes: list[tuple[str, str]]) -> None:
+def test_every_api_route_is_documented(api_routes: list[tuple[str, str]]) -> None:
     spec = yaml.safe_load((REPO / "docs" / "openapi.yaml").read_text(encoding="utf-8"))
     documented = {(method.upper(), path) for path, ops in spec["paths"].items() for method in ops}
-    assert set(dashboard_routes) == documented
+    assert set(api_routes) == documented

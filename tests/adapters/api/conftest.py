@@ -36,7 +36,7 @@ class Api:
 
     async def post(self, key: str, body: Any, token: str | None = None, **kwargs: Any) -> aiohttp.ClientResponse:
         headers = {"Authorization": f"Bearer {token if token is not None else self.token}", **kwargs.pop("headers", {})}
-        data = body if isinstance(body, bytes | str) else None
+        data = None if isinstance(body, dict | list | int) else body  # bytes, text or an async generator
         return await self.http.post(f"{self.base}/api/v1/chat/{key}/messages", headers=headers, data=data,
                                     json=None if data is not None else body, **kwargs)
 

@@ -28,6 +28,20 @@ async def test_a_message_is_answered_as_json(api: Api, fake: FakeOpenAI) -> None
     assert info.message_count == 2
 
 
+async def test_a_long_message_sent_in_chunks_is_read_whole(api: Api) -> None:
+    text = " ".join(f"word{n}" for n in range(3000))  # ~26 KB, in 4 KB pieces
+
+    async def chunks():  # type: ignore[no-untyped-def]
+        body = json.dumps({"text": text}).encode()
+        for start in range(0, len(body), 4096):
+            yield body[start:start + 4096]
+            await asyncio.sleep(0)
+
+    async with await api.post("long", chunks()) as resp:  # no Content-Length: Transfer-Encoding chunked
+        assert resp.status == 200, await resp.text()
+        assert (await resp.json())["text"] == text
+
+
 async def test_commands_work_as_text_and_buttons_come_back_as_actions(api: Api) -> None:
     first = await api.say("k", "first question")
     assert first["text"] == "first question"
