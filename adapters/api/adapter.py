@@ -15,13 +15,19 @@ from adapters.api.config import ApiConfig
 from adapters.api.inbound import PLATFORM, ApiRequest, BadRequest, parse
 from adapters.api.limits import RateLimits
 from adapters.api.outbound import Exchange, Exchanges
-from bot.adapter import AdapterServices, Capabilities, FileTransfer, MessageHandler, TokenHolder
+from bot.adapter import AdapterServices, Capabilities, FileTransfer, MessageHandler
+from bot.chats.api_tokens import digest
 from bot.messages import ChatRef, SentRef
 from bot.ops.netguard import Refused
 from bot.replies import Reply
 from bot.web import sse
 
 ROUTE = "/api/v1/chat/{conversation_key}/messages"
+
+
+def _bearer(request: web.Request) -> str:
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
 
 
 def _error(status: int, text: str, headers: dict[str, str] | None = None) -> web.Response:
@@ -83,7 +89,8 @@ class ApiAdapter:
     async def _post(self, request: web.Request) -> web.StreamResponse:
         if self._on_message is None or self._check_token is None or self._answered is None:
             return _error(503, "the HTTP API is not running")
-        holder = await self._holder(request)
+        token = _bearer(request)
+        holder = await self._check_token(token) if token else None
         if holder is None:
             return _error(401, "unknown or revoked API token: send Authorization: Bearer <token>",
                           {"WWW-Authenticate": 'Bearer realm="bothub"'})
@@ -104,7 +111,7 @@ class ApiAdapter:
         exchange = self._exchanges.open(key, asked.message)
         await self._on_message(asked.message)  # the hub holds it (in its inbox) from here on
         if asked.callback_url is not None:
-            self._spawn(self._call_back(exchange, asked.callback_url))
+            self._spawn(self._call_back(exchange, asked.callback_url, digest(token)))
             return web.json_response({"conversation_key": key, "message_id": asked.message.message_id,
                                       "status": "accepted"}, status=202)
         try:
@@ -112,12 +119,6 @@ class ApiAdapter:
         finally:
             self._exchanges.close(exchange)
         return web.json_response(exchange.result(complete), status=200 if complete else 504)
-
-    async def _holder(self, request: web.Request) -> TokenHolder | None:
-        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or self._check_token is None:
-            return None
-        return await self._check_token(token.strip())
 
     async def _body(self, request: web.Request) -> bytes:
         """The body, refused past max_body_bytes without reading the rest into memory."""
@@ -159,12 +160,12 @@ class ApiAdapter:
             task.cancel()
             self._exchanges.close(exchange)
 
-    async def _call_back(self, exchange: Exchange, url: str) -> None:
+    async def _call_back(self, exchange: Exchange, url: str, signing_key: str) -> None:
         try:
             complete = await self._answer(exchange)
         finally:
             self._exchanges.close(exchange)
-        await self._callbacks.deliver(url, exchange.result(complete))
+        await self._callbacks.deliver(url, exchange.result(complete), signing_key)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.create_task(work)

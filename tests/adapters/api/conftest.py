@@ -69,6 +69,7 @@ class Receiver:
 
     url: str = ""
     bodies: list[dict[str, Any]] = field(default_factory=list)
+    signatures: list[tuple[str, bytes]] = field(default_factory=list)  # (X-Bothub-Signature, raw body)
     attempts: int = 0
     statuses: list[int] = field(default_factory=list)  # answered to the first attempts, in order
     stall: float = 0.0  # seconds the first attempt hangs before answering
@@ -86,6 +87,7 @@ async def receiver() -> AsyncIterator[Receiver]:
         if state.statuses:
             return web.Response(status=state.statuses.pop(0))
         state.bodies.append(await request.json())
+        state.signatures.append((request.headers.get("X-Bothub-Signature", ""), await request.read()))
         state.arrived.set()
         return web.Response(status=204)
 

@@ -4,6 +4,8 @@ bad requests, tokens, rate limits and the isolation of one token's chats from an
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import itertools
 import json
 from pathlib import Path
@@ -88,6 +90,10 @@ async def test_a_callback_gets_the_answer_after_a_202(api: Api, receiver: Receiv
     [body] = receiver.bodies
     assert body["message_id"] == accepted["message_id"] and body["complete"] is True
     assert body["text"] == "call me back" and receiver.attempts == 2
+    # signed with the token the receiver knows: HMAC-SHA256 keyed with the token's hex SHA-256
+    [(signature, raw)] = receiver.signatures
+    key = hashlib.sha256(api.token.encode()).hexdigest().encode()
+    assert signature == "sha256=" + hmac.new(key, raw, hashlib.sha256).hexdigest()
 
 
 async def test_a_callback_that_hangs_times_out_and_is_tried_again(api: Api, receiver: Receiver) -> None:
