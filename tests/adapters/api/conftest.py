@@ -19,7 +19,7 @@ from tests.fakes.serve import serve_local
 from tests.harness import running_app
 
 API_CONFIG = {"burst": 50, "callback_allow_hosts": ["127.0.0.1"], "callback_backoff": 0.05,
-              "callback_timeout": 0.5, "callback_attempts": 3}
+              "callback_timeout": 2.0, "callback_attempts": 3}
 
 
 @dataclass
