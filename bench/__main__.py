@@ -1,6 +1,6 @@
 """`make bench`: every benchmark in order → bench/results.md (store, hub, HTTP API, flat cost, store backends,
-run traces, concurrency, scheduler, dashboard, /search, footprint of a real `bothub run`, Telegram, Discord and
-Feishu end to end, Discord pacing).
+run traces, group context, concurrency, scheduler, dashboard, /search, footprint of a real `bothub run`, Telegram,
+Discord and Feishu end to end, Discord pacing).
 
 The soak test (bench/soak.py, if present) is long and runs on its own.
 """
@@ -20,6 +20,7 @@ from bench import (
     feishu_e2e,
     flat,
     footprint,
+    group_context,
     hub,
     scale,
     scheduler,
@@ -35,8 +36,8 @@ RESULTS = Path(__file__).with_name("results.md")
 
 async def main() -> None:
     sections: list[Section] = []
-    modules = (store, hub, api, flat, scale, traces, concurrency, scheduler, dashboard, search, footprint, telegram_e2e,
-               discord_e2e, feishu_e2e, discord_answers)
+    modules = (store, hub, api, flat, scale, traces, group_context, concurrency, scheduler, dashboard, search,
+               footprint, telegram_e2e, discord_e2e, feishu_e2e, discord_answers)
     for module in modules:
         started = time.monotonic()
         try:

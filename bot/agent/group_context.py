@@ -11,6 +11,7 @@ from collections.abc import Collection
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+from bot.agent.tokens import estimate_tokens
 from bot.config import GroupContextConfig
 from bot.messages import Attachment, Overheard
 from bot.scheduler.clock import Clock
@@ -42,12 +43,17 @@ class GroupContext:
         await self._store.keep(chat_key, heard.message_id, line, limit=self._cfg.messages,
                                since=now - self._cfg.max_age)
 
-    async def block(self, chat_key: str, tz: ZoneInfo) -> str | None:
-        """The prompt block for a turn in this chat, or None when nothing recent was overheard."""
+    async def block(self, chat_key: str, tz: ZoneInfo, max_tokens: int) -> str | None:
+        """The prompt block for a turn in this chat, the newest lines within `max_tokens`; None when nothing
+        recent was overheard."""
         now = self._clock.now()
         lines = await self._store.recent(chat_key, since=now.timestamp() - self._cfg.max_age,
                                          limit=self._cfg.messages)
-        return render(lines, now, tz) if lines else None
+        block = render(lines, now, tz) if lines else None
+        while block is not None and estimate_tokens(block) > max_tokens:  # at most `messages` rounds
+            lines = lines[1:]
+            block = render(lines, now, tz) if lines else None
+        return block
 
     async def purge(self) -> int:
         """Forget lines past the age limit in chats that went quiet (the ring trims itself on insert)."""

@@ -143,7 +143,7 @@ class AgentRunner:
         sections = self.prompts.sections(session.role, self.loop.tools.names, memory, turn.user_text)
         trace.prompt(sections, self.counter)
         system = join_sections(sections)
-        overheard = await self._overheard(session, turn.chat)
+        overheard = await self._overheard(session, turn.chat, system)
         ctx = ToolContext(
             chat=chat_key,
             workdir=self.workdir(session),
@@ -231,15 +231,21 @@ class AgentRunner:
         if self.titler is not None and question is not None and question.number == 1 and session.conversation_id:
             self.titler.request(session.key.storage_key, session.conversation_id, question.content, answer)
 
-    async def _overheard(self, session: Session, chat: ChatRef) -> str | None:
-        """This group chat's (or thread's) recent un-addressed talk as one prompt block, if it keeps any."""
+    async def _overheard(self, session: Session, chat: ChatRef, system: str) -> str | None:
+        """This group chat's (or thread's) recent un-addressed talk as one prompt block, if it keeps any: at most
+        half of the room the system prompt and the answer leave, the oldest lines left out first."""
         if self.group_context is None or not chat.is_group or not self.group_context.enabled(chat.platform):
             return None
         try:
             tz = zone(session.settings.timezone or self.cfg.scheduler.timezone)
         except ValueError:
             tz = ZoneInfo("UTC")
-        return await self.group_context.block(session.key.storage_key, tz)
+        try:
+            room = self.cfg.llm.context_tokens - HISTORY_RESERVE - self.counter.count(system)
+            return await self.group_context.block(session.key.storage_key, tz, room // 2)
+        except Exception:  # the question is answered all the same, without the context
+            log.exception("reading the group context of %s failed", session.key.storage_key)
+            return None
 
     async def _events(
         self, session: Session, system: str, ctx: ToolContext, model: str | None, trace: RunTrace,
