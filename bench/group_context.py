@@ -137,9 +137,8 @@ async def run() -> Section:
         await asyncio.to_thread(server.stop)
     sec.notes.append("An un-addressed message runs no model, joins no lane, writes no inbox entry, sends nothing and "
                      "shows no typing: its cost is the gate plus one insert-and-trim (SQLite: one hop to the database "
-                     "thread, one transaction; PostgreSQL: one statement, plus the reset query asyncpg's pool "
-                     "sends when the connection goes back, as after every pool call of the backend). PostgreSQL's "
-                     "own CPU is not in the hub's.")
+                     "thread, one transaction; PostgreSQL: one statement). PostgreSQL's own CPU is not in the "
+                     "hub's.")
     sec.notes.append("Typical lines: short English and Chinese chat (11–71 characters); longest: 30 lines at the "
                      "default cap of 500 characters, CJK and Latin mixed.")
     return sec
