@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
 from datetime import datetime, timedelta
+from typing import Any
 
 
 class FakeClock:
@@ -14,8 +16,12 @@ class FakeClock:
     def now(self) -> datetime:
         return self._now
 
-    async def sleep(self, seconds: float) -> None:
-        target = self._now + timedelta(seconds=seconds)
+    def sleep(self, seconds: float) -> Coroutine[Any, Any, None]:
+        """The target is fixed when sleep is called, not when the coroutine first runs: a test that advances
+        the clock in between must not push the sleeper's wake-up further out."""
+        return self._until(self._now + timedelta(seconds=seconds))
+
+    async def _until(self, target: datetime) -> None:
         while self._now < target:
             await self._moved.wait()
 
