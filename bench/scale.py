@@ -1,7 +1,7 @@
 """Store backends under the hub: capacity of one replica on SQLite and on PostgreSQL, CPU per message and
-database round trips per answered message (durable inbox included), with a zero-latency fake LLM.
-
-Several replicas on one PostgreSQL are not built yet; this measures the single-replica baseline they start from.
+database round trips per answered message (durable inbox included), with a zero-latency fake LLM; then 1, 2
+and 3 `bothub run` replicas on one PostgreSQL behind a round-robin balancer (Telegram webhooks), and the time
+from a replica's SIGKILL to the survivor's first answer in one of its chats.
 """
 
 from __future__ import annotations
@@ -18,12 +18,19 @@ import asyncpg
 
 from bench.common import Section, fake_llm, median, ms, run_standalone
 from bench.hub import QUIET, TimedAdapter, count_db_round_trips, question
+from tests.fakes.openai_api import FakeOpenAI
+from tests.fakes.telegram_api import FakeTelegram
 from tests.harness import running_app
 from tests.postgres import PostgresServer
+from tests.replicas import cluster
 
 CHATS = 200
 PER_CHAT = 10
 SEQUENTIAL = 200
+FIRST_CHAT = 9000
+FAILOVER_PER_CHAT, FAILOVER_RATE = 3, 40.0  # messages per chat, per second, around the kill
+_STATEMENTS_SQL = ("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements "
+                   "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())")
 
 
 @contextlib.contextmanager
@@ -78,9 +85,61 @@ async def _sequential(base_url: str, tmp: Path, env: dict[str, str], counter: An
     return median(latencies), trips[0] / SEQUENTIAL
 
 
+async def _replicas(server: PostgresServer, count: int) -> tuple[float, list[float], float]:
+    """CHATS × PER_CHAT messages at once into `count` replicas: (messages per second, CPU seconds per message of
+    each replica over the messages it answered, statements per message counted by pg_stat_statements)."""
+    llm, tg, balancer = FakeOpenAI(), FakeTelegram(), cluster.RoundRobin([])
+    tg.flood = None  # measure the replicas, not the fake's global limit (each replica still paces itself)
+    for fake in (llm, tg, balancer):
+        await fake.start()
+    url, total = await server.new_database(), CHATS * PER_CHAT
+    chats = range(FIRST_CHAT, FIRST_CHAT + CHATS)
+    db = await asyncpg.connect(url)
+    try:
+        await db.execute("CREATE EXTENSION pg_stat_statements")
+        with tempfile.TemporaryDirectory() as d:
+            names = tuple(f"r{n}" for n in range(count))
+            async with cluster.behind_balancer(Path(d), names, llm, tg, balancer, url) as replicas:
+                await db.execute("SELECT pg_stat_statements_reset()")
+                statements, cpu = await db.fetchval(_STATEMENTS_SQL), [r.cpu_seconds() for r in replicas]
+                started = time.perf_counter()
+                for i in range(total):
+                    tg.inject_message(chats[i % CHATS], cluster.question(chats[i % CHATS], i // CHATS))
+                await tg.wait_until(lambda: len(tg.calls_of("sendMessage")) >= total, within=900)
+                wall = time.perf_counter() - started
+                used = [r.cpu_seconds() - c for r, c in zip(replicas, cpu, strict=True)]
+                statements = await db.fetchval(_STATEMENTS_SQL) - statements
+    finally:
+        await db.close()
+        for fake in (balancer, tg, llm):
+            await fake.stop()
+    return total / wall, [u / (total / count) for u in used], float(statements) / total
+
+
+async def _failover(server: PostgresServer) -> float:
+    """Two replicas under steady traffic; one is SIGKILLed halfway: seconds to the survivor's first answer in a
+    chat the killed one owned."""
+    llm, tg, balancer = FakeOpenAI(), FakeTelegram(), cluster.RoundRobin([])
+    tg.flood = None
+    sent_at = cluster.timed_sends(tg)
+    for fake in (llm, tg, balancer):
+        await fake.start()
+    url = await server.new_database()
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            async with cluster.behind_balancer(Path(d), ("a", "b"), llm, tg, balancer, url) as (a, _):
+                killed_at, orphaned = await cluster.send_with_a_kill(
+                    tg, range(FIRST_CHAT, FIRST_CHAT + CHATS), FAILOVER_PER_CHAT, FAILOVER_RATE, a, url)
+                await tg.wait_until(lambda: len(tg.calls_of("sendMessage")) >= CHATS * FAILOVER_PER_CHAT, 300)
+    finally:
+        for fake in (balancer, tg, llm):
+            await fake.stop()
+    return cluster.failover_time(sent_at, killed_at, orphaned)
+
+
 async def run() -> Section:
-    sec = Section("Store backends: one replica on SQLite and on PostgreSQL (zero-latency fake LLM)")
-    server = PostgresServer()
+    sec = Section("Store backends and replicas: SQLite, PostgreSQL, 1-3 replicas (zero-latency fake LLM)")
+    server = PostgresServer(("shared_preload_libraries=pg_stat_statements",))
     await asyncio.to_thread(server.start)
     try:
         async with fake_llm() as base_url:
@@ -95,6 +154,14 @@ async def run() -> Section:
                 sec.add(f"{name}: hub process CPU per message", ms(cpu))
                 sec.add(f"{name}: one chat, sequential: latency p50", ms(latency))
                 sec.add(f"{name}: database round trips per answered message", f"{trips:.1f}")
+        for count in (1, 2, 3):
+            rate, cpu, statements = await _replicas(server, count)
+            label = f"{count} replica{'s' if count > 1 else ''} (bothub run, Telegram webhooks)"
+            sec.add(f"{label}: {CHATS * PER_CHAT} messages from {CHATS} chats, throughput", f"{rate:.0f} msg/s")
+            sec.add(f"{label}: CPU per message, each replica", " / ".join(ms(c) for c in cpu))
+            sec.add(f"{label}: database statements per answered message", f"{statements:.1f}")
+        sec.add("2 replicas: SIGKILL → first answer by the survivor in a chat the killed one owned",
+                ms(await _failover(server)), "≤ 5 s")
     finally:
         await asyncio.to_thread(server.stop)
     sec.notes.append("PostgreSQL runs on this machine (fsync off, as in the tests) and shares its 2 cores with the "
@@ -102,6 +169,12 @@ async def run() -> Section:
                      "database thread; PostgreSQL counts statements sent by asyncpg (BEGIN, COMMIT and the pool's "
                      "reset query included). The answer is short and sent whole, so no reply ids are noted: a "
                      "reply streamed past the first-send grace costs one round trip more.")
+    sec.notes.append("Replicas: each is a `bothub run` process; the fake Telegram's flood limits are off but each "
+                     "replica paces itself to Telegram's ~30 messages/s, so one replica tops out there. CPU per "
+                     "message is each process's user+system CPU over the messages it answered (an even share). "
+                     "Statements per message are all statements the database ran (pg_stat_statements), the "
+                     "replicas' once-a-second sweeps and liveness checks included. Failover: the kill lands "
+                     "between two replies of the killed replica (README, Scaling out).")
     return sec
 
 

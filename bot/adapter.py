@@ -24,6 +24,9 @@ from bot.replies import Reply
 
 MessageHandler = Callable[[InboundEvent], Awaitable[None]]  # addressed messages and overheard group talk
 WebHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+# (group name, count, on_change): hold a fair share of the numbered roles name:0 … name:count-1 among the
+# replicas (the one long poller, gateway shards); resolves once the first share reached on_change.
+Share = Callable[[str, int, Callable[[frozenset[int]], Awaitable[None]]], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,7 @@ class AdapterServices:
     max_file_bytes: int = 20_000_000  # media.max_bytes: an adapter that receives uploads itself stops there
     # an HTTP API bearer token → its holder; None for an unknown or revoked token
     check_token: Callable[[str], Awaitable[TokenHolder | None]] | None = None
+    share: Share | None = None  # None: one process, which holds every role
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ from bot.commands import CommandServices, menu
 from bot.config import Config, ConfigError
 from bot.hub.hub import Hub
 from bot.hub.intake import MediaIntake
+from bot.hub.partitions import Partitions
 from bot.hub.runner import AgentRunner
 from bot.hub.scheduled import JobTurns
 from bot.messages import ChatRef, IncomingMessage
@@ -65,7 +66,8 @@ class App:
     def __init__(self, cfg: Config, env: Mapping[str, str], clock: Clock | None = None) -> None:
         self.cfg = cfg
         self.env = env
-        self.store = store_for_url(cfg.database_url, cfg.database.pool_size)
+        self.store = store_for_url(cfg.database_url, cfg.database.pool_size, cfg.replica_id)
+        self.partitions = Partitions(self.store.claims)
         self.clock = clock or SystemClock()
         self._job_changes = asyncio.Event()  # set when a job is added or resumed: the scheduler looks again
         self.schedules = (Schedules(self.store, cfg.scheduler, cfg.heartbeat.interval, self.clock,
@@ -112,7 +114,7 @@ class App:
                                        poll=cfg.scheduler.poll, stale_claims=2 * cfg.llm.run_deadline,
                                        wake=self._job_changes)
         self.adapters: list[Adapter] = []
-        self.health = Health(self.adapters, self.metrics)
+        self.health = Health(self.adapters, self.metrics, self._replica_report)
         self.starter = Starter(self._start_adapter)
         self.watchdog = Watchdog(self.adapters, self._start_adapter, self.metrics, skip=self.starter.retrying)
         self.web = web.Application()
@@ -159,7 +161,17 @@ class App:
 
         return AdapterServices(list_conversations, self.store.inbox.seen, add_route, self.cfg.language,
                                self.hub.answered, menu(), self.cfg.media.max_bytes,
-                               ApiTokens(self.store.api_tokens, self.store.dashboard).check)
+                               ApiTokens(self.store.api_tokens, self.store.dashboard).check,
+                               self.partitions.share)
+
+    def _replica_report(self) -> dict[str, object] | None:
+        """For /readyz: who this replica is and what it holds (nothing to say for the one-process store)."""
+        claims = self.store.claims
+        if not claims.shared:
+            return None
+        chats = sorted(claims.sessions)
+        return {"id": claims.replica, "roles": self.partitions.held(),
+                "chats_owned": len(chats), "chats": chats[:200]}
 
     def add_adapter(self, adapter: Adapter) -> None:
         self.adapters.append(adapter)
@@ -177,6 +189,7 @@ class App:
 
     async def start(self) -> None:
         await self.store.open()
+        await self.hub.owners.start()  # replicas: claims before adapters, whose roles (poller, shards) need them
         if self._adapter_routes or self.cfg.server.enabled:
             if self.cfg.server.dashboard:
                 check_bind(self.cfg.server.host, self.admin_password)
@@ -224,12 +237,15 @@ class App:
         await self.watchdog.stop()
         if self.scheduler is not None:
             await self.scheduler.stop()
+        await self.hub.owners.stop_taking()
         await self.hub.shutdown(self.cfg.shutdown_grace)
+        await self.partitions.stop()
         for adapter in self.adapters:
             try:
                 await adapter.stop()
             except Exception:
                 log.exception("stopping %s failed", adapter.name)
+        await self.hub.owners.stop()  # the chats' claims go: other replicas answer what is left
         if self._web_runner is not None:
             await self._web_runner.cleanup()
         await self.mcp.stop()

@@ -163,6 +163,7 @@ class Config(_Section):
     sections: dict[str, PlatformConfig] = Field(default_factory=dict)  # adapter name → its own section
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
     traces: TracesConfig = Field(default_factory=TracesConfig)
+    replica_id: str | None = None  # env BOTHUB_REPLICA_ID; default <hostname>-<pid> (PostgreSQL replicas)
 
     @model_validator(mode="before")
     @classmethod
@@ -280,6 +281,7 @@ def _apply_env(cfg: Config, env: dict[str, str]) -> None:
     cfg.database.url = env.get("BOTHUB_DATABASE_URL") or cfg.database.url
     if cfg.database.url and not cfg.database.url.startswith(("sqlite:///", "postgresql://", "postgres://")):
         raise ConfigError("database.url (or BOTHUB_DATABASE_URL) must start with sqlite:/// or postgresql://")
+    cfg.replica_id = env.get("BOTHUB_REPLICA_ID") or cfg.replica_id
     cfg.log_level = env.get("BOTHUB_LOG_LEVEL") or cfg.log_level
     language = env.get("BOTHUB_LANGUAGE")
     if language in LANGUAGES:

@@ -38,7 +38,8 @@ def _free_port() -> int:
 
 
 class PostgresServer:
-    def __init__(self) -> None:
+    def __init__(self, settings: tuple[str, ...] = ()) -> None:
+        self.settings = settings  # extra server settings, e.g. "shared_preload_libraries=pg_stat_statements"
         self.bin = _bin_dir()
         self.port = _free_port()
         self.root = Path(tempfile.mkdtemp(prefix="bothub-pg-"))
@@ -58,7 +59,8 @@ class PostgresServer:
             self._proc = subprocess.Popen(
                 [str(self.bin / "postgres"), "-D", str(self.data), "-p", str(self.port),
                  "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "fsync=off",
-                 "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200"],
+                 "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200",
+                 *(arg for setting in self.settings for arg in ("-c", setting))],
                 stdout=log, stderr=subprocess.STDOUT, user=self._user, start_new_session=True)
         deadline = time.monotonic() + 30
         ready = [str(self.bin / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(self.port), "-U", SUPERUSER]

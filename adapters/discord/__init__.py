@@ -7,6 +7,8 @@ import logging
 import sys
 from collections.abc import Mapping
 
+from pydantic import Field, model_validator
+
 from bot.adapter import AdapterSpec, CliCommand, PlatformConfig, imported
 
 
@@ -23,6 +25,19 @@ class DiscordConfig(PlatformConfig):
     gateway_url: str | None = None  # env DISCORD_GATEWAY_URL wins
     message_content_intent: bool = False
     sync_commands_on_start: bool = False
+    # gateway sharding: with shard_count alone, replicas share the shards through the database; shard_ids
+    # pins this replica's shards instead
+    shard_count: int | None = Field(default=None, ge=1)
+    shard_ids: list[int] | None = None
+
+    @model_validator(mode="after")
+    def _shards_in_range(self) -> DiscordConfig:
+        if self.shard_ids is not None:
+            if self.shard_count is None:
+                raise ValueError("discord.shard_ids needs discord.shard_count")
+            if not self.shard_ids or any(not 0 <= i < self.shard_count for i in self.shard_ids):
+                raise ValueError(f"discord.shard_ids must be shard numbers from 0 to {self.shard_count - 1}")
+        return self
 
 
 def _sync_arguments(parser: argparse.ArgumentParser) -> None:

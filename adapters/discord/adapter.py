@@ -1,15 +1,18 @@
 """Discord adapter: discord.py's gateway client running inside the hub's loop.
 
 Slash commands and button presses are acknowledged at once (Discord allows 3 s); the hub's replies
-to them then go through the interaction (outbound.py).
+to them then go through the interaction (outbound.py). With `discord.shard_count`, the gateway is sharded:
+this replica runs the shards it holds (its fair share, through the database, or `discord.shard_ids`), and
+runs again with the new set when that changes; a replica without shards still sends through REST.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import aiohttp
 import discord
@@ -42,6 +45,7 @@ RATE_LIMIT_WAIT = 30.0  # longest 429 wait discord.py sleeps through itself (its
 # Discord sends a bot's guilds right after READY; one arriving later is still taken in (as guild_available), and
 # nothing here waits for member chunks (no members intent), so a short quiet gap is enough.
 GUILD_READY_TIMEOUT = 0.2
+SHARDS = "discord-shard"  # the role group replicas share the gateway's shards through
 
 
 def create(settings: DiscordConfig, env: Mapping[str, str], services: AdapterServices) -> DiscordAdapter:
@@ -82,6 +86,7 @@ class DiscordAdapter:
         self._settings = settings
         self._services = services
         self._intents = intents
+        self._shards: list[int] | None = settings.shard_ids  # sharded: the shards this replica runs
         self._client, self._tree = self._new_client()
         self._on_message: MessageHandler | None = None
         self._runner: asyncio.Task[None] | None = None
@@ -97,9 +102,13 @@ class DiscordAdapter:
 
     def _new_client(self) -> tuple[discord.Client, app_commands.CommandTree]:
         """A closed discord.Client cannot log in again, so every start (a watchdog restart too) gets a new one."""
-        client = discord.Client(intents=self._intents, max_ratelimit_timeout=RATE_LIMIT_WAIT,
-                                allowed_mentions=NO_PINGS, guild_ready_timeout=GUILD_READY_TIMEOUT,
-                                max_messages=None)  # no cache of the last 1 000 messages: replies carry their own
+        count = self._settings.shard_count
+        kind: Callable[..., discord.Client] = (
+            functools.partial(discord.AutoShardedClient, shard_count=count, shard_ids=list(self._shards or ()))
+            if count is not None else discord.Client)
+        client = kind(intents=self._intents, max_ratelimit_timeout=RATE_LIMIT_WAIT, allowed_mentions=NO_PINGS,
+                      guild_ready_timeout=GUILD_READY_TIMEOUT,
+                      max_messages=None)  # no cache of the last 1 000 messages: replies carry their own
         tree = build_tree(client, self._command, self._choices, self._services.commands)
         client.add_dynamic_items(CommandButton)
         for event, handler in {"on_message": self._message, "on_command_button": self._button,
@@ -110,8 +119,29 @@ class DiscordAdapter:
     # ------------------------------------------------------------- lifecycle
     async def start(self, on_message: MessageHandler) -> None:
         self._on_message = on_message
+        count, share = self._settings.shard_count, self._services.share
+        if count is not None and self._settings.shard_ids is None and share is not None:
+            await share(SHARDS, count, self._reshard)  # connects with this replica's first share
+        else:
+            await self._connect()
+        if self._settings.sync_commands_on_start:
+            await self._sync_global()
+
+    async def _reshard(self, held: frozenset[int]) -> None:
+        """This replica's shards changed (a replica came or went): reconnect with the new set."""
+        self._shards = sorted(held)
+        if self._runner is not None or self._client.is_ready() or self._online:
+            await self._disconnect()  # a client never started cannot be closed (discord.py sets it up on login)
+        await self._connect()
+        log.info("discord: running shard(s) %s of %s", self._shards or "none", self._settings.shard_count)
+
+    async def _connect(self) -> None:
         if self._client.is_closed():
             self._client, self._tree = self._new_client()
+        if self._settings.shard_count is not None and not self._shards:
+            await self._client.login(self._token)  # no shard here: REST only, for chats this replica answers
+            self._online = True
+            return
         self._runner = asyncio.create_task(self._client.start(self._token), name="discord-gateway")
         ready = asyncio.create_task(self._client.wait_until_ready())
         done, _ = await asyncio.wait({self._runner, ready}, timeout=READY_TIMEOUT,
@@ -124,8 +154,6 @@ class DiscordAdapter:
             _raise_start_failure(self._runner)
         elif not done:
             log.warning("discord gateway not ready after %.0f s; still trying in the background", READY_TIMEOUT)
-        if self._settings.sync_commands_on_start:
-            await self._sync_global()
 
     async def _sync_global(self) -> None:
         """Opt-in (discord.sync_commands_on_start): a bulk overwrite is rate-limited, so not by default."""
@@ -138,15 +166,21 @@ class DiscordAdapter:
         log.info("discord: registered %d global slash commands", len(synced))
 
     async def stop(self) -> None:
-        self._online = False
-        await self._client.close()
+        await self._disconnect()
         if self._http is not None:
             await self._http.close()
-        if self._runner is not None:
+
+    async def _disconnect(self) -> None:
+        self._online = False
+        await self._client.close()
+        runner, self._runner = self._runner, None
+        if runner is not None:
             with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(self._runner, timeout=5.0)
+                await asyncio.wait_for(runner, timeout=5.0)
 
     def connected(self) -> bool:
+        if self._settings.shard_count is not None and not self._shards:
+            return self._online  # no shard to run here: logged in for REST is all there is
         return self._online and self._runner is not None and not self._runner.done()
 
     async def _up(self) -> None:

@@ -155,7 +155,10 @@ class FeishuAdapter:
             return web.json_response({"msg": "success"})  # acknowledged, so Feishu does not retry
         if self._on_message is None:
             return web.json_response({"msg": "starting"}, status=503)  # Feishu retries later
-        return web.json_response(self._route(event) or {"msg": "success"})
+        before = set(self._tasks)
+        answer = self._route(event)
+        await asyncio.gather(*(self._tasks - before))  # in the hub's inbox before the 200: a crash loses nothing
+        return web.json_response(answer or {"msg": "success"})
 
     # ---- events, parsed at once; the work goes to a task -------------------------------------------
     def _on_frame(self, payload: bytes) -> dict[str, Any] | None:

@@ -1,7 +1,9 @@
 """Telegram adapter: python-telegram-bot 22 running inside the hub's event loop.
 
 Long polling by default; with `telegram.webhook_url` set, updates arrive on the hub's own aiohttp route
-(checked by the secret-token header). Never `run_polling`: that would own the loop.
+(checked by the secret-token header), on every replica behind a load balancer. Telegram allows one poller
+per bot, so with replicas only the one holding the poller role polls; another takes over when it dies.
+Never `run_polling`: that would own the loop.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHand
 from adapters.telegram import TelegramConfig
 from adapters.telegram.inbound import BotIdentity, parse_update
 from adapters.telegram.outbound import Outbound, TelegramFiles
-from bot.adapter import AdapterServices, Capabilities, MenuCommand, MessageHandler
+from bot.adapter import AdapterServices, Capabilities, MenuCommand, MessageHandler, Share
 from bot.config import ConfigError
 from bot.messages import ChatRef, SentRef
 from bot.replies import Reply
@@ -32,6 +34,7 @@ DEFAULT_API_BASE = "https://api.telegram.org"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 ALLOWED_UPDATES = ["message", "callback_query"]
 POLL_TIMEOUT = 10  # seconds a getUpdates long poll may wait
+POLLER = "telegram-poller"  # the role (one per bot) whose holder polls
 _SECRET_FORMAT = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
 MAX_MENU = 100  # commands Telegram lists
@@ -59,7 +62,7 @@ class TelegramAdapter:
     )
 
     def __init__(self, token: str, api_base: str, webhook_url: str | None, webhook_secret: str,
-                 menu: tuple[MenuCommand, ...] = ()) -> None:
+                 menu: tuple[MenuCommand, ...] = (), share: Share | None = None) -> None:
         root = api_base.rstrip("/").removesuffix("/bot")
         self._api_root = root
         builder = (
@@ -81,6 +84,8 @@ class TelegramAdapter:
         self.files = TelegramFiles(self._outbound)
         self._on_message: MessageHandler | None = None
         self._me: BotIdentity | None = None
+        self._share = share
+        self._standby = False  # polling mode on a replica that does not hold the poller role
 
     async def start(self, on_message: MessageHandler) -> None:
         self._on_message = on_message
@@ -105,11 +110,28 @@ class TelegramAdapter:
             await bot.set_webhook(
                 self._webhook_url, secret_token=self._webhook_secret, allowed_updates=ALLOWED_UPDATES
             )
-        elif self._app.updater is not None:
-            await self._app.updater.start_polling(
+        elif self._share is None:
+            await self._poll(True)
+        else:
+            self._standby = True
+            await self._share(POLLER, 1, lambda held: self._poll(bool(held)))
+        mode = "webhook" if self._webhook_url else "standby: another replica polls" if self._standby else "polling"
+        log.info("telegram connected as @%s (%s)", bot.username, mode)
+
+    async def _poll(self, leading: bool) -> None:
+        """Start or stop long polling as this replica gains or loses the poller role."""
+        updater = self._app.updater
+        if updater is None:
+            return
+        self._standby = not leading
+        if leading and not updater.running:
+            await updater.start_polling(
                 timeout=POLL_TIMEOUT, allowed_updates=ALLOWED_UPDATES, error_callback=self._on_poll_error
             )
-        log.info("telegram connected as @%s (%s)", bot.username, "webhook" if self._webhook_url else "polling")
+            log.info("telegram: this replica polls now")
+        elif not leading and updater.running:
+            await updater.stop()
+            log.info("telegram: polling handed to another replica")
 
     async def stop(self) -> None:
         app = self._app
@@ -126,7 +148,7 @@ class TelegramAdapter:
     def connected(self) -> bool:
         if not self._app.running:
             return False
-        if self._webhook_url:
+        if self._webhook_url or self._standby:
             return True
         updater = self._app.updater
         # PTB keeps `updater.running` True after its polling loop died (e.g. a revoked token ends it with
@@ -144,7 +166,8 @@ class TelegramAdapter:
         await self._outbound.typing(chat)
 
     async def webhook(self, request: web.Request) -> web.Response:
-        """The hub's route for Telegram's webhook: check the secret, queue the update, answer fast."""
+        """The hub's route for Telegram's webhook: check the secret, take the update into the hub (its durable
+        inbox; the answer runs later), then answer 200."""
         given = request.headers.get(SECRET_HEADER, "")
         if not hmac.compare_digest(given.encode(), self._webhook_secret.encode()):
             return web.Response(status=403)
@@ -155,7 +178,7 @@ class TelegramAdapter:
         except Exception as e:  # any malformed body: PTB raises AttributeError too; never a 500 → redelivery loop
             log.warning("telegram webhook: unreadable update skipped (%s)", type(e).__name__)
             return web.Response()
-        await self._app.update_queue.put(update)
+        await self._app.process_update(update)  # in the inbox before the 200: a crash after it loses nothing
         return web.Response()
 
     async def _publish_commands(self) -> None:
@@ -204,7 +227,7 @@ def create(settings: TelegramConfig, env: Mapping[str, str], services: AdapterSe
     secret = env.get("TELEGRAM_WEBHOOK_SECRET") or secrets.token_urlsafe(32)
     if settings.webhook_url and not _SECRET_FORMAT.fullmatch(secret):
         raise ConfigError("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
-    adapter = TelegramAdapter(token, api_base, settings.webhook_url, secret, services.commands)
+    adapter = TelegramAdapter(token, api_base, settings.webhook_url, secret, services.commands, services.share)
     if settings.webhook_url:
         services.add_route("POST", settings.webhook_path, adapter.webhook)
     return adapter

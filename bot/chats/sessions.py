@@ -79,7 +79,12 @@ class Lane:
         return len(self._pending)
 
     def submit(self, job: Job, entry: int | None = None) -> None:
-        self._pending.append((job, entry))
+        """Queue a job; one for an inbox entry goes before waiting entries accepted after it (another replica
+        may hand an older entry over after a newer one arrived here)."""
+        at = len(self._pending)
+        while entry is not None and at and (later := self._pending[at - 1][1]) is not None and later > entry:
+            at -= 1
+        self._pending.insert(at, (job, entry))
         if self._worker is None:
             self._worker = asyncio.create_task(self._drain(), name=f"lane:{self.name}")
 
@@ -134,12 +139,14 @@ class Sessions:
     def __init__(self, max_idle: int = 2_000) -> None:
         self._sessions: OrderedDict[SessionKey, Session] = OrderedDict()
         self._lanes: dict[SessionKey, Lane] = {}
+        self._keys: dict[str, SessionKey] = {}  # storage key → key, for sessions or lanes held here
         self._max_idle = max_idle
 
     def get(self, key: SessionKey) -> Session:
         session = self._sessions.get(key)
         if session is None:
             session = self._sessions[key] = Session(key)
+            self._keys[key.storage_key] = key
             self._evict()
         else:
             self._sessions.move_to_end(key)
@@ -149,7 +156,27 @@ class Sessions:
         lane = self._lanes.get(key)
         if lane is None:
             lane = self._lanes[key] = Lane(key.storage_key)
+            self._keys[key.storage_key] = key
         return lane
+
+    def busy_at(self, storage_key: str) -> bool:
+        """The session's lane is running or has work queued."""
+        key = self._keys.get(storage_key)
+        lane = self._lanes.get(key) if key is not None else None
+        return lane is not None and lane.busy
+
+    def forget(self, storage_key: str) -> None:
+        """Drop an idle session's cached state: while another replica owns the chat, it may change it."""
+        key = self._keys.get(storage_key)
+        if key is None or self.busy_at(storage_key):
+            return
+        self._sessions.pop(key, None)
+        self._lanes.pop(key, None)
+        del self._keys[storage_key]
+
+    def forget_all(self) -> None:
+        for storage_key in list(self._keys):
+            self.forget(storage_key)
 
     def lanes(self) -> list[Lane]:
         return list(self._lanes.values())
@@ -165,6 +192,7 @@ class Sessions:
                 if lane is None or not lane.busy:
                     del self._sessions[key]
                     self._lanes.pop(key, None)
+                    self._keys.pop(key.storage_key, None)
                     break
             else:
                 return

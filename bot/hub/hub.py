@@ -18,12 +18,13 @@ from bot.config import Config
 from bot.hub.delivery import Delivery
 from bot.hub.inbox import Ticket, decode_message, encode_message
 from bot.hub.intake import MediaIntake
+from bot.hub.ownership import ChatOwnership
 from bot.hub.runner import AgentRunner, TurnContext
 from bot.i18n import t
 from bot.messages import ChatRef, InboundEvent, IncomingMessage, Overheard
 from bot.ops.metrics import Metrics
 from bot.replies import Reply
-from bot.store import Store
+from bot.store import InboxEntry, Store
 
 log = logging.getLogger("bothub.hub")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -48,7 +49,10 @@ class Hub:
         self.access = Access(cfg)
         self.deliveries: dict[str, Delivery] = {}
         self._accepting = True
-        self._halting = False  # shutdown is cancelling runs: their inbox entries wait for the next start
+        self._halting = False  # runs are being cancelled for good: their inbox entries wait for the next owner
+        self._stopping = False
+        self.owners = ChatOwnership(store.claims, store.inbox, self._pulled, self.sessions.busy_at,
+                                    self.sessions.forget, self.abandon, lambda: list(self.deliveries))
 
     def attach(self, adapter: Adapter) -> None:
         self.deliveries[adapter.name] = Delivery(adapter)
@@ -84,17 +88,23 @@ class Hub:
             log.error("message from platform %s, which has no adapter attached", msg.platform)
             return
         key = SessionKey.of(msg)
-        queued = False
         async with self.sessions.get(key).intake:  # adapters hand over concurrently; ids and lane keep their order
             entry = await self.store.inbox.accept(f"{key.storage_key}:{msg.message_id}", key.storage_key,
                                                   encode_message(msg))
             if entry is None:
                 return  # a redelivery we already accepted
-            try:
-                queued = await self._route(msg, key, entry, delivery)
-            finally:
-                if not queued:  # answered on the spot (or refused): it leaves the inbox now
-                    await self.store.inbox.finish([entry])
+            ticket = Ticket(entry, self.store.inbox)
+            await self.owners.arrived(key.storage_key, entry, lambda: self._dispatch(msg, key, ticket, delivery))
+
+    async def _dispatch(self, msg: IncomingMessage, key: SessionKey, ticket: Ticket, delivery: Delivery,
+                        pulled: bool = False) -> None:
+        """Route an accepted entry on the replica that owns its chat; it leaves the inbox here unless queued."""
+        queued = False
+        try:
+            queued = await self._route(msg, key, ticket, delivery, pulled)
+        finally:
+            if not queued:  # answered on the spot (or refused): it leaves the inbox now
+                await self.store.inbox.finish([ticket.entry])
 
     async def verdict(self, msg: IncomingMessage) -> Verdict:
         """The access rules for this sender in this chat, a completed DM pairing included."""
@@ -103,8 +113,10 @@ class Hub:
             return Verdict.ALLOW
         return verdict
 
-    async def _route(self, msg: IncomingMessage, key: SessionKey, entry: int, delivery: Delivery) -> bool:
-        """Answer at once, or queue in the session's lane; True when a lane job now owns the inbox entry."""
+    async def _route(self, msg: IncomingMessage, key: SessionKey, ticket: Ticket, delivery: Delivery,
+                     pulled: bool = False) -> bool:
+        """Answer at once, or queue in the session's lane; True when a lane job now owns the inbox entry.
+        A pulled entry (accepted before a restart or on another replica) is never refused as busy."""
         delivery.revive(msg.chat)  # the chat talks to us again: whatever blocked sending is over
         session = self.sessions.get(key)
         session.last_chat = msg.chat
@@ -126,10 +138,10 @@ class Hub:
         elif cmd is not None and cmd.immediate:
             await self._run_command(cmd, msg, session, parsed[1] if parsed else "", delivery)
             await self.store.inbox.finish(lane.take_dropped())  # /stop dropped them: they are not answered later
-        elif lane.queued >= self.cfg.max_queue:
+        elif lane.queued >= self.cfg.max_queue and not pulled:
             await delivery.send(msg.chat, Reply(t(lang, "busy")))
         else:
-            self._enqueue(lane, Ticket(entry, self.store.inbox), msg, session, delivery)
+            self._enqueue(lane, ticket, msg, session, delivery, resumed=pulled)
             return True
         return False
 
@@ -157,20 +169,39 @@ class Hub:
         lane.submit(job, ticket.entry)
 
     async def resume(self) -> int:
-        """Queue what an earlier process accepted and did not finish (a crash, a restart); returns how many."""
+        """Queue what an earlier process accepted and did not finish (a crash, a restart); returns how many.
+        With replicas, the ownership sweep takes over chats with waiting entries instead."""
+        if self.owners.claims.shared:
+            return 0
         resumed = 0
         for entry in await self.store.inbox.unfinished():
-            msg = decode_message(entry.event)
-            delivery = self.deliveries.get(msg.platform)
-            if delivery is None:
-                continue  # its platform does not run in this process: the entry waits for one that does
-            key = SessionKey.of(msg)
-            session = self.sessions.get(key)
-            session.last_chat = msg.chat
-            ticket = Ticket(entry.id, self.store.inbox, entry.replies)
-            self._enqueue(self.sessions.lane(key), ticket, msg, session, delivery, resumed=True)
-            resumed += 1
+            resumed += await self._pulled(entry)
         return resumed
+
+    async def _pulled(self, entry: InboxEntry) -> bool:
+        """Route an entry accepted earlier or elsewhere; False when its platform does not run here."""
+        msg = decode_message(entry.event)
+        delivery = self.deliveries.get(msg.platform)
+        if delivery is None:
+            return False  # its platform does not run in this process: the entry waits for one that does
+        ticket = Ticket(entry.id, self.store.inbox, entry.replies)
+        await self._dispatch(msg, SessionKey.of(msg), ticket, delivery, pulled=True)
+        return True
+
+    async def abandon(self) -> None:
+        """This replica lost its claims: stop every run now (their entries stay in the inbox for the chat's
+        next owner) and forget the cached sessions."""
+        self._halting = True
+        try:
+            lanes = [lane for lane in self.sessions.lanes() if lane.busy]
+            for lane in lanes:
+                lane.stop()
+                lane.take_dropped()
+            for lane in lanes:
+                await lane.join()
+        finally:
+            self._halting = self._stopping
+        self.sessions.forget_all()
 
     async def _answer(self, msg: IncomingMessage, session: Session, delivery: Delivery, ticket: Ticket,
                       resumed: bool = False) -> None:
@@ -256,7 +287,7 @@ class Hub:
         if not busy:
             return
         await asyncio.wait([asyncio.ensure_future(lane.join()) for _, lane in busy], timeout=grace)
-        self._halting = True  # what is cut now stays in the inbox and is answered after the restart
+        self._halting = self._stopping = True  # what is cut now stays in the inbox, answered after the restart
         for _, lane in busy:
             lane.stop()  # a cancelled run keeps its partial answer, marked interrupted
         for _, lane in busy:

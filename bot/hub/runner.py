@@ -110,10 +110,13 @@ class AgentRunner:
         await self.run(session, turn, delivery)
 
     async def resume(self, session: Session, turn: TurnContext, delivery: Delivery) -> None:
-        """Answer a message an earlier process accepted but did not finish: if its user message was stored
-        already (the latest user message on the path says the same), answer from the cursor."""
-        last_user = next((m for m in reversed(session.path) if m.role == "user"), None)
-        if last_user is not None and last_user.content == _user_message(turn).content:
+        """Answer a message accepted earlier or on another replica: if its user message was stored already
+        (the latest user message on the path says the same and has no complete answer yet), answer from the
+        cursor."""
+        at = next((i for i in range(len(session.path) - 1, -1, -1) if session.path[i].role == "user"), None)
+        answered = at is not None and any(m.role == "assistant" and not m.tool_calls and not m.interrupted
+                                          for m in session.path[at + 1:])  # then it was an earlier, equal message
+        if at is not None and not answered and session.path[at].content == _user_message(turn).content:
             await self.run(session, turn, delivery)
         else:
             await self.answer(session, turn, delivery)

@@ -53,7 +53,9 @@ class JobTurns:
             await self.store.jobs.finish(job.id, self.clock.now(), "platform not running")
             return
         key = SessionKey(where.platform, where.chat_id, where.thread_id)
-        self.hub.sessions.lane(key).submit(lambda: self.run(claim, where, key, delivery))
+        # with replicas, only the chat's owner runs anything in its lane
+        self.hub.owners.when_owned(key.storage_key, lambda: self.hub.sessions.lane(key).submit(
+            lambda: self.run(claim, where, key, delivery)))
 
     async def run(self, claim: Claim, where: ChatRef, key: SessionKey, delivery: Delivery) -> None:
         job, result = claim.job, "error"

@@ -1,4 +1,5 @@
-"""Health endpoints on the hub's web server: /healthz (alive), /readyz (adapters connected), /metrics."""
+"""Health endpoints on the hub's web server: /healthz (alive), /readyz (adapters connected; the replica's
+id, roles and chats), /metrics."""
 
 from __future__ import annotations
 
@@ -16,9 +17,12 @@ from bot.ops.metrics import Metrics
 class Health:
     """Knows each adapter's connection state and when it last delivered an event."""
 
-    def __init__(self, adapters: Sequence[Adapter], metrics: Metrics, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, adapters: Sequence[Adapter], metrics: Metrics,
+                 replica: Callable[[], dict[str, object] | None] | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         self.adapters = adapters  # the App's live list: adapters added later are reported too
         self.metrics = metrics
+        self._replica = replica  # this replica's id, roles and chats, when there are several
         self.last_event: dict[str, float] = {}
         self._clock = clock
 
@@ -54,7 +58,10 @@ class Health:
 
     async def _readyz(self, request: web.Request) -> web.Response:
         ready, adapters = self.readiness()
-        return web.json_response({"ready": ready, "adapters": adapters}, status=200 if ready else 503)
+        body: dict[str, object] = {"ready": ready, "adapters": adapters}
+        if self._replica is not None and (replica := self._replica()) is not None:
+            body["replica"] = replica
+        return web.json_response(body, status=200 if ready else 503)
 
     async def _metrics(self, request: web.Request) -> web.Response:
         return web.Response(body=self.metrics.render(), headers={"Content-Type": CONTENT_TYPE_LATEST})

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from bot.store.api_tokens import ApiToken, ApiTokenStore
+from bot.store.claims import Claims
 from bot.store.conversations import ConversationInfo, ConversationStore, OpenedChat
 from bot.store.dashboard import DashboardStore
 from bot.store.group_context import GroupContextStore, HeardLine
@@ -46,6 +47,8 @@ class Store(Protocol):
     def housekeeping(self) -> HousekeepingStore: ...
     @property
     def api_tokens(self) -> ApiTokenStore: ...
+    @property
+    def claims(self) -> Claims: ...
 
     async def open(self) -> None:
         """Connect and run the migrations this database has not seen yet."""
@@ -55,8 +58,9 @@ class Store(Protocol):
 
 
 __all__ = [
-    "ApiToken", "ApiTokenStore", "ChatSettings", "ConversationInfo", "ConversationMatch", "ConversationStore",
-    "DashboardStore", "GroupContextStore", "HeardLine", "HousekeepingStore", "InboxEntry", "InboxStore", "Job",
-    "JobStore", "MemoryEntry", "MemoryStore", "NewJob", "OpenedChat", "PairingStore", "PromptSection",
-    "PurgedConversation", "SettingsStore", "Store", "Summary", "SummaryStore", "Trace", "TraceStep", "TraceStore",
+    "ApiToken", "ApiTokenStore", "ChatSettings", "Claims", "ConversationInfo", "ConversationMatch",
+    "ConversationStore", "DashboardStore", "GroupContextStore", "HeardLine", "HousekeepingStore", "InboxEntry",
+    "InboxStore", "Job", "JobStore", "MemoryEntry", "MemoryStore", "NewJob", "OpenedChat", "PairingStore",
+    "PromptSection", "PurgedConversation", "SettingsStore", "Store", "Summary", "SummaryStore", "Trace",
+    "TraceStep", "TraceStore",
 ]

@@ -18,12 +18,12 @@ def sqlite_path(url: str) -> Path | None:
     return Path(url[len(SQLITE):]) if url.startswith(SQLITE) else None
 
 
-def store_for_url(url: str, pool_size: int = 10) -> Store:
+def store_for_url(url: str, pool_size: int = 10, replica: str | None = None) -> Store:
     path = sqlite_path(url)
     if path is not None:
         return SqliteStore(path)
     if url.startswith(POSTGRES):
         from bot.store.postgres import PostgresStore
 
-        return PostgresStore(url, pool_size)
+        return PostgresStore(url, pool_size, replica=replica)
     raise ValueError("the database URL must start with sqlite:/// or postgresql://")  # never echo it: a password

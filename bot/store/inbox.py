@@ -43,6 +43,10 @@ class InboxStore(Protocol):
         """Accepted and not finished, oldest first: what a crash or restart left to answer."""
         ...
 
+    async def waiting(self, session: str) -> list[InboxEntry]:
+        """This session's accepted entries not finished yet, oldest first (a replica taking the chat over)."""
+        ...
+
     async def purge_expired(self) -> int:
         """Forget expired dedupe keys; returns how many went."""
         ...

@@ -48,3 +48,17 @@ def test_readme_command_table_lists_every_command() -> None:
               for cell in row.split("|")[1].split(",")}
     listed.discard("N")  # `/N` is the short form of `/goto N`
     assert listed == set(COMMANDS), (set(COMMANDS) - listed, listed - set(COMMANDS))
+
+
+def test_compose_runs_postgresql_and_two_replicas_sharing_it() -> None:
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text(encoding="utf-8"))
+    services = compose["services"]
+    replicas = {name: s for name, s in services.items() if name.startswith("replica-")}
+    assert services["postgres"]["image"].startswith("postgres:") and len(replicas) == 2
+    for replica in replicas.values():
+        assert replica["build"]["dockerfile"] == "deploy/Dockerfile"
+        assert replica["environment"]["BOTHUB_DATABASE_URL"].startswith("postgresql://bothub:")
+        assert replica["depends_on"]["postgres"]["condition"] == "service_healthy"
+        assert replica["volumes"] == ["bothub-data:/data"]  # chat folders follow the chat between replicas
+    assert len({r["environment"]["BOTHUB_REPLICA_ID"] for r in replicas.values()}) == 2
+    assert len({r["ports"][0] for r in replicas.values()}) == 2

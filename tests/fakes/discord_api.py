@@ -1,6 +1,7 @@
 """A fake Discord (gateway v10 websocket + REST v10) on 127.0.0.1 port 0 for the real discord.py client.
 
-It performs the real handshake (HELLO → IDENTIFY → READY → GUILD_CREATE, heartbeat ACKs), lets a test
+It performs the real handshake (HELLO → IDENTIFY → READY → GUILD_CREATE, heartbeat ACKs) per shard (a
+guild's events go to shard (guild_id >> 22) % shard_count, DMs to shard 0, as Discord routes them), lets a test
 inject MESSAGE_CREATE / INTERACTION_CREATE dispatches, keeps the messages the bot posts so in-place
 updates can be asserted, and is strict where Discord is: content over 2000 characters (50035), empty
 messages (50006), bad components, a second acknowledgement of one interaction (40060), an
@@ -88,13 +89,16 @@ class FakeDiscord(AttachmentFiles):
         self.gateway_closes: list[int] = []
         self.calls: list[Call] = []
         self.messages: dict[str, dict] = {}  # id -> message the bot posted, as it now reads
-        self.identify: dict | None = None
+        self.identify: dict | None = None  # the latest IDENTIFY
+        self.identifies: list[dict] = []
+        self.other_guilds: list[dict] = []  # guilds beside the test guild (other_guild_payload), set before connecting
+        self.shard_count = 1  # as the latest IDENTIFY said
         self.ready = asyncio.Event()
         self._interactions: dict[str, _Interaction] = {}  # by token
         self._failures: list[tuple[str, re.Pattern[str], Callable[[], web.Response]]] = []
         self._serial = itertools.count(1)
         self._seq = itertools.count(1)
-        self._ws: web.WebSocketResponse | None = None
+        self._shards: dict[int, web.WebSocketResponse] = {}  # shard id → its live gateway connection
         self._runner: web.AppRunner | None = None
         self.port = 0
         self.registered: dict[str | None, list[dict]] = {}  # guild id (None: global) → application commands
@@ -110,8 +114,8 @@ class FakeDiscord(AttachmentFiles):
         self._runner, self.port = await serve_local(app)
 
     async def stop(self) -> None:
-        if self._ws is not None and not self._ws.closed:
-            await self._ws.close()
+        for ws in list(self._shards.values()):
+            await ws.close()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -167,7 +171,7 @@ class FakeDiscord(AttachmentFiles):
             data["referenced_message"] = referenced
             data["message_reference"] = {"message_id": referenced["id"], "channel_id": referenced["channel_id"]}
         if not dm:
-            data["guild_id"] = GUILD_ID
+            data.setdefault("guild_id", GUILD_ID)  # a test may name another guild
             data["member"] = {"roles": [], "joined_at": now_iso(), "deaf": False, "mute": False, "flags": 0}
         return data
 
@@ -222,17 +226,28 @@ class FakeDiscord(AttachmentFiles):
         return self.interaction(3, {"custom_id": custom_id, "component_type": 2}, channel_id=message["channel_id"],
                                 dm=message["channel_id"] == DM_CHANNEL_ID, message=message, **where)
 
+    def shard_of(self, guild_id: str | None) -> int:
+        return (int(guild_id) >> 22) % self.shard_count if guild_id else 0
+
+    def connected_shards(self) -> set[int]:
+        return {shard for shard, ws in self._shards.items() if not ws.closed}
+
     async def dispatch(self, event: str, d: dict) -> None:
-        assert self._ws is not None, "gateway not connected"
+        """Send an event on the shard that carries its guild (shard 0 for DMs)."""
+        ws = self._shards.get(self.shard_of(d.get("guild_id")))
+        assert ws is not None and not ws.closed, "gateway not connected"
         if event == "MESSAGE_CREATE":
             d = as_seen_by(d, int((self.identify or {}).get("intents", 0)), APP_ID, BOT_ROLE_ID)
-        await self._ws.send_json({"op": 0, "t": event, "s": next(self._seq), "d": d})
+        await self._send(ws, event, d)
+
+    async def _send(self, ws: web.WebSocketResponse, event: str, d: dict) -> None:
+        await ws.send_json({"op": 0, "t": event, "s": next(self._seq), "d": d})
 
     # --------------------------------------------------------------- gateway
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
-        self._ws = ws
+        shard = 0
         await ws.send_json({"op": 10, "d": {"heartbeat_interval": 45000}, "s": None, "t": None})
         async for frame in ws:
             if frame.type != WSMsgType.TEXT:
@@ -242,16 +257,23 @@ class FakeDiscord(AttachmentFiles):
                 await ws.send_json({"op": 11, "d": None, "s": None, "t": None})
             elif op["op"] == 2:
                 self.identify = op["d"]
+                self.identifies.append(op["d"])
                 if close := self._refuse_identify(op["d"]):
                     self.gateway_closes.append(close[0])
                     await ws.close(code=close[0], message=close[1].encode())
                     break
-                await self.dispatch("READY", {
-                    "v": 10, "user": BOT_USER, "session_id": "session-1", "resume_gateway_url": self.gateway_url,
-                    "guilds": [{"id": GUILD_ID, "unavailable": True}], "private_channels": [],
-                    "relationships": [], "application": {"id": APP_ID, "flags": 0}})
-                await self.dispatch("GUILD_CREATE", guild_payload(self.extra_channels, self.extra_threads))
+                shard, self.shard_count = op["d"].get("shard") or (0, 1)
+                self._shards[shard] = ws
+                guilds = [g for g in (guild_payload(self.extra_channels, self.extra_threads), *self.other_guilds) if self.shard_of(g["id"]) == shard]
+                await self._send(ws, "READY", {
+                    "v": 10, "user": BOT_USER, "session_id": f"session-{shard}", "resume_gateway_url": self.gateway_url,
+                    "guilds": [{"id": g["id"], "unavailable": True} for g in guilds], "private_channels": [],
+                    "relationships": [], "application": {"id": APP_ID, "flags": 0}, "shard": [shard, self.shard_count]})
+                for guild in guilds:
+                    await self._send(ws, "GUILD_CREATE", guild)
                 self.ready.set()
+        if self._shards.get(shard) is ws:
+            del self._shards[shard]
         return ws
 
     def _refuse_identify(self, identify: dict) -> tuple[int, str] | None:

@@ -12,6 +12,8 @@ THREAD_ID = "800000000000000003"
 THREAD2_ID = "800000000000000005"
 DM_CHANNEL_ID = "800000000000000004"
 CHANNEL2_ID = "800000000000000006"  # a second text channel: a chat of its own
+GUILD2_ID = "800000000004194305"  # with two shards: shard 0 (GUILD_ID is on shard 1)
+GUILD2_CHANNEL_ID = "800000000004194306"
 USER_ID = "700000000000000001"
 
 BOT_USER = {"id": APP_ID, "username": "hub", "discriminator": "0", "global_name": None,
@@ -37,16 +39,19 @@ def _channel(channel_id: str, name: str, position: int) -> dict:
             "nsfw": False, "parent_id": None}
 
 
-def guild_payload(channels: tuple[str, ...] = (), threads: tuple[tuple[str, str], ...] = ()) -> dict:
-    """The test guild; `channels` and `threads` ((id, parent id)) are extra ones, e.g. for benchmarks."""
-    member = {"user": BOT_USER, "roles": [], "joined_at": now_iso(), "deaf": False, "mute": False, "flags": 0}
-    everyone = {"id": GUILD_ID, "name": "@everyone", "permissions": "2248473465835073", "position": 0,
+def _roles(guild_id: str) -> list[dict]:
+    everyone = {"id": guild_id, "name": "@everyone", "permissions": "2248473465835073", "position": 0,
                 "color": 0, "hoist": False, "managed": False, "mentionable": False, "flags": 0}
     bot_role = {**everyone, "id": BOT_ROLE_ID, "name": BOT_USER["username"], "position": 1, "managed": True,
                 "tags": {"bot_id": APP_ID}}  # the role Discord gives every bot it adds to a guild
+    return [everyone, bot_role]
+
+
+def guild_payload(channels: tuple[str, ...] = (), threads: tuple[tuple[str, str], ...] = ()) -> dict:
+    """The test guild; `channels` and `threads` ((id, parent id)) are extra ones, e.g. for benchmarks."""
+    member = {"user": BOT_USER, "roles": [], "joined_at": now_iso(), "deaf": False, "mute": False, "flags": 0}
     return {
-        "id": GUILD_ID, "name": "test-guild", "owner_id": USER_ID, "member_count": 2,
-        "roles": [everyone, bot_role],
+        "id": GUILD_ID, "name": "test-guild", "owner_id": USER_ID, "member_count": 2, "roles": _roles(GUILD_ID),
         "channels": [_channel(channel, name, n) for n, (channel, name) in enumerate(
             ((CHANNEL_ID, "general"), (CHANNEL2_ID, "random"), *((c, f"channel-{c[-4:]}") for c in channels)))],
         "threads": [_thread(THREAD_ID, "first-thread"), _thread(THREAD2_ID, "second-thread"),
@@ -54,3 +59,9 @@ def guild_payload(channels: tuple[str, ...] = (), threads: tuple[tuple[str, str]
         "members": [member], "stage_instances": [], "guild_scheduled_events": [], "soundboard_sounds": [],
         "emojis": [], "stickers": [], "features": [], "unavailable": False, "large": False,
     }
+
+
+def other_guild_payload(guild_id: str = GUILD2_ID, channel_id: str = GUILD2_CHANNEL_ID) -> dict:
+    """Another guild with one channel (and no threads), e.g. on another shard."""
+    return {**guild_payload(), "id": guild_id, "name": "other-guild", "roles": _roles(guild_id),
+            "channels": [_channel(channel_id, "general", 0)], "threads": []}

@@ -67,11 +67,14 @@ class FakeTelegram(FileMethods):
         self._queries: set[str] = set()
         self._last_ids: dict[int, int] = {}
         self._in_flight = 0  # bot requests being answered (long polls not counted)
+        self._polls = 0  # getUpdates calls being answered
+        self.overlapping_polls = 0  # getUpdates calls made while another one was open (two pollers)
         self._last_request = time.monotonic()
         self._query_ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
         self._client: aiohttp.ClientSession | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._last_push: dict[Any, asyncio.Task[None]] = {}  # chat id → its latest webhook POST
 
     # ---- lifecycle ------------------------------------------------------------------------------
     @property
@@ -130,7 +133,7 @@ class FakeTelegram(FileMethods):
         if created is None:
             return self.updates.dropped[-1]
         if self.webhook is not None:
-            self._spawn(self._post_webhook(created))
+            self._push(created)
         else:
             self.updates.queue(created)
         return created
@@ -219,10 +222,13 @@ class FakeTelegram(FileMethods):
         self.calls.append(Call(method, params))
         polling = method == "getUpdates"
         self._in_flight += not polling
+        self._polls += polling
+        self.overlapping_polls += polling and self._polls > 1  # Telegram allows one poller per bot
         try:
             return await self._answer(method, params)
         finally:
             self._in_flight -= not polling
+            self._polls -= polling
             self._last_request = time.monotonic()
 
     async def _answer(self, method: str, params: dict[str, Any]) -> web.Response:
@@ -250,12 +256,22 @@ class FakeTelegram(FileMethods):
         if chat_id in self._blocked:
             raise ApiError(403, "Forbidden: bot was blocked by the user")
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, coro: Any) -> asyncio.Task[None]:
         task = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
-    async def _post_webhook(self, update: dict[str, Any]) -> None:
+    def _push(self, update: dict[str, Any]) -> None:
+        """POST to the webhook; a chat's next update waits until its previous one was answered, so a chat's
+        updates arrive in order however many connections are open."""
+        message = update.get("message") or (update.get("callback_query") or {}).get("message") or {}
+        chat = (message.get("chat") or {}).get("id")
+        self._last_push[chat] = self._spawn(self._post_webhook(update, self._last_push.get(chat)))
+
+    async def _post_webhook(self, update: dict[str, Any], after: asyncio.Task[None] | None = None) -> None:
+        if after is not None:
+            await asyncio.gather(after, return_exceptions=True)
         assert self.webhook is not None and self._client is not None
         headers = {"X-Telegram-Bot-Api-Secret-Token": self.webhook.get("secret_token", "")}
         async with self._client.post(self.webhook["url"], json=update, headers=headers) as response:
@@ -277,7 +293,7 @@ class FakeTelegram(FileMethods):
         self.webhook = {"url": p["url"], "secret_token": check_secret(p.get("secret_token", ""))}
         self.updates.allow(p.get("allowed_updates"))
         for update in self.updates.take_all():
-            self._spawn(self._post_webhook(update))
+            self._push(update)
         return True
 
     async def _m_deleteWebhook(self, p: dict[str, Any]) -> bool:

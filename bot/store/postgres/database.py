@@ -28,6 +28,7 @@ class Database:
         self.url = url
         self._pool_size = pool_size
         self._pool: asyncpg.Pool | None = None
+        self.backends: set[int] = set()  # server process ids of the pool's connections (their NOTIFYs are ours)
 
     @property
     def pool(self) -> asyncpg.Pool:
@@ -37,7 +38,7 @@ class Database:
 
     async def open(self) -> None:
         """Connect, then run the migrations this database has not seen (under an advisory lock)."""
-        pool = await asyncpg.create_pool(self.url, min_size=1, max_size=self._pool_size, init=json_codecs,
+        pool = await asyncpg.create_pool(self.url, min_size=1, max_size=self._pool_size, init=self._setup,
                                          reset=keep_session)
         try:
             async with pool.acquire() as conn:
@@ -46,6 +47,10 @@ class Database:
             await pool.close()
             raise
         self._pool = pool
+
+    async def _setup(self, conn: asyncpg.Connection) -> None:
+        await json_codecs(conn)
+        self.backends.add(conn.get_server_pid())
 
     async def close(self) -> None:
         pool, self._pool = self._pool, None

@@ -40,6 +40,11 @@ class PostgresInbox:
         rows = await self._db.pool.fetch("SELECT id, session, event, replies FROM inbox ORDER BY id")
         return [InboxEntry(entry, session, event, tuple(replies)) for entry, session, event, replies in rows]
 
+    async def waiting(self, session: str) -> list[InboxEntry]:
+        rows = await self._db.pool.fetch("SELECT id, session, event, replies FROM inbox WHERE session = $1 "
+                                         "ORDER BY id", session)
+        return [InboxEntry(entry, session, event, tuple(replies)) for entry, session, event, replies in rows]
+
     async def purge_expired(self) -> int:
         status = await self._db.pool.execute("DELETE FROM seen_events WHERE expires_at <= $1", self._clock())
         return int(status.split()[-1])  # "DELETE <n>"

@@ -305,6 +305,18 @@ MIGRATIONS: tuple[str, ...] = (
         revoked_at TIMESTAMPTZ
     );
     """,
+    # 14: replicas: a chat's waiting entries by session, and every accepted entry wakes its chat's owner
+    # (NOTIFY is delivered at commit, to every replica LISTENing; the payload is "<entry id> <session>").
+    """
+    CREATE INDEX inbox_by_session ON inbox (session, id);
+    CREATE FUNCTION bothub_inbox_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM pg_notify('bothub_inbox', NEW.id || ' ' || NEW.session);
+        RETURN NULL;
+    END
+    $$;
+    CREATE TRIGGER inbox_notify AFTER INSERT ON inbox FOR EACH ROW EXECUTE FUNCTION bothub_inbox_notify();
+    """,
 )
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import socket
 import time
 from collections.abc import Callable
 
 from bot.store.postgres.api_tokens import PostgresApiTokens
+from bot.store.postgres.claims import PostgresClaims
 from bot.store.postgres.conversations import PostgresConversations
 from bot.store.postgres.dashboard import PostgresDashboard
 from bot.store.postgres.database import Database
@@ -23,7 +26,8 @@ POOL_SIZE = 10
 
 
 class PostgresStore:
-    def __init__(self, url: str, pool_size: int = POOL_SIZE, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, url: str, pool_size: int = POOL_SIZE, clock: Callable[[], float] = time.time,
+                 replica: str | None = None) -> None:
         self._db = Database(url, pool_size)
         self.conversations = PostgresConversations(self._db)
         self.settings = PostgresSettings(self._db)
@@ -37,9 +41,16 @@ class PostgresStore:
         self.group_context = PostgresGroupContext(self._db)
         self.traces = PostgresTraces(self._db)
         self.api_tokens = PostgresApiTokens(self._db)
+        # connects only when a hub starts it
+        self.claims = PostgresClaims(url, replica or default_replica_id(), self._db.backends)
 
     async def open(self) -> None:
         await self._db.open()
 
     async def close(self) -> None:
         await self._db.close()
+
+
+def default_replica_id() -> str:
+    """Unique while the process lives: two replicas never share one, and a restart is a new replica."""
+    return f"{socket.gethostname()}-{os.getpid()}"

@@ -51,6 +51,11 @@ class SqliteInbox:
         rows = await self._db.read(lambda db: db.execute(sql).fetchall())
         return [InboxEntry(entry, session, event, tuple(json.loads(sent))) for entry, session, event, sent in rows]
 
+    async def waiting(self, session: str) -> list[InboxEntry]:
+        sql = "SELECT id, session, event, replies FROM inbox WHERE session = ? ORDER BY id"
+        rows = await self._db.read(lambda db: db.execute(sql, (session,)).fetchall())
+        return [InboxEntry(entry, session, event, tuple(json.loads(sent))) for entry, session, event, sent in rows]
+
     async def purge_expired(self) -> int:
         sql, now = "DELETE FROM seen_events WHERE expires_at <= ?", self._clock()
         return await self._db.write(lambda db: db.execute(sql, (now,)).rowcount)

@@ -1,0 +1,179 @@
+"""Which chats this replica answers, when several replicas share one database.
+
+Any replica accepts an event into the durable inbox. The replica that owns the chat answers it: the
+receiving one if it owns the chat or can claim it now; otherwise the owner, woken by the inbox's NOTIFY.
+Once a second, each replica claims the chats with waiting entries that nobody owns (a replica died, or a
+claim raced with a release) and lets go of chats idle for a while. With the embedded store there is one
+process: every entry is handled where it arrives, exactly as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
+
+from bot.store.claims import Claims
+from bot.store.inbox import InboxEntry, InboxStore
+
+log = logging.getLogger("bothub.replicas")
+
+SWEEP_EVERY = 1.0  # seconds between looks for unowned chats with waiting entries
+IDLE_RELEASE = 30.0  # seconds a chat stays claimed after its last entry, so a chatty chat stays put
+KNOWN = 100_000  # entry ids remembered as taken (routed here), newest kept
+
+
+class ChatOwnership:
+    def __init__(self, claims: Claims, inbox: InboxStore, route: Callable[[InboxEntry], Awaitable[object]],
+                 busy: Callable[[str], bool], forget: Callable[[str], None], abandon: Callable[[], Awaitable[None]],
+                 platforms: Callable[[], Sequence[str]]) -> None:
+        self.claims = claims
+        self._inbox = inbox
+        self._route = route  # routes an entry that arrived elsewhere or earlier
+        self._busy = busy
+        self._forget = forget
+        self._abandon = abandon
+        self._platforms = platforms
+        self._known: OrderedDict[int, None] = OrderedDict()
+        self._active: dict[str, float] = {}  # owned chat → when its latest entry came
+        self._locks: dict[str, asyncio.Lock] = {}  # one routing at a time per chat keeps the inbox's order
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._sweeper: asyncio.Task[None] | None = None
+        self._closing = False
+
+    async def start(self) -> None:
+        if not self.claims.shared:
+            return
+        await self.claims.start(self._woken, self._lost)
+        log.info("replica %s: claiming chats through the database", self.claims.replica)
+        self._sweeper = asyncio.create_task(self._sweep_forever(), name="ownership-sweep")
+
+    async def stop_taking(self) -> None:
+        """Shutdown, first step: no more entries from wake-ups or sweeps (the lanes finish what they have)."""
+        self._closing = True
+        tasks = [t for t in (self._sweeper, *self._tasks) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def stop(self) -> None:
+        """Shutdown, last step: give every chat up (the database releases them with the connection)."""
+        await self.stop_taking()
+        await self.claims.stop()
+
+    async def arrived(self, session: str, entry: int, route_here: Callable[[], Awaitable[None]]) -> bool:
+        """An entry this replica accepted: routed here if the chat is ours (claimed now if nobody owns it);
+        False when it waits for the replica that owns the chat."""
+        if not self.claims.shared:
+            await route_here()
+            return True
+        if self.claims.holds(session):
+            async with self._lock(session):
+                if entry not in self._known:  # else a pull routed it already
+                    self._take(session, entry)
+                    await route_here()
+            return True
+        if not await self.claims.claim(session):
+            return False
+        self._forget(session)  # cached from an earlier claim: another replica may have moved on since
+        await self._pull(session)  # older entries first (left by a dead owner, or accepted elsewhere), then ours
+        return True
+
+    def when_owned(self, session: str, start: Callable[[], None]) -> None:
+        """Work that is not an inbox entry (a scheduled job's run) starts in the chat's lane once this replica
+        owns the chat: now, or after its owner lets it go (idle for IDLE_RELEASE) or dies."""
+        self._spawn(self._start_when_owned(session, start))
+
+    async def _start_when_owned(self, session: str, start: Callable[[], None]) -> None:
+        while not await self._own(session):
+            if self._closing:
+                return
+            await asyncio.sleep(SWEEP_EVERY)
+        start()
+
+    async def _own(self, session: str) -> bool:
+        if not self.claims.shared or self.claims.holds(session):
+            return True
+        if not await self.claims.claim(session):
+            return False
+        self._forget(session)
+        self._active[session] = time.monotonic()
+        await self._pull(session)  # messages waiting for this chat go first
+        return True
+
+    def _take(self, session: str, entry: int) -> None:
+        self._known[entry] = None
+        while len(self._known) > KNOWN:
+            self._known.popitem(last=False)
+        self._active[session] = time.monotonic()
+
+    def _lock(self, session: str) -> asyncio.Lock:
+        lock = self._locks.get(session)
+        if lock is None:
+            lock = self._locks[session] = asyncio.Lock()
+        return lock
+
+    async def _pull(self, session: str) -> None:
+        """Route this chat's waiting entries that are not routed here yet, oldest first."""
+        async with self._lock(session):
+            for entry in await self._inbox.waiting(session):
+                if entry.id not in self._known and self.claims.holds(session):
+                    self._take(session, entry.id)
+                    await self._route(entry)
+
+    def _woken(self, entry: int, session: str) -> None:
+        """NOTIFY: some replica accepted `entry`; only this chat's owner acts on it."""
+        if entry not in self._known and self.claims.holds(session) and not self._closing:
+            self._spawn(self._pull(session))
+
+    def _lost(self) -> None:
+        """The claims are gone with their connection: stop answering now; another replica takes over."""
+        self._spawn(self._give_up())
+
+    async def _give_up(self) -> None:
+        await self._abandon()
+        self._known.clear()
+        self._active.clear()
+        self._locks.clear()
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        async def guarded() -> None:
+            try:
+                await coro
+            except Exception:
+                log.exception("replica %s: taking chats over failed", self.claims.replica)
+
+        task = asyncio.create_task(guarded())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            try:
+                await self.sweep()
+            except Exception:
+                log.exception("replica %s: sweep failed", self.claims.replica)
+            await asyncio.sleep(SWEEP_EVERY)
+
+    async def sweep(self) -> None:
+        """Claim unowned chats with waiting entries and route them (and any our idle chats still have);
+        release chats idle for IDLE_RELEASE."""
+        held = self.claims.sessions
+        for session in await self.claims.sweep(self._platforms()):
+            if session not in held:
+                log.info("replica %s: took over chat %s", self.claims.replica, session)
+                self._forget(session)
+            elif self._busy(session):
+                continue  # its lane is working through them
+            await self._pull(session)  # an idle chat of ours with waiting entries: a wake-up went missing
+        cutoff = time.monotonic() - IDLE_RELEASE
+        idle = [s for s in self.claims.sessions
+                if self._active.get(s, 0.0) < cutoff and not self._busy(s) and not self._lock(s).locked()]
+        if idle:
+            await self.claims.release(idle)
+            for session in idle:
+                self._active.pop(session, None)
+                self._locks.pop(session, None)
+                self._forget(session)

@@ -1,0 +1,247 @@
+"""Replicas as real `bothub run` processes on one PostgreSQL, and a round-robin load balancer in front."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import asyncpg
+import yaml
+from aiohttp import web
+
+from tests.fakes.openai_api import FakeOpenAI
+from tests.fakes.serve import serve_local
+from tests.fakes.telegram_api import FakeTelegram
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Replica:
+    name: str
+    proc: asyncio.subprocess.Process
+    port: int
+    log: Path
+
+    async def readyz(self) -> dict[str, Any]:
+        async with aiohttp.ClientSession() as http, http.get(f"http://127.0.0.1:{self.port}/readyz") as response:
+            body: dict[str, Any] = await response.json()
+            return body
+
+    async def replica(self) -> dict[str, Any]:
+        return dict((await self.readyz())["replica"])
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+
+    def pause(self) -> None:
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.proc.send_signal(signal.SIGCONT)
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU the process used so far (from /proc, in clock ticks)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def replica_env(llm: FakeOpenAI, database_url: str, name: str, platform_env: Mapping[str, str]) -> dict[str, str]:
+    inherited = {k: v for k, v in os.environ.items()
+                 if not k.startswith(("BOTHUB_", "OPENAI_", "TELEGRAM_", "DISCORD_", "FEISHU_"))}
+    return {**inherited, "OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test-key", "BOTHUB_MODEL": "fake-model",
+            "BOTHUB_DATABASE_URL": database_url, "BOTHUB_REPLICA_ID": name, "BOTHUB_LOG_LEVEL": "INFO",
+            "PYTHONUNBUFFERED": "1", **platform_env}
+
+
+async def start_replica(tmp: Path, name: str, llm: FakeOpenAI, database_url: str, platform_env: Mapping[str, str],
+                        settings: Mapping[str, Any]) -> Replica:
+    """`python -m bot run` with its own data folder, its web server on a free port (read from its log);
+    returns once /readyz says ready."""
+    folder = tmp / name
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / "bothub.yaml"
+    config.write_text(yaml.safe_dump({"data_dir": str(folder / "data"),
+                                      "server": {"host": "127.0.0.1", "port": 0}, **settings}), encoding="utf-8")
+    config.chmod(0o600)
+    log = folder / "bothub.log"
+    with log.open("wb") as out:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", "--config", str(config), "run", cwd=REPO,
+            env=replica_env(llm, database_url, name, platform_env), stdin=asyncio.subprocess.DEVNULL,
+            stdout=out, stderr=asyncio.subprocess.STDOUT)
+    replica = Replica(name, proc, 0, log)
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.returncode is not None or time.monotonic() > deadline:
+            raise AssertionError(f"replica {name} did not come up: {log.read_text()[-3000:]}")
+        if not replica.port and (bound := re.search(r"web server on 127\.0\.0\.1:(\d+)", log.read_text())):
+            replica.port = int(bound[1])
+        if replica.port:
+            with contextlib.suppress(aiohttp.ClientError, ValueError):
+                if (await replica.readyz())["ready"]:
+                    return replica
+        await asyncio.sleep(0.1)
+
+
+async def stop_replica(replica: Replica) -> None:
+    if replica.proc.returncode is None:
+        replica.resume()  # a paused process cannot handle SIGTERM
+        replica.proc.terminate()
+        try:
+            await asyncio.wait_for(replica.proc.wait(), 20)
+        except TimeoutError:
+            replica.kill()
+            await replica.proc.wait()
+
+
+@contextlib.asynccontextmanager
+async def replicas(tmp: Path, names: tuple[str, ...], llm: FakeOpenAI, database_url: str,
+                   platform_env: Mapping[str, str], settings: Mapping[str, Any]) -> AsyncIterator[list[Replica]]:
+    started: list[Replica] = []
+    try:
+        for name in names:  # one after the other: the first takes the roles, the next gets its share
+            started.append(await start_replica(tmp, name, llm, database_url, platform_env, settings))
+        yield started
+    finally:
+        for replica in started:
+            await stop_replica(replica)
+
+
+@contextlib.asynccontextmanager
+async def behind_balancer(tmp: Path, names: tuple[str, ...], llm: FakeOpenAI, tg: FakeTelegram,
+                          balancer: RoundRobin, database_url: str) -> AsyncIterator[list[Replica]]:
+    """Replicas with Telegram in webhook mode, every one of them behind `balancer` (Telegram's webhook URL)."""
+    env = {"TELEGRAM_BOT_TOKEN": tg.token, "TELEGRAM_API_BASE": tg.api_base, "TELEGRAM_WEBHOOK_SECRET": "hook-secret"}
+    settings = {"telegram": {"webhook_url": f"{balancer.url}/telegram/webhook"}}
+    async with replicas(tmp, names, llm, database_url, env, settings) as started:
+        balancer.backends += [f"http://127.0.0.1:{r.port}" for r in started]
+        yield started
+
+
+async def inbox_drained(database_url: str, within: float = 20.0) -> None:
+    """Wait until every accepted entry is finished: no reply is then between being sent and being recorded,
+    the one moment a kill makes a replica answer twice (README, "Scaling out")."""
+    conn = await asyncpg.connect(database_url)
+    try:
+        deadline = time.monotonic() + within
+        while await conn.fetchval("SELECT count(*) FROM inbox"):
+            assert time.monotonic() < deadline, "the inbox never drained"
+            await asyncio.sleep(0.05)
+    finally:
+        await conn.close()
+
+
+def timed_sends(tg: FakeTelegram) -> dict[int, list[float]]:
+    """Record when each sendMessage reached the fake, by chat (monotonic clock)."""
+    sent_at: dict[int, list[float]] = {}
+    send = tg._m_sendMessage
+
+    async def timed_send(params: dict[str, Any]) -> dict[str, Any]:
+        result = await send(params)
+        sent_at.setdefault(int(params["chat_id"]), []).append(time.monotonic())
+        return result
+
+    tg._m_sendMessage = timed_send  # type: ignore[method-assign]
+    return sent_at
+
+
+def failover_time(sent_at: dict[int, list[float]], killed_at: float, orphaned: set[int]) -> float:
+    """Seconds from the kill to the first answer in a chat the killed replica owned."""
+    return min(t for c in orphaned for t in sent_at.get(c, []) if t > killed_at) - killed_at
+
+
+async def kill_between_replies(victim: Replica, tg: FakeTelegram, url: str) -> tuple[float, set[int]]:
+    """SIGKILL `victim` at a moment when every reply it made is also finished in the inbox; returns the
+    kill's time and the chats it owned."""
+    db = await asyncpg.connect(url)
+    try:
+        for _ in range(200):
+            owned = {int(s.split(":")[1]) for s in (await victim.replica())["chats"]}
+            victim.pause()
+            await asyncio.sleep(0.05)  # requests it sent before the pause reach the fake
+            accepted = dict(await db.fetch("SELECT split_part(key, ':', 2)::bigint, count(*) FROM seen_events "
+                                           "GROUP BY 1"))
+            waiting = dict(await db.fetch("SELECT split_part(session, ':', 2)::bigint, count(*) FROM inbox GROUP BY 1"))
+            if all(len(tg.bot_texts(c)) == accepted.get(c, 0) - waiting.get(c, 0) for c in owned):
+                victim.kill()
+                return time.monotonic(), owned
+            victim.resume()
+            await asyncio.sleep(0.01)
+        raise AssertionError("the replica was never between replies")
+    finally:
+        await db.close()
+
+
+def question(chat: int, n: int) -> str:
+    return f"q{chat}-{n}"
+
+
+async def send_with_a_kill(tg: FakeTelegram, chats: range, per_chat: int, rate: float, victim: Replica,
+                           database_url: str) -> tuple[float, set[int]]:
+    """`per_chat` messages into every chat, round after round at a steady `rate`, SIGKILLing `victim` halfway
+    (between two of its replies); returns the kill's time and the chats the victim owned."""
+    started, total = time.monotonic(), len(chats) * per_chat
+    killed: tuple[float, set[int]] = (0.0, set())
+    for i in range(total):
+        chat = chats[i % len(chats)]
+        tg.inject_message(chat, question(chat, i // len(chats)))
+        if i == total // 2:
+            killed = await kill_between_replies(victim, tg, database_url)
+        await asyncio.sleep(max(0.0, started + (i + 1) / rate - time.monotonic()))
+    return killed
+
+
+class RoundRobin:
+    """A load balancer: each request to the next backend in turn; a backend that refuses the connection
+    (a dead replica) is skipped for the next one, as a proxy's `next upstream on error` does."""
+
+    def __init__(self, backends: list[str]) -> None:
+        self.backends = backends
+        self.port = 0
+        self.forwarded: list[str] = []  # the backend that answered each request
+        self._next = 0
+        self._runner: web.AppRunner | None = None
+        self._http: aiohttp.ClientSession | None = None
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._forward)
+        self._runner, self.port = await serve_local(app)
+        self._http = aiohttp.ClientSession()
+
+    async def stop(self) -> None:
+        if self._http is not None:
+            await self._http.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def _forward(self, request: web.Request) -> web.Response:
+        assert self._http is not None
+        body = await request.read()
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in ("host", "content-length")}
+        start, self._next = self._next, self._next + 1
+        for k in range(len(self.backends)):
+            backend = self.backends[(start + k) % len(self.backends)]
+            try:
+                async with self._http.request(request.method, backend + request.path_qs, data=body,
+                                              headers=headers) as response:
+                    self.forwarded.append(backend)
+                    return web.Response(status=response.status, body=await response.read())
+            except aiohttp.ClientConnectionError:
+                continue  # the request may have reached it: Telegram's update id makes a second delivery harmless
+        return web.Response(status=502)

@@ -1,0 +1,118 @@
+"""Claims on a real PostgreSQL: one owner per chat, roles, the sweep, and what a dead replica leaves."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from bot.store.postgres import PostgresStore
+from bot.store.postgres.claims import PostgresClaims
+from tests.harness import wait_for
+from tests.postgres import PostgresServer
+
+
+@pytest.fixture
+async def url(postgres: PostgresServer) -> AsyncIterator[str]:
+    url = await postgres.new_database()
+    store = PostgresStore(url)
+    await store.open()  # migrations: the inbox and its NOTIFY trigger
+    yield url
+    await store.close()
+
+
+async def _claims(url: str, replica: str, woken: list[tuple[int, str]] | None = None,
+                  lost: Callable[[], None] = lambda: None) -> PostgresClaims:
+    claims = PostgresClaims(url, replica)
+    await claims.start(lambda entry, session: (woken if woken is not None else []).append((entry, session)), lost)
+    return claims
+
+
+async def test_a_chat_has_one_owner_until_it_is_released(url: str) -> None:
+    a, b = await _claims(url, "a"), await _claims(url, "b")
+    try:
+        assert await a.claim("telegram:1") is True
+        assert await a.claim("telegram:1") is True  # already ours: no second lock
+        assert await b.claim("telegram:1") is False
+        assert await b.claim("telegram:2") is True
+        assert (a.sessions, b.sessions) == ({"telegram:1"}, {"telegram:2"})
+        assert a.holds("telegram:1") and not b.holds("telegram:1")
+        await a.release(["telegram:1", "telegram:2"])  # only its own is released
+        assert await b.claim("telegram:1") is True
+        assert await a.claim("telegram:2") is False
+        assert await a.replicas() == 2
+    finally:
+        await a.stop()
+        await b.stop()
+
+
+async def test_two_replicas_with_one_id_are_refused(url: str) -> None:
+    a = await _claims(url, "same")
+    try:
+        with pytest.raises(RuntimeError, match="another replica is connected with the id 'same'"):
+            await _claims(url, "same")
+    finally:
+        await a.stop()
+
+
+async def test_accepted_entries_wake_every_replica_and_the_sweep_claims_unowned_chats(url: str) -> None:
+    woken: list[tuple[int, str]] = []
+    a, b = await _claims(url, "a", woken), await _claims(url, "b")
+    store = PostgresStore(url)
+    await store.open()
+    try:
+        first = await store.inbox.accept("telegram:7:1", "telegram:7", "{}")
+        second = await store.inbox.accept("discord:9:1", "discord:9", "{}")
+        await wait_for(lambda: len(woken) == 2)
+        assert woken == [(first, "telegram:7"), (second, "discord:9")]
+        assert await b.claim("telegram:7") is True
+        assert await a.sweep(["telegram", "discord"]) == []  # fresh entries are left to whoever accepted them
+        await asyncio.sleep(1.1)
+        assert await a.sweep(["telegram", "discord"]) == ["discord:9"]  # telegram:7 is b's
+        assert await a.sweep(["telegram", "discord"]) == ["discord:9"]  # its own now, with an entry waiting
+        assert a.sessions == {"discord:9"}
+        await b.stop()  # b's connection ends: its chats are free
+        assert await a.sweep(["telegram"]) == ["telegram:7"]
+        assert [e.id for e in await store.inbox.waiting("telegram:7")] == [first]
+    finally:
+        await a.stop()
+        await b.stop()
+        await store.close()
+
+
+async def test_roles_are_exclusive_and_a_killed_connection_frees_them(url: str) -> None:
+    lost: list[str] = []
+    a = await _claims(url, "a", lost=lambda: lost.append("a"))
+    b = await _claims(url, "b")
+    try:
+        assert await a.lead("poller:0") is True
+        assert await b.lead("poller:0") is False
+        await a.claim("telegram:1")
+        conn = a._conn
+        assert conn is not None
+        conn.terminate()  # what a SIGKILL does to the server's view of this replica
+        await wait_for(lambda: lost == ["a"], within=10)
+        assert a.roles == frozenset() and a.sessions == frozenset()
+        assert await b.lead("poller:0") is True
+        assert await b.claim("telegram:1") is True
+        await wait_for(lambda: a._conn is not None, within=10)  # a reconnects, holding nothing
+        assert await a.lead("poller:0") is False
+        await b.resign("poller:0")
+        assert await a.lead("poller:0") is True
+    finally:
+        await a.stop()
+        await b.stop()
+
+
+async def test_the_claims_connection_keeps_the_server_told_about_dead_peers(url: str) -> None:
+    a = await _claims(url, "a")
+    try:
+        assert await a.replicas() == 1
+        b = await _claims(url, "b")
+        assert await a.replicas() == 2
+        await b.stop()
+        await asyncio.sleep(0)
+        assert await a.replicas() == 1
+    finally:
+        await a.stop()
