@@ -264,7 +264,8 @@ class FakeDiscord(AttachmentFiles):
                     break
                 shard, self.shard_count = op["d"].get("shard") or (0, 1)
                 self._shards[shard] = ws
-                guilds = [g for g in (guild_payload(self.extra_channels, self.extra_threads), *self.other_guilds) if self.shard_of(g["id"]) == shard]
+                every = (guild_payload(self.extra_channels, self.extra_threads), *self.other_guilds)
+                guilds = [g for g in every if self.shard_of(g["id"]) == shard]
                 await self._send(ws, "READY", {
                     "v": 10, "user": BOT_USER, "session_id": f"session-{shard}", "resume_gateway_url": self.gateway_url,
                     "guilds": [{"id": g["id"], "unavailable": True} for g in guilds], "private_channels": [],

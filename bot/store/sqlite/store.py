@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.store.sqlite.api_tokens import SqliteApiTokens
 from bot.store.claims import SoloClaims
+from bot.store.sqlite.api_tokens import SqliteApiTokens
 from bot.store.sqlite.conversations import SqliteConversations
 from bot.store.sqlite.dashboard import SqliteDashboard
 from bot.store.sqlite.database import Database
