@@ -10,7 +10,15 @@ import pytest
 
 from tests.fakes.discord_api import TOKEN as DISCORD_TOKEN
 from tests.fakes.discord_api import FakeDiscord
-from tests.fakes.discord_guild import APP_ID, BOT_USER, CHANNEL_ID, GUILD2_CHANNEL_ID, GUILD2_ID, other_guild_payload
+from tests.fakes.discord_guild import (
+    APP_ID,
+    BOT_USER,
+    CHANNEL_ID,
+    GUILD2_CHANNEL_ID,
+    GUILD2_ID,
+    GUILD_ID,
+    other_guild_payload,
+)
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
 from tests.harness import wait_for
@@ -81,7 +89,7 @@ async def test_discord_shards_are_shared_and_a_dead_replicas_shards_are_taken_ov
             await _until(b, "discord-shard", [1])
             await wait_for(lambda: dc.connected_shards() == {0, 1}, within=20)
             await _ask(dc, GUILD2_CHANNEL_ID, GUILD2_ID, "on shard zero")
-            await _ask(dc, CHANNEL_ID, dc.guilds[0]["id"], "on shard one")
+            await _ask(dc, CHANNEL_ID, GUILD_ID, "on shard one")
             identified = len(dc.identifies)
             await inbox_drained(url)
             b.kill()
@@ -89,7 +97,7 @@ async def test_discord_shards_are_shared_and_a_dead_replicas_shards_are_taken_ov
             await _until(a, "discord-shard", [0, 1])
             await wait_for(lambda: dc.connected_shards() == {0, 1} and len(dc.identifies) > identified, within=20)
             print(f"\nshard 1 running again {(time.monotonic() - started) * 1000:.0f} ms after the SIGKILL")
-            await _ask(dc, CHANNEL_ID, dc.guilds[0]["id"], "after the kill")
+            await _ask(dc, CHANNEL_ID, GUILD_ID, "after the kill")
     finally:
         for server in (dc, llm):
             await server.stop()
