@@ -39,6 +39,7 @@ class ChatOwnership:
         self._known: OrderedDict[int, None] = OrderedDict()
         self._active: dict[str, float] = {}  # owned chat → when its latest entry came
         self._locks: dict[str, asyncio.Lock] = {}  # one routing at a time per chat keeps the inbox's order
+        self._unpulled: set[str] = set()  # claimed, waiting entries not routed yet: nothing may overtake them
         self._tasks: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
         self._closing = False
@@ -71,13 +72,14 @@ class ChatOwnership:
             return True
         if self.claims.holds(session):
             async with self._lock(session):
+                if session in self._unpulled:  # just claimed (a sweep): the older entries go first, ours with them
+                    await self._route_waiting(session)
                 if entry not in self._known:  # else a pull routed it already
                     self._take(session, entry)
                     await route_here()
             return True
-        if not await self.claims.claim(session):
+        if not await self._claim(session):
             return False
-        self._forget(session)  # cached from an earlier claim: another replica may have moved on since
         await self._pull(session)  # older entries first (left by a dead owner, or accepted elsewhere), then ours
         return True
 
@@ -96,11 +98,17 @@ class ChatOwnership:
     async def _own(self, session: str) -> bool:
         if not self.claims.shared or self.claims.holds(session):
             return True
-        if not await self.claims.claim(session):
+        if not await self._claim(session):
             return False
-        self._forget(session)
         self._active[session] = time.monotonic()
         await self._pull(session)  # messages waiting for this chat go first
+        return True
+
+    async def _claim(self, session: str) -> bool:
+        if not await self.claims.claim(session):
+            return False
+        self._unpulled.add(session)
+        self._forget(session)  # cached from an earlier claim: another replica may have moved on since
         return True
 
     def _take(self, session: str, entry: int) -> None:
@@ -118,10 +126,14 @@ class ChatOwnership:
     async def _pull(self, session: str) -> None:
         """Route this chat's waiting entries that are not routed here yet, oldest first."""
         async with self._lock(session):
-            for entry in await self._inbox.waiting(session):
-                if entry.id not in self._known and self.claims.holds(session):
-                    self._take(session, entry.id)
-                    await self._route(entry)
+            await self._route_waiting(session)
+
+    async def _route_waiting(self, session: str) -> None:
+        self._unpulled.discard(session)
+        for entry in await self._inbox.waiting(session):
+            if entry.id not in self._known and self.claims.holds(session):
+                self._take(session, entry.id)
+                await self._route(entry)
 
     def _woken(self, entry: int, session: str) -> None:
         """NOTIFY: some replica accepted `entry`; only this chat's owner acts on it."""
@@ -137,6 +149,7 @@ class ChatOwnership:
         self._known.clear()
         self._active.clear()
         self._locks.clear()
+        self._unpulled.clear()
 
     def _spawn(self, coro: Awaitable[None]) -> None:
         async def guarded() -> None:
@@ -161,8 +174,11 @@ class ChatOwnership:
         """Claim unowned chats with waiting entries and route them (and any our idle chats still have);
         release chats idle for IDLE_RELEASE."""
         held = self.claims.sessions
-        for session in await self.claims.sweep(self._platforms()):
-            if session not in held:
+        found = await self.claims.sweep(self._platforms())
+        taken = [s for s in found if s not in held]
+        self._unpulled.update(taken)  # before the first pull yields: an arrival must not overtake their entries
+        for session in found:
+            if session in taken:
                 log.info("replica %s: took over chat %s", self.claims.replica, session)
                 self._forget(session)
             elif self._busy(session):

@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
+from bot.hub.ownership import ChatOwnership
+from bot.store.inbox import InboxEntry
 from bot.store.postgres import PostgresStore
 from bot.store.postgres.claims import PostgresClaims
 from tests.harness import wait_for
@@ -116,3 +118,58 @@ async def test_the_claims_connection_keeps_the_server_told_about_dead_peers(url:
         assert await a.replicas() == 1
     finally:
         await a.stop()
+
+
+async def test_claims_of_one_chat_at_once_take_its_lock_once(url: str) -> None:
+    a, b = await _claims(url, "a"), await _claims(url, "b")
+    try:
+        assert await asyncio.gather(*(a.claim("telegram:3") for _ in range(3))) == [True, True, True]
+        await a.release(["telegram:3"])  # one release frees it: the lock was not taken three times
+        assert await b.claim("telegram:3") is True
+    finally:
+        await a.stop()
+        await b.stop()
+
+
+async def test_entries_left_by_a_dead_owner_go_before_a_new_arrival(url: str) -> None:
+    """The sweep claims every orphaned chat at once and routes them one by one: a message arriving meanwhile
+    for a chat further down must not overtake that chat's older entries."""
+    store = PostgresStore(url)
+    await store.open()
+    b = await _claims(url, "b")
+    routed: list[tuple[str, int]] = []
+    first_route = asyncio.Event()
+    release_first = asyncio.Event()
+
+    async def route(entry: InboxEntry) -> None:
+        routed.append((entry.session, entry.id))
+        if len(routed) == 1:
+            first_route.set()
+            await release_first.wait()  # the sweep is held inside the first chat's pull
+
+    owners = ChatOwnership(b, store.inbox, route, busy=lambda _s: False, forget=lambda _s: None,
+                           abandon=_nothing, platforms=lambda: ["telegram"])
+    try:
+        old = {s: [await store.inbox.accept(f"{s}:{n}", s, "{}") for n in range(2)]
+               for s in ("telegram:1", "telegram:2")}
+        await asyncio.sleep(1.1)  # older than a second: the sweep's to take
+        sweep = asyncio.create_task(owners.sweep())
+        await asyncio.wait_for(first_route.wait(), 10)
+        other = next(s for s in old if s != routed[0][0])
+        new = await store.inbox.accept(f"{other}:new", other, "{}")
+
+        async def route_here() -> None:
+            routed.append((other, new))
+
+        arrival = asyncio.create_task(owners.arrived(other, new, route_here))
+        release_first.set()
+        await asyncio.gather(sweep, arrival)
+        assert [e for s, e in routed if s == other] == [*old[other], new]
+        assert sorted(routed) == sorted([(s, e) for s, ids in old.items() for e in ids] + [(other, new)])
+    finally:
+        await b.stop()
+        await store.close()
+
+
+async def _nothing() -> None:
+    return None

@@ -145,11 +145,15 @@ class PostgresClaims:
         return session in self._sessions
 
     async def claim(self, session: str) -> bool:
+        async def try_lock(conn: asyncpg.Connection) -> bool:
+            if session in self._sessions:  # claimed while this call waited for the connection: the lock is
+                return True  # reentrant, and taking it twice would outlive one release
+            return bool(await conn.fetchval(f"SELECT pg_try_advisory_lock({_CHAT_KEY.format('$1')})", session))
+
         if session in self._sessions:
             return True
         try:
-            got = await self._run(lambda c: c.fetchval(f"SELECT pg_try_advisory_lock({_CHAT_KEY.format('$1')})",
-                                                       session))
+            got = await self._run(try_lock)
         except ClaimsUnavailable:
             return False
         if got:
