@@ -155,20 +155,25 @@ class FeishuAdapter:
             return web.json_response({"msg": "success"})  # acknowledged, so Feishu does not retry
         if self._on_message is None:
             return web.json_response({"msg": "starting"}, status=503)  # Feishu retries later
-        before = set(self._tasks)
-        answer = self._route(event)
-        await asyncio.gather(*(self._tasks - before))  # in the hub's inbox before the 200: a crash loses nothing
-        return web.json_response(answer or {"msg": "success"})
+        return web.json_response(await self._take_in(event) or {"msg": "success"})
 
     # ---- events, parsed at once; the work goes to a task -------------------------------------------
-    def _on_frame(self, payload: bytes) -> dict[str, Any] | None:
+    async def _on_frame(self, payload: bytes) -> dict[str, Any] | None:
         """A long-connection event (plaintext JSON); what it returns is the callback's answer."""
         try:
             event = json.loads(payload)
         except ValueError:
             log.warning("feishu: long-connection event is not JSON; skipped")
             return None
-        return self._route(event) if isinstance(event, dict) else None
+        return await self._take_in(event) if isinstance(event, dict) else None
+
+    async def _take_in(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """Route an event and return once its work is in the hub's inbox: Feishu gets its acknowledgement (the
+        webhook's 200, the frame's answer) only then, and pushes the event again if we died before."""
+        before = set(self._tasks)
+        answer = self._route(event)
+        await asyncio.gather(*(self._tasks - before))
+        return answer
 
     def _route(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """Hand a decoded event to the hub; a card press answers with a toast. Unknown kinds are ignored."""

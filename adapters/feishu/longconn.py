@@ -17,7 +17,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -37,7 +37,7 @@ PART_TTL = 5.0  # seconds the parts of a split event wait for the rest
 MAX_PARTS = 64  # an event is at most a few hundred KB; a frame claiming more parts is dropped
 TRANSIENT = (aiohttp.ClientError, OSError, TimeoutError, ValueError)  # worth another try
 
-Handler = Callable[[bytes], dict[str, Any] | None]  # event JSON → a callback's answer, or None
+Handler = Callable[[bytes], Awaitable[dict[str, Any] | None]]  # event JSON → a callback's answer, or None
 
 
 class Refused(Exception):
@@ -63,7 +63,8 @@ class Settings:
 
 
 class LongConnection:
-    """One websocket to Feishu through the adapter's aiohttp session; `handle` parses an event (quickly)."""
+    """One websocket to Feishu through the adapter's aiohttp session. `handle` returns once the event is safe
+    (in the hub's inbox): only then is it acknowledged, so Feishu pushes an event again when we died before."""
 
     def __init__(self, http: FeishuHttp, app_id: str, app_secret: str, handle: Handler) -> None:
         self._http, self._app_id, self._app_secret, self._handle = http, app_id, app_secret, handle
@@ -73,6 +74,7 @@ class LongConnection:
         self._keeper: asyncio.Task[None] | None = None
         self._pinger: asyncio.Task[None] | None = None
         self._parts: dict[str, tuple[float, list[bytes | None]]] = {}
+        self._answering: set[asyncio.Task[None]] = set()  # events being taken in, acknowledged when done
 
     def is_connected(self) -> bool:
         return self._ws is not None and not self._ws.closed
@@ -158,6 +160,9 @@ class LongConnection:
         ws, self._ws = self._ws, None
         if ws is not None:
             await ws.close()
+        for task in list(self._answering):  # their acknowledgements can no longer be sent
+            task.cancel()
+        await asyncio.gather(*self._answering, return_exceptions=True)
 
     async def _ping_forever(self, ws: aiohttp.ClientWebSocketResponse) -> None:
         ping = Frame(service=self._service, method=CONTROL, headers=[("type", "ping")]).encode()
@@ -180,16 +185,18 @@ class LongConnection:
                 with contextlib.suppress(ValueError):
                     self.settings.update(json.loads(frame.payload))
             elif frame.method == DATA:
-                await self._on_data(ws, frame)
+                payload = self._assemble(frame)
+                # None: a part of a split event; a legacy "card" frame is left unanswered, as the SDK does
+                if payload is not None and frame.header("type") == "event":
+                    task = asyncio.create_task(self._answer(ws, frame, payload))  # the next frame is read meanwhile
+                    self._answering.add(task)
+                    task.add_done_callback(self._answering.discard)
 
-    async def _on_data(self, ws: aiohttp.ClientWebSocketResponse, frame: Frame) -> None:
-        payload = self._assemble(frame)
-        if payload is None or frame.header("type") != "event":
-            return  # a part of a split event, or a legacy "card" frame (the SDK leaves those unanswered)
+    async def _answer(self, ws: aiohttp.ClientWebSocketResponse, frame: Frame, payload: bytes) -> None:
         started = time.monotonic()
         answer: dict[str, Any] = {"code": 200}
         try:
-            result = self._handle(payload)
+            result = await self._handle(payload)
             if result is not None:
                 answer["data"] = base64.b64encode(json.dumps(result, ensure_ascii=False).encode()).decode()
         except Exception:

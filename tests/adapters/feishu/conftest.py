@@ -31,6 +31,10 @@ class Harness:
     seen_keys: set[str] = field(default_factory=set)
     url: str = ""
     session: aiohttp.ClientSession | None = None
+    admit: asyncio.Event = field(default_factory=asyncio.Event)  # clear it to hold the hub's intake (a slow inbox)
+
+    def __post_init__(self) -> None:
+        self.admit.set()
 
     async def post(self, event: dict, *, headers: dict[str, str] | None = None) -> aiohttp.ClientResponse:
         body, signed = signed_request(ENCRYPT_KEY, event)
@@ -102,6 +106,7 @@ async def start_adapter(fake: FakeFeishu) -> AsyncIterator[StartAdapter]:
         harness = Harness(fake, adapter, seen_keys=seen_keys)
 
         async def on_message(msg: IncomingMessage) -> None:
+            await harness.admit.wait()
             harness.received.append(msg)
 
         await adapter.start(on_message)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 
@@ -24,6 +25,20 @@ async def test_frame_received_reaches_on_message_and_is_acked(start_adapter: Sta
     assert [ack["code"] for ack in h.fake.ws_acks] == [200, 200]
     await h.adapter.stop()  # quiescent: events taken in reach the hub first, nothing more can arrive
     assert len(h.received) == 1
+
+
+async def test_an_event_is_acknowledged_only_once_the_hub_has_taken_it_in(start_adapter: StartAdapter) -> None:
+    """Feishu pushes an unacknowledged event again: a crash before the inbox has it must not lose it."""
+    h = await start_adapter("websocket")
+    h.admit.clear()
+    mention = (("@_user_1", BOT_OPEN_ID, "Hub"),)
+    await h.fake.push_ws_event(message_event("ws-slow", text="@_user_1 one", mentions=mention))
+    await h.fake.push_ws_event(message_event("ws-next", chat_type="p2p", text="two"))
+    await asyncio.sleep(0.3)
+    assert h.fake.ws_acks == [] and h.received == []  # the connection kept reading: both are waiting
+    h.admit.set()
+    await eventually(lambda: len(h.fake.ws_acks) == 2)
+    assert [m.message_id for m in h.received] == ["om_in_ws-slow", "om_in_ws-next"]
 
 
 async def test_unhandled_event_type_is_acked_200_over_the_long_connection(start_adapter: StartAdapter) -> None:
