@@ -8,6 +8,7 @@ runs costs one write, and a slow or failing database never holds up an answer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import time
@@ -27,6 +28,9 @@ log = logging.getLogger("bothub.traces")
 
 MAX_ARGUMENTS = 2000  # characters of a tool call's arguments kept in its trace
 MAX_PENDING = 1000  # traces waiting for the database before the oldest are dropped
+# Traces gather this long before one write: a chat answered message after message costs one statement per
+# window rather than one per answer (the dashboard shows a run at most this much later).
+BATCH_WINDOW = 0.5
 
 
 def _ms(seconds: float | None) -> int | None:
@@ -100,6 +104,7 @@ class TraceWriter:
         self._keep = keep_per_chat
         self._pending: deque[Trace] = deque(maxlen=MAX_PENDING)
         self._task: asyncio.Task[None] | None = None
+        self._flush = asyncio.Event()  # set: write what is pending without waiting out the window
 
     def submit(self, trace: Trace) -> None:
         self._pending.append(trace)
@@ -108,6 +113,8 @@ class TraceWriter:
             self._task = asyncio.create_task(self._write(), name="trace-writer", context=contextvars.Context())
 
     async def _write(self) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._flush.wait(), BATCH_WINDOW)
         while self._pending:
             batch = list(self._pending)
             self._pending.clear()
@@ -117,9 +124,13 @@ class TraceWriter:
                 log.exception("could not store %d run trace(s)", len(batch))
 
     async def drain(self) -> None:
-        """Wait until every submitted trace is stored (tests; shutdown)."""
-        while self._task is not None and not self._task.done():
-            await asyncio.shield(self._task)
+        """Store every submitted trace now and wait until they are (tests; shutdown)."""
+        self._flush.set()
+        try:
+            while self._task is not None and not self._task.done():
+                await asyncio.shield(self._task)
+        finally:
+            self._flush.clear()
 
 
 class Tracer:

@@ -158,6 +158,18 @@ async def test_runs_ending_during_a_write_go_together_in_the_next_one() -> None:
     assert [t.outcome for t in traces] == ["ok"] * 6
 
 
+async def test_runs_ending_within_the_window_are_stored_in_one_write() -> None:
+    store = GatedTraces()
+    store.gate.set()
+    writer = TraceWriter(store, keep_per_chat=10)  # type: ignore[arg-type]
+    traces = [finished(n) for n in range(5)]
+    for trace in traces:  # one chat answered message after message
+        writer.submit(trace)
+        await asyncio.sleep(0.02)
+    await wait_for(lambda: len(store.batches) == 1)
+    assert store.batches == [[t.id for t in traces]]
+
+
 async def test_housekeeping_prunes_traces_past_keep_days(tmp_path: Path, fake: FakeOpenAI) -> None:
     store = SqliteStore(tmp_path / "data" / "bothub.sqlite3")
     await store.open()
