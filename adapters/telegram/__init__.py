@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from bot.adapter import AdapterSpec, PlatformConfig, imported
 
 
@@ -9,6 +11,8 @@ class TelegramConfig(PlatformConfig):
     api_base: str | None = None  # env TELEGRAM_API_BASE wins
     webhook_url: str | None = None  # set: updates arrive on the hub's server instead of long polling
     webhook_path: str = "/telegram/webhook"
+    # sends and edits per second over all chats: Telegram's ~30; more only for a bot whose limit Telegram raised
+    messages_per_second: int = Field(default=30, ge=1, le=1000)
 
 
 SPEC = AdapterSpec(

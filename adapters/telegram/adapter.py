@@ -13,6 +13,7 @@ import logging
 import re
 import secrets
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from aiohttp import web
@@ -228,6 +229,8 @@ def create(settings: TelegramConfig, env: Mapping[str, str], services: AdapterSe
     if settings.webhook_url and not _SECRET_FORMAT.fullmatch(secret):
         raise ConfigError("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
     adapter = TelegramAdapter(token, api_base, settings.webhook_url, secret, services.commands, services.share)
+    if settings.messages_per_second != adapter.capabilities.global_window[0]:
+        adapter.capabilities = replace(adapter.capabilities, global_window=(settings.messages_per_second, 1.0))
     if settings.webhook_url:
         services.add_route("POST", settings.webhook_path, adapter.webhook)
     return adapter

@@ -104,3 +104,12 @@ async def test_a_revoked_token_ends_polling_and_shows_as_disconnected(fake: Fake
     fake.fail("getUpdates", 401, "Unauthorized", times=1000)  # the token was revoked while running
     await fake.wait_until(lambda: not adapter.connected())  # so the watchdog can restart it and report it
     await adapter.stop()
+
+
+def test_the_pace_over_all_chats_is_telegrams_unless_the_bot_was_allowed_more(fake: FakeTelegram) -> None:
+    assert create(TelegramConfig(), env(fake), services()).capabilities.global_window == (30, 1.0)
+    raised = create(TelegramConfig(messages_per_second=300), env(fake), services())
+    assert raised.capabilities.global_window == (300, 1.0)
+    assert TelegramAdapter.capabilities.global_window == (30, 1.0)  # one adapter's setting is its own
+    with pytest.raises(ValueError, match="less than or equal to 1000"):
+        TelegramConfig(messages_per_second=5000)
