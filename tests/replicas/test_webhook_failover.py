@@ -28,7 +28,7 @@ from tests.replicas.cluster import (
 )
 
 CHATS = 200
-PER_CHAT = 3  # 600 messages; bench/scale.py sends the full 2 000
+PER_CHAT = 10  # 2 000 messages
 RATE = 50.0  # messages per second, steady
 FIRST_CHAT = 5000
 
