@@ -106,9 +106,8 @@ async def _replicas(server: PostgresServer, count: int) -> tuple[float, list[flo
                 await db.execute("SELECT pg_stat_statements_reset()")
                 statements, cpu = await db.fetchval(_STATEMENTS_SQL), [r.cpu_seconds() for r in replicas]
                 started, own_cpu = time.perf_counter(), time.process_time()
-                for i in range(total):
-                    chat = chats[i % REPLICA_CHATS]
-                    tg.inject_message(chat, cluster.question(chat, i // REPLICA_CHATS))
+                for chat, n in cluster.rounds(chats, REPLICA_PER_CHAT):
+                    tg.inject_message(chat, cluster.question(chat, n))
                 await tg.wait_until(lambda: len(tg.calls_of("sendMessage")) >= total, within=900)
                 wall = time.perf_counter() - started
                 fakes = (time.process_time() - own_cpu) / wall

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import re
 import signal
 import sys
@@ -195,13 +196,24 @@ async def send_with_a_kill(tg: FakeTelegram, chats: range, per_chat: int, rate: 
     (between two of its replies); returns the kill's time and the chats the victim owned."""
     started, total = time.monotonic(), len(chats) * per_chat
     killed: tuple[float, set[int]] = (0.0, set())
-    for i in range(total):
-        chat = chats[i % len(chats)]
-        tg.inject_message(chat, question(chat, i // len(chats)))
+    for i, (chat, n) in enumerate(rounds(chats, per_chat)):
+        tg.inject_message(chat, question(chat, n))
         if i == total // 2:
             killed = await kill_between_replies(victim, tg, database_url)
         await asyncio.sleep(max(0.0, started + (i + 1) / rate - time.monotonic()))
     return killed
+
+
+def rounds(chats: range, per_chat: int) -> list[tuple[int, int]]:
+    """(chat, n): message n into every chat, round after round, each round in another (seeded) order, so that
+    a chat's messages reach different replicas behind a round-robin balancer."""
+    shuffle = random.Random(15).shuffle
+    order = []
+    for n in range(per_chat):
+        round_ = list(chats)
+        shuffle(round_)
+        order += [(chat, n) for chat in round_]
+    return order
 
 
 class RoundRobin:
