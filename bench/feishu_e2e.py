@@ -1,6 +1,7 @@
-"""Feishu end to end: `bothub run` (long connection, CardKit streaming cards) against the fake open platform with
-Feishu's published frequency limits (tests/fakes/feishu_limits.py), beside bench/baselines/feishu.py (lark-oapi +
-openai: one text reply per answer, or one text message edited at most once a second) under the same loads.
+"""Feishu end to end: `bothub run` (long connection; cards, CardKit streaming once an answer runs long) against the fake
+open platform with Feishu's published frequency limits (tests/fakes/feishu_limits.py), beside
+bench/baselines/feishu.py (lark-oapi + openai: one text reply per answer, or one text message edited at most once a
+second) under the same loads.
 
 20 chats: 8 one-to-one, 8 groups (an @mention each time) and 4 topics in 2 topic groups.
 """
@@ -46,7 +47,7 @@ class TimedFeishu(FakeFeishu):
         response = await super()._api(request)
         self.statuses[response.status] += 1
         if response.status == 200 and isinstance(response.body, bytes):
-            self._landed(request.method, parts, json.loads(response.body))
+            self._landed(request.method, parts, json.loads(response.body), await self.read_body(request))
         return response
 
     async def read_body(self, request: web.Request) -> Any:  # type: ignore[override]
@@ -56,16 +57,19 @@ class TimedFeishu(FakeFeishu):
         return request["body"]
 
     async def _limited(self, request: web.Request, parts: list[str]) -> tuple[str, str | None]:
-        if parts[:2] == ["cardkit", "v1"]:
-            return "cardkit", parts[3] if len(parts) > 3 else None
+        if parts[:2] == ["cardkit", "v1"]:  # id_convert names a message, not a card: only the app's limit
+            return "cardkit", parts[3] if len(parts) > 3 and parts[3] != "id_convert" else None
         if request.method == "POST" and len(parts) == 3:
             return "send", ((await self.read_body(request)) or {}).get("receive_id")
         if request.method == "POST" and parts[-1] == "reply":
             return "send", self.messages.get(parts[3], {}).get("chat_id")
         return "update", parts[3] if len(parts) > 3 else None
 
-    def _landed(self, method: str, parts: list[str], answer: dict[str, Any]) -> None:
+    def _landed(self, method: str, parts: list[str], answer: dict[str, Any], body: Any) -> None:
         if answer.get("code"):
+            return
+        if parts[3:] == ["id_convert"]:  # the message shows the card entity from now on
+            self._carrier[answer["data"]["card_id"]] = body["message_id"]
             return
         if parts[:3] == ["im", "v1", "messages"] and method == "POST":
             message_id = answer["data"]["message_id"]

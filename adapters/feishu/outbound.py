@@ -1,9 +1,11 @@
-"""Replies onto Feishu: a streamed answer as a CardKit streaming card, anything else as a PATCHable card,
-and plain text when cards are refused.
+"""Replies onto Feishu: every reply as a PATCHable card (plain text when cards are refused); a long stream
+becomes a CardKit streaming card.
 
-The hub says which sends and edits are final: a stream starts as a streaming card (the typing cursor
-shows), intermediate edits update its Markdown element, and the final edit replaces the whole card
-with streaming off, in one call. A complete reply is sent once, as an ordinary card.
+A message costs one call whether or not more is coming, so a short answer is its send and one final PATCH.
+Only a stream still being written STREAM_AFTER seconds after its card went out turns into a CardKit entity
+(id_convert, then one whole-card update that switches streaming on): from then on intermediate edits update
+its Markdown element (the typewriter), and the final edit replaces the whole card with streaming off, in one
+call.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ log = logging.getLogger(__name__)
 RATE_LIMIT_CODES = frozenset({99991400, 230020, 11232})
 CHAT_GONE_CODES = frozenset({230002, 230006, 230013})
 CARDKIT_RETRY_AFTER = 600.0  # after CardKit refuses, use plain cards for this long
+STREAM_AFTER = 0.5  # seconds a card is shown before an intermediate edit makes it a streaming card
 REMEMBERED = 2000  # messages, chats and presses kept in memory
 
 
@@ -52,6 +55,7 @@ class _Sent:
     card_id: str = ""
     sequence: int = 0
     streaming: bool = False
+    sent_at: float = 0.0  # when this process sent it; 0 if an earlier one did (its entity's sequence is unknown)
     lock: asyncio.Lock = dataclasses.field(default_factory=asyncio.Lock)
 
     def next_sequence(self) -> int:
@@ -97,10 +101,10 @@ class FeishuOutbound:
 
     # ---- the Adapter contract ------------------------------------------------------------------
     async def send(self, chat: ChatRef, reply: Reply, *, final: bool) -> SentRef:
-        parts = render.split_to_fit(reply)
+        """The same card whether or not edits follow: a stream becomes a CardKit card only if it runs long."""
         message_id = ""
-        for i, part in enumerate(parts):
-            message_id = await self._send_part(chat, part, stream=not final and i == len(parts) - 1)
+        for part in render.split_to_fit(reply):
+            message_id = await self._send_part(chat, part)
         return SentRef(chat, message_id)
 
     async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
@@ -126,32 +130,16 @@ class FeishuOutbound:
             raise failure(e) from e
 
     # ---- sending -------------------------------------------------------------------------------
-    async def _send_part(self, chat: ChatRef, part: Reply, *, stream: bool) -> str:
+    async def _send_part(self, chat: ChatRef, part: Reply) -> str:
         try:
-            if stream and not part.buttons and time.monotonic() >= self._cardkit_off_until:
-                with contextlib.suppress(_CardsRefused):
-                    return await self._send_cardkit(chat, part)
             with contextlib.suppress(_CardsRefused):
                 body = render.dumps(render.card(part, streaming=False))
-                return self._record(await self._deliver_card(chat, body), _Sent("card", chat, part))
+                message_id = await self._deliver_card(chat, body)
+                return self._record(message_id, _Sent("card", chat, part, sent_at=time.monotonic()))
             content = render.dumps({"text": render.plain_text(part)})
             return self._record(await self._deliver(chat, "text", content), _Sent("text", chat, part))
         except (ApiError, aiohttp.ClientError, TimeoutError) as e:
             raise failure(e) from e
-
-    async def _send_cardkit(self, chat: ChatRef, part: Reply) -> str:
-        entity = {"type": "card_json", "data": render.dumps(render.card(part, streaming=True))}
-        try:
-            created = await self._http.call("POST", "/open-apis/cardkit/v1/cards", body=entity)
-        except ApiError as e:
-            if _is_fatal(e):
-                raise
-            log.warning("feishu: CardKit refused (%s); plain cards for %.0f s", e, CARDKIT_RETRY_AFTER)
-            self._cardkit_off_until = time.monotonic() + CARDKIT_RETRY_AFTER
-            raise _CardsRefused from e
-        card_id = data_field(created, "card_id")
-        message_id = await self._deliver_card(chat, render.dumps({"type": "card", "data": {"card_id": card_id}}))
-        return self._record(message_id, _Sent("cardkit", chat, part, card_id=card_id, streaming=True))
 
     async def _deliver_card(self, chat: ChatRef, content: str) -> str:
         try:
@@ -191,6 +179,10 @@ class FeishuOutbound:
 
     # ---- editing -------------------------------------------------------------------------------
     async def _apply_edit(self, message_id: str, sent: _Sent, reply: Reply, *, final: bool) -> None:
+        if sent.kind == "card" and not final and self._runs_long(sent):
+            with contextlib.suppress(_CardsRefused):
+                await self._open_stream(message_id, sent, reply)
+                return
         if sent.kind == "text":
             body = {"msg_type": "text", "content": render.dumps({"text": render.plain_text(reply)})}
             await self._http.call("PUT", f"/open-apis/im/v1/messages/{message_id}", body=body)
@@ -206,12 +198,32 @@ class FeishuOutbound:
             path = f"/open-apis/cardkit/v1/cards/{sent.card_id}/elements/{render.ANSWER_ELEMENT}/content"
             await self._http.call("PUT", path, body=update)
 
-    async def _replace_card(self, sent: _Sent, reply: Reply) -> None:
-        """One call sets the final content and turns streaming (the typing cursor) off."""
-        entity = {"type": "card_json", "data": render.dumps(render.card(reply, streaming=False))}
+    def _runs_long(self, sent: _Sent) -> bool:
+        """A card this process sent, still being written STREAM_AFTER seconds on, while CardKit is not refused."""
+        now = time.monotonic()
+        return sent.sent_at > 0 and now - sent.sent_at >= STREAM_AFTER and now >= self._cardkit_off_until
+
+    async def _open_stream(self, message_id: str, sent: _Sent, reply: Reply) -> None:
+        """The card becomes a CardKit entity (sequence 0) and streams: two calls, once per long answer."""
+        try:
+            converted = await self._http.call("POST", "/open-apis/cardkit/v1/cards/id_convert",
+                                              body={"message_id": message_id})
+            sent.card_id = data_field(converted, "card_id")
+            await self._replace_card(sent, reply, streaming=True)
+        except ApiError as e:
+            if _is_fatal(e):
+                raise
+            log.warning("feishu: CardKit refused (%s); plain cards for %.0f s", e, CARDKIT_RETRY_AFTER)
+            self._cardkit_off_until = time.monotonic() + CARDKIT_RETRY_AFTER
+            raise _CardsRefused from e
+        sent.kind = "cardkit"
+
+    async def _replace_card(self, sent: _Sent, reply: Reply, *, streaming: bool = False) -> None:
+        """One call sets the whole content and turns streaming (the typing cursor) on or off."""
+        entity = {"type": "card_json", "data": render.dumps(render.card(reply, streaming=streaming))}
         body = {"card": entity, "sequence": sent.next_sequence()}
         await self._http.call("PUT", f"/open-apis/cardkit/v1/cards/{sent.card_id}", body=body)
-        sent.streaming = False
+        sent.streaming = streaming
 
     async def _reopen_stream(self, sent: _Sent, reply: Reply) -> None:
         settings = {"config": {"streaming_mode": True, "summary": {"content": render.summary(reply)}}}

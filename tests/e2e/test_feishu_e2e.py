@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -70,19 +72,47 @@ def last_prompt(llm: FakeOpenAI) -> str:
     return "\n".join(str(m.get("content")) for m in llm.requests[-1]["body"]["messages"] if m["role"] != "system")
 
 
-async def test_group_mention_is_answered_in_a_streaming_card(
-        app: App, feishu_fake: FakeFeishu, fake: FakeOpenAI) -> None:
-    words = " ".join(f"word{i}" for i in range(40))
-    fake.script(Text(words, chunks=20, delay=0.05))
+def answer_calls(server: FakeFeishu) -> list[tuple[str, str]]:
+    """(method, route) of each call that sends or changes a message or card, ids made generic."""
+    return [(c.method, re.sub(r"/(om_[a-z_-]+\d*|7355\d+)", "/id", c.path.removeprefix("/open-apis/")))
+            for c in server.calls if c.method != "GET" and ("im/v1/messages" in c.path or "cardkit" in c.path)]
+
+
+async def test_a_long_answer_streams_in_a_streaming_card(app: App, feishu_fake: FakeFeishu, fake: FakeOpenAI) -> None:
+    words = " ".join(f"word{i}" for i in range(80))
+    fake.script(Text(words, chunks=40, delay=0.05))  # written over 2 s
     await mention(app, feishu_fake, "ev-stream", "tell me a story")
-    await answered(feishu_fake, "word39")
+    await answered(feishu_fake, "word79")
     (entity,) = feishu_fake.cards.values()
     assert entity.history and all(words.startswith(text.strip()) for text in entity.history)  # growing text
-    sequences = [c.body["sequence"] for c in feishu_fake.requests(path_part="/cardkit/v1/cards/")]
+    sequences = [c.body["sequence"] for c in feishu_fake.requests(path_part="/cardkit/v1/cards/")
+                 if "id_convert" not in c.path]
     assert sequences == sorted(set(sequences))
     assert not entity.streaming  # the final edit showed the whole answer and closed the stream at once
     (answer,) = [m for m in feishu_fake.messages.values() if not m.get("from_user")]
     assert answer["reply_to"] == "om_in_ev-stream"  # the answer quotes the question in the group
+    calls = answer_calls(feishu_fake)
+    assert calls[:3] == [("POST", "im/v1/messages/id/reply"), ("POST", "cardkit/v1/cards/id_convert"),
+                         ("PUT", "cardkit/v1/cards/id")]  # shown at once, a streaming card once it ran long
+    assert ("PUT", "cardkit/v1/cards/id/elements/answer/content") in calls and calls[-1] == calls[2]
+
+
+async def test_a_short_answer_costs_its_card_and_one_final_patch(
+        app: App, feishu_fake: FakeFeishu, fake: FakeOpenAI) -> None:
+    fake.script(Text("a short answer written in six pieces", chunks=6, delay=0.05))  # past the first-send grace
+    await mention(app, feishu_fake, "ev-short", "quick one")
+    await answered(feishu_fake, "a short answer written in six pieces")
+    await asyncio.sleep(0.5)  # room for a stray call to show
+    assert answer_calls(feishu_fake) == [("POST", "im/v1/messages/id/reply"), ("PATCH", "im/v1/messages/id")]
+    assert feishu_fake.cards == {}
+
+
+async def test_an_answer_complete_within_the_first_send_grace_costs_one_call(
+        app: App, feishu_fake: FakeFeishu) -> None:
+    await mention(app, feishu_fake, "ev-quick", "quick question")  # the fake model answers at once
+    await answered(feishu_fake, "quick question")
+    await asyncio.sleep(0.5)
+    assert answer_calls(feishu_fake) == [("POST", "im/v1/messages/id/reply")]
 
 
 async def test_card_button_moves_the_cursor_and_the_next_answer_branches(

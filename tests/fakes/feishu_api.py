@@ -1,8 +1,7 @@
 """Fake Feishu/Lark Open Platform on 127.0.0.1 port 0, strict where the real one is.
 
-REST: tenant token, bot/v3/info, im/v1 messages (create, reply, PATCH card, PUT text), chats,
-CardKit (create entity, stream element content with a strictly increasing sequence, settings,
-full update). Errors are data (`{"code": n, "msg": ...}`), as on the real platform; cards are
+REST: tenant token, bot/v3/info, im/v1 messages (create, reply, PATCH card, PUT text), chats, CardKit
+(feishu_cardkit.py). Errors are data (`{"code": n, "msg": ...}`), as on the real platform; cards are
 validated like JSON 2.0 (feishu_cards.py) and a refusal is recorded in `card_errors`; a rate-limit answer
 carries the x-ogw-ratelimit-* headers. Every request is recorded. Also: the long-connection endpoint and
 a websocket speaking its protobuf frames (pings answered with pongs carrying the client settings, big events
@@ -15,25 +14,20 @@ import asyncio
 import itertools
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import WSMsgType, web
 
 from adapters.feishu.frames import CONTROL, DATA, Frame  # checked against lark-oapi's own class in test_frames.py
-from tests.fakes.feishu_cards import CARD_CONTENT_ERROR, check_card
+from tests.fakes.feishu_cardkit import TOO_LONG, CardEntity, CardKit, error, ok
 from tests.fakes.feishu_events import APP_ID, message_event
 from tests.fakes.feishu_files import ResourceFiles
 from tests.fakes.serve import serve_local
 
 APP_SECRET = "test-secret"
 BOT_OPEN_ID = "ou_bot"
-CARD_LIMIT = 30 * 1024  # bytes of a card message / card entity
 TEXT_LIMIT = 150 * 1024
-TOO_LONG = 230025
-SEQUENCE_ERROR = 300317  # this fake's code for "sequence must increase"
-NOT_STREAMING = 300309  # this fake's code for "element streaming needs streaming_mode"
-ELEMENT_NOT_FOUND = 300313  # "not find elementID"
 RATE_LIMITED = 99991400  # "request trigger frequency limit", HTTP 429 with x-ogw-ratelimit-* headers
 NOT_UPDATABLE = 230099  # this fake's code for "card message cannot be updated"
 
@@ -57,24 +51,12 @@ class Failure:
     reset: int = 1  # seconds in x-ogw-ratelimit-reset when the failure is a rate limit
 
 
-@dataclass
-class CardEntity:
-    card: dict[str, Any]
-    sequence: int = 0
-    sent: bool = False
-    history: list[str] = field(default_factory=list)  # element contents streamed, in order
-
-    @property
-    def streaming(self) -> bool:
-        return bool(self.card.get("config", {}).get("streaming_mode"))
-
-
-class FakeFeishu(ResourceFiles):
+class FakeFeishu(ResourceFiles, CardKit):
     def __init__(self) -> None:
-        super().__init__()
+        ResourceFiles.__init__(self)
+        CardKit.__init__(self)
         self.calls: list[Call] = []
         self.messages: dict[str, dict[str, Any]] = {}
-        self.cards: dict[str, CardEntity] = {}
         self.chat_modes: dict[str, str] = {}  # chat_id → "p2p" | "group" | "topic"
         self.token_gate: asyncio.Event | None = None  # when set to an Event, token requests wait for it
         self.token_expire = 7200
@@ -86,7 +68,6 @@ class FakeFeishu(ResourceFiles):
                                                  "ReconnectNonce": 30, "PingInterval": 120}
         self.ws_handshake_refusal: dict[str, str] | None = None  # handshake-* headers of a refused upgrade
         self._failures: list[Failure] = []
-        self.card_errors: list[str] = []  # why each refused card was refused
         self._valid_tokens: set[str] = set()
         self.issued_tokens: list[str] = []
         self._ids = itertools.count(1)
@@ -145,14 +126,8 @@ class FakeFeishu(ResourceFiles):
                 if m["chat_id"] == chat_id and not m.get("from_user")]
 
     # ---- REST ---------------------------------------------------------------------------------
-    @staticmethod
-    def _ok(data: Any = None, **top: Any) -> web.Response:
-        return web.json_response({"code": 0, "msg": "success", "data": data or {}, **top})
-
-    @staticmethod
-    def _error(code: int, msg: str, status: int = 400, reset: int | None = None) -> web.Response:
-        headers = None if reset is None else {"x-ogw-ratelimit-limit": "50", "x-ogw-ratelimit-reset": str(reset)}
-        return web.json_response({"code": code, "msg": msg}, status=status, headers=headers)
+    _ok = staticmethod(ok)
+    _error = staticmethod(error)
 
     async def _token(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -259,69 +234,6 @@ class FakeFeishu(ResourceFiles):
         return self._ok({"message_id": message_id, "chat_id": chat_id, "msg_type": msg_type,
                          "create_time": str(int(time.time() * 1000)), "body": {"content": content}})
 
-    def _check_card(self, content: str) -> web.Response | None:
-        if len(content.encode()) > CARD_LIMIT:
-            return self._error(TOO_LONG, "card content too long")
-        try:
-            parsed = json.loads(content)
-        except ValueError:
-            return self._refuse_card("Failed to create card content, ext=ErrCode: 200621; ErrMsg: parse card json "
-                                     "err, please check whether the card json is correct;")
-        if parsed.get("type") == "card":
-            entity = self.cards.get(str(parsed.get("data", {}).get("card_id")))
-            if entity is None:
-                return self._error(230099, "card entity not found")
-            if entity.sent:
-                return self._error(230099, "a card entity can be sent only once")
-            return None
-        problem = check_card(parsed)
-        return None if problem is None else self._refuse_card(problem)
-
-    def _refuse_card(self, problem: str) -> web.Response:
-        self.card_errors.append(problem)
-        return self._error(CARD_CONTENT_ERROR, problem)
-
-    def _cardkit(self, method: str, p: list[str], body: dict[str, Any]) -> web.Response:
-        if method == "POST" and len(p) == 3:
-            data = body.get("data", "")
-            if body.get("type") != "card_json" or not isinstance(data, str):
-                return self._error(99992402, "type must be card_json and data a JSON string")
-            if len(data.encode()) > CARD_LIMIT:
-                return self._error(TOO_LONG, "card content too long")
-            if (card_error := self._check_card(data)) is not None:
-                return card_error
-            card_id = f"7355{next(self._ids):012d}"
-            self.cards[card_id] = CardEntity(json.loads(data))
-            return self._ok({"card_id": card_id})
-        entity = self.cards.get(p[3]) if len(p) > 3 else None
-        if entity is None:
-            return self._error(300301, "card not found")
-        sequence = body.get("sequence")
-        if not isinstance(sequence, int) or sequence <= entity.sequence:
-            return self._error(SEQUENCE_ERROR, f"sequence {sequence} must be greater than {entity.sequence}")
-        if method == "PUT" and len(p) == 7 and p[4] == "elements" and p[6] == "content":
-            if not entity.streaming:
-                return self._error(NOT_STREAMING, "card is not in streaming mode")
-            element = _find_element(entity.card, p[5])
-            if element is None:
-                return self._error(ELEMENT_NOT_FOUND, f"ErrMsg: not find elementID : {p[5]};")
-            element["content"] = str(body.get("content", ""))
-            if len(json.dumps(entity.card, ensure_ascii=False).encode()) > CARD_LIMIT:
-                return self._error(TOO_LONG, "card content too long")
-            entity.history.append(element["content"])
-        elif method == "PATCH" and len(p) == 5 and p[4] == "settings":
-            settings = json.loads(body.get("settings", "{}"))
-            entity.card.setdefault("config", {}).update(settings.get("config", {}))
-        elif method == "PUT" and len(p) == 4:
-            data = body.get("card", {}).get("data", "{}")
-            if (card_error := self._check_card(data)) is not None:
-                return card_error
-            entity.card = json.loads(data)
-        else:
-            return self._error(404, "not found", 404)
-        entity.sequence = sequence
-        return self._ok()
-
     # ---- long connection ----------------------------------------------------------------------
     async def _ws_endpoint(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -382,6 +294,3 @@ def _visible_text(message: dict[str, Any], cards: dict[str, CardEntity]) -> str:
         content = cards[content["data"]["card_id"]].card
     return "\n".join(str(e.get("content", "")) for e in content["body"]["elements"] if e.get("tag") == "markdown")
 
-
-def _find_element(card: dict[str, Any], element_id: str) -> dict[str, Any] | None:
-    return next((e for e in card.get("body", {}).get("elements", []) if e.get("element_id") == element_id), None)

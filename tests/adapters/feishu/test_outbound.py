@@ -1,16 +1,19 @@
-"""Outbound: CardKit streaming, its fallbacks, the 30 KB card limit, buttons, threads, typed failures."""
+"""Outbound: cards, CardKit streaming for long answers, its fallbacks, the 30 KB card limit, buttons, threads,
+typed failures."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from bot.adapter import ChatUnavailable, RateLimited
 from bot.messages import ButtonPress, ChatRef, ReplyTo, SentRef
 from bot.replies import Button, Reply
-from tests.adapters.feishu.conftest import VERIFICATION_TOKEN, StartAdapter
-from tests.fakes.feishu_api import CARD_LIMIT, RATE_LIMITED
+from tests.adapters.feishu.conftest import VERIFICATION_TOKEN, Harness, StartAdapter
+from tests.fakes.feishu_api import RATE_LIMITED
+from tests.fakes.feishu_cardkit import CARD_LIMIT
 from tests.fakes.feishu_cards import card_error
 from tests.fakes.feishu_events import card_action_event
 
@@ -21,39 +24,91 @@ def card_markdown(content: str) -> str:
     return str(json.loads(content)["body"]["elements"][0]["content"])
 
 
-async def test_a_stream_is_a_streaming_card_closed_by_its_final_edit_in_one_call(start_adapter: StartAdapter) -> None:
+def platform_calls(h: Harness) -> list[tuple[str, str]]:
+    """(method, path) of every call but the token's, the message ids and card ids made generic."""
+    calls = [c for c in h.fake.calls if "tenant_access_token" not in c.path and "bot/v3/info" not in c.path]
+    return [(c.method, re.sub(r"om_out_\d+", "om", re.sub(r"/7355\d+", "/card", c.path))) for c in calls]
+
+
+@pytest.fixture
+def streams_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every intermediate edit finds the answer running long (in the hub, STREAM_AFTER seconds on)."""
+    monkeypatch.setattr("adapters.feishu.outbound.STREAM_AFTER", 0.0)
+
+
+async def test_a_short_stream_costs_its_send_and_one_final_patch(start_adapter: StartAdapter) -> None:
     h = await start_adapter()
     ref = await h.adapter.send(DM, Reply("Hel"), final=False)
-    for text in ("Hello", "Hello wor"):
-        await h.adapter.edit(ref, Reply(text), final=False)
-    ((card_id, entity),) = h.fake.cards.items()
-    sent = h.fake.messages[ref.message_id]
-    assert json.loads(sent["content"]) == {"type": "card", "data": {"card_id": card_id}}
-    assert entity.history == ["Hello", "Hello wor"]  # always the full text
-    assert entity.streaming
+    await h.adapter.edit(ref, Reply("Hel"), final=False)  # the same text again: nothing to do
     await h.adapter.edit(ref, Reply("Hello world"), final=True)
-    assert not entity.streaming and card_markdown(json.dumps(entity.card)) == "Hello world"
-    updates = h.fake.requests(path_part=f"/cards/{card_id}")
-    assert [c.method for c in updates] == ["PUT", "PUT", "PUT"]  # two element updates, one whole-card close
-    sequences = [c.body["sequence"] for c in updates]
-    assert sequences == sorted(set(sequences))
+    assert platform_calls(h) == [("POST", "/open-apis/im/v1/messages"), ("PATCH", "/open-apis/im/v1/messages/om")]
+    message = h.fake.messages[ref.message_id]
+    assert card_markdown(message["content"]) == "Hello world" and h.fake.cards == {}
+    assert json.loads(message["content"])["config"]["streaming_mode"] is False  # no typing cursor left behind
 
 
-async def test_the_final_edit_closes_the_stream_even_when_the_text_is_unchanged(start_adapter: StartAdapter) -> None:
+async def test_an_edit_soon_after_the_send_patches_the_card(start_adapter: StartAdapter) -> None:
     h = await start_adapter()
-    ref = await h.adapter.send(DM, Reply("all of it"), final=False)
+    ref = await h.adapter.send(DM, Reply("Hel"), final=False)
+    await h.adapter.edit(ref, Reply("Hello"), final=False)  # well within STREAM_AFTER of the send
+    await h.adapter.edit(ref, Reply("Hello world"), final=True)
+    assert h.fake.cards == {} and h.fake.messages[ref.message_id]["updates"] == 2
+
+
+async def test_a_long_stream_becomes_a_streaming_card_closed_by_its_final_edit_in_one_call(
+        start_adapter: StartAdapter, streams_at_once: None) -> None:
+    h = await start_adapter()
+    ref = await h.adapter.send(DM, Reply("Hel"), final=False)
+    await h.adapter.edit(ref, Reply("Hello"), final=False)
+    ((card_id, entity),) = h.fake.cards.items()
+    assert entity.streaming and card_markdown(json.dumps(entity.card)) == "Hello"
+    sent = h.fake.messages[ref.message_id]
+    assert json.loads(sent["content"]) == {"type": "card", "data": {"card_id": card_id}}  # shows the entity now
+    for text in ("Hello wor", "Hello world, and"):
+        await h.adapter.edit(ref, Reply(text), final=False)
+    assert entity.history == ["Hello wor", "Hello world, and"]  # the typewriter: always the full text
+    await h.adapter.edit(ref, Reply("Hello world, and more"), final=True)
+    assert not entity.streaming and card_markdown(json.dumps(entity.card)) == "Hello world, and more"
+    element = "/open-apis/cardkit/v1/cards/card/elements/answer/content"
+    assert platform_calls(h) == [
+        ("POST", "/open-apis/im/v1/messages"), ("POST", "/open-apis/cardkit/v1/cards/id_convert"),
+        ("PUT", "/open-apis/cardkit/v1/cards/card"), ("PUT", element), ("PUT", element),
+        ("PUT", "/open-apis/cardkit/v1/cards/card")]  # the whole card: streaming on, then off with the end
+    sequences = [c.body["sequence"] for c in h.fake.requests(path_part=f"/cards/{card_id}")]
+    assert sequences == [1, 2, 3, 4]
+
+
+async def test_the_final_edit_closes_the_stream_even_when_the_text_is_unchanged(
+        start_adapter: StartAdapter, streams_at_once: None) -> None:
+    h = await start_adapter()
+    ref = await h.adapter.send(DM, Reply("all"), final=False)
+    await h.adapter.edit(ref, Reply("all of it"), final=False)
     await h.adapter.edit(ref, Reply("all of it"), final=True)
     (entity,) = h.fake.cards.values()
     assert not entity.streaming and card_markdown(json.dumps(entity.card)) == "all of it"
 
 
-async def test_an_edit_after_the_final_one_reopens_streaming(start_adapter: StartAdapter) -> None:
+async def test_an_edit_after_the_final_one_reopens_streaming(
+        start_adapter: StartAdapter, streams_at_once: None) -> None:
     h = await start_adapter()
-    ref = await h.adapter.send(DM, Reply("thinking"), final=False)
+    ref = await h.adapter.send(DM, Reply("think"), final=False)
+    await h.adapter.edit(ref, Reply("thinking"), final=False)
     await h.adapter.edit(ref, Reply("thinking"), final=True)
     await h.adapter.edit(ref, Reply("thinking… more"), final=False)
     (entity,) = h.fake.cards.values()
     assert entity.history == ["thinking… more"] and entity.streaming
+
+
+async def test_a_message_sent_before_a_restart_is_patched_mid_stream(
+        start_adapter: StartAdapter, streams_at_once: None) -> None:
+    before = await start_adapter()
+    ref = await before.adapter.send(DM, Reply("Hel"), final=False)
+    await before.adapter.edit(ref, Reply("Hello"), final=False)  # a streaming card when the process died
+    after = await start_adapter()
+    await after.adapter.edit(ref, Reply("Hello wor"), final=False)  # its entity's sequence is unknown here
+    await after.adapter.edit(ref, Reply("Hello world"), final=True)
+    assert len(before.fake.requests("POST", "/id_convert")) == 1  # only the first process converted it
+    assert card_markdown(before.fake.messages[ref.message_id]["content"]) == "Hello world"
 
 
 async def test_a_complete_reply_is_one_ordinary_card_and_no_stream(start_adapter: StartAdapter) -> None:
@@ -63,22 +118,22 @@ async def test_a_complete_reply_is_one_ordinary_card_and_no_stream(start_adapter
     assert card_markdown(h.fake.messages[ref.message_id]["content"]) == "the whole answer"
 
 
-async def test_cardkit_refused_falls_back_to_patched_card(start_adapter: StartAdapter) -> None:
+async def test_cardkit_refused_falls_back_to_patched_card(start_adapter: StartAdapter, streams_at_once: None) -> None:
     h = await start_adapter()
-    h.fake.fail("POST", "/cardkit/v1/cards", code=99991672, times=None)  # no CardKit permission
+    h.fake.fail("POST", "/cardkit/v1/cards/id_convert", code=99991672, times=None)  # no CardKit permission
     ref = await h.adapter.send(DM, Reply("Hel"), final=False)
     await h.adapter.edit(ref, Reply("Hello"), final=False)
     await h.adapter.edit(ref, Reply("Hello world"), final=True)
     message = h.fake.messages[ref.message_id]
     assert message["msg_type"] == "interactive" and message["updates"] == 2
     assert card_markdown(message["content"]) == "Hello world"
-    await h.adapter.send(DM, Reply("next"), final=False)
-    assert len(h.fake.requests("POST", "/cardkit/v1/cards")) == 1  # not asked again for a while
+    again = await h.adapter.send(DM, Reply("next"), final=False)
+    await h.adapter.edit(again, Reply("next one"), final=False)
+    assert len(h.fake.requests("POST", "/id_convert")) == 1  # not asked again for a while
 
 
 async def test_cards_refused_falls_back_to_text(start_adapter: StartAdapter) -> None:
     h = await start_adapter()
-    h.fake.fail("POST", "/cardkit/v1/cards", code=99991672, times=None)
     h.fake.fail("POST", "/im/v1/messages", code=230099, times=1)  # the card message is refused
     ref = await h.adapter.send(DM, Reply("plain **answer**", title="Title"), final=False)
     await h.adapter.edit(ref, Reply("plain **answer**, edited", title="Title"), final=True)
@@ -92,19 +147,27 @@ async def test_long_cjk_answer_is_split_under_the_card_limit(start_adapter: Star
     paragraph = "长文本测试" * 200  # 1000 CJK characters, 3000 bytes
     text = "\n\n".join([paragraph] * 24)  # ~72 KB: far over one card
     ref = await h.adapter.send(DM, Reply(text, title="Report"), final=False)
-    bodies = [h.fake.cards[cid].card for cid in h.fake.cards] + [
-        json.loads(m["content"]) for m in h.fake.messages.values() if '"schema"' in m["content"]
-    ]
+    bodies = [json.loads(m["content"]) for m in h.fake.messages.values()]
     assert len(bodies) >= 3
     assert all(len(json.dumps(b, ensure_ascii=False).encode()) <= CARD_LIMIT for b in bodies)
     shown = "".join(b["body"]["elements"][0]["content"] for b in bodies)
     assert shown.count("长文本测试") == 200 * 24
     assert ref.message_id == list(h.fake.messages)[-1]
-    # an edit cannot split: it is cut to fit instead of being refused
+    # an edit cannot split: it is cut to fit instead of being refused, as a card and as a streaming card
     await h.adapter.edit(ref, Reply(text), final=False)
-    last = list(h.fake.cards.values())[-1]
-    assert last.history[-1].endswith("\n…") and last.history[-1].startswith(paragraph)
-    assert len(json.dumps(last.card, ensure_ascii=False).encode()) <= CARD_LIMIT
+    patched = h.fake.messages[ref.message_id]["content"]
+    assert card_markdown(patched).endswith("\n…") and len(patched.encode()) <= CARD_LIMIT
+
+
+async def test_an_edit_of_a_streaming_card_is_cut_to_fit(start_adapter: StartAdapter, streams_at_once: None) -> None:
+    h = await start_adapter()
+    paragraph = "长文本测试" * 200
+    ref = await h.adapter.send(DM, Reply(paragraph), final=False)
+    await h.adapter.edit(ref, Reply(paragraph * 2), final=False)  # streaming from here
+    await h.adapter.edit(ref, Reply("\n\n".join([paragraph] * 24)), final=False)
+    (entity,) = h.fake.cards.values()
+    assert entity.history[-1].endswith("\n…") and entity.history[-1].startswith(paragraph)
+    assert len(json.dumps(entity.card, ensure_ascii=False).encode()) <= CARD_LIMIT
 
 
 async def test_buttons_round_trip_and_update_the_card_in_place(start_adapter: StartAdapter) -> None:
@@ -140,11 +203,12 @@ async def test_replies_in_a_topic_stay_in_the_thread(start_adapter: StartAdapter
     assert h.fake.messages[ref.message_id]["in_thread"] is True
 
 
-async def test_platform_failures_are_typed(start_adapter: StartAdapter) -> None:
+async def test_platform_failures_are_typed(start_adapter: StartAdapter, streams_at_once: None) -> None:
     h = await start_adapter()
-    h.fake.fail("POST", "/cardkit/v1/cards", code=99991400, status=429)
+    ref = await h.adapter.send(DM, Reply("x"), final=False)
+    h.fake.fail("POST", "/cardkit/v1/cards/id_convert", code=99991400, status=429)
     with pytest.raises(RateLimited):
-        await h.adapter.send(DM, Reply("x"), final=False)
+        await h.adapter.edit(ref, Reply("xy"), final=False)
     h.fake.fail("POST", "/im/v1/messages", code=230002)  # the bot was removed from the chat
     with pytest.raises(ChatUnavailable):
         await h.adapter.send(DM, Reply("x"))
@@ -158,7 +222,8 @@ async def test_an_expired_token_is_refreshed_once(start_adapter: StartAdapter) -
     assert len(h.fake.requests("POST", "tenant_access_token")) == 2
 
 
-async def test_the_cards_we_render_pass_feishus_card_validation(start_adapter: StartAdapter) -> None:
+async def test_the_cards_we_render_pass_feishus_card_validation(
+        start_adapter: StartAdapter, streams_at_once: None) -> None:
     h = await start_adapter()
     ref = await h.adapter.send(DM, Reply("**hi**", title="Tree", buttons=((Button("Go", "/goto 1"),),)))
     streamed = await h.adapter.send(DM, Reply("streaming"), final=False)
