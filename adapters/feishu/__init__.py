@@ -1,4 +1,4 @@
-"""Feishu / Lark: events by long connection (default) or webhook, answers as streaming cards."""
+"""Feishu / Lark: events by long connection (default) or webhook, answers as cards (streaming cards when long)."""
 
 from __future__ import annotations
 
