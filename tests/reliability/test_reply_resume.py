@@ -101,6 +101,8 @@ async def test_a_reply_cut_by_sigkill_is_completed_in_the_message_already_sent(
     bot_messages = [m for m in tg.messages(CHAT) if m.from_bot]
     assert [(m.message_id, m.text) for m in bot_messages] == [
         (cut.message_id, long_answer), *((m.message_id, q) for m, q in zip(bot_messages[1:], queued, strict=True))]
-    assert len(tg.calls_of("sendMessage")) - sends_before == len(queued)  # the cut reply was edited, not re-sent
+    # the cut reply was edited, not re-sent (a queued answer's send may be retried after a flood 429: the first
+    # process's sends still count in the chat's window when the second one starts)
+    assert [c["text"] for c in tg.calls_of("sendMessage")[sends_before:] if c["text"] not in queued] == []
     assert [r["body"]["messages"][-1]["content"] for r in answer_requests(fast)] == [long_answer, *queued]
     assert [r["body"]["messages"][-1]["content"] for r in answer_requests(slow)] == [long_answer]
