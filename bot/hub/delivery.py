@@ -17,7 +17,6 @@ from bot.replies import Reply, split_text
 log = logging.getLogger("bothub.delivery")
 
 MAX_ATTEMPTS = 5
-FIRST_SEND_GRACE = 0.15  # seconds the first text of a stream waits for the rest of a short answer
 REMEMBERED_PRESSES = 2048
 
 
@@ -200,10 +199,10 @@ class StreamWriter:
             self._flusher = asyncio.create_task(self._flush())
 
     async def _flush(self) -> None:
-        # The first text waits a moment, so a short answer that completes meanwhile is sent once, whole;
-        # later updates wait for the platform's edit interval. When a chat is short of budget, `_show`
-        # skips the partial send and the answer goes out whole, in one call.
-        wait = self._last + self._interval - time.monotonic() if self._refs else FIRST_SEND_GRACE
+        # The first text goes out at once (what the user waits for); later updates wait for the platform's edit
+        # interval, so a short answer costs its send and one final edit. When a chat is short of budget,
+        # `_show` skips the partial send and the answer goes out whole, in one call.
+        wait = self._last + self._interval - time.monotonic() if self._refs else 0.0
         if wait > 0:
             await asyncio.sleep(wait)
         self._sending = True

@@ -11,8 +11,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import json
+import re
 import signal
 import time
 from collections.abc import Callable, Sequence
@@ -300,8 +302,15 @@ class FakeOpenAI:
         return [d for group in rounds for d in group if d is not None]
 
 
+_SPEAKER = re.compile(r"^\[[^\]\n]*\]\s*")  # "[ann] " before a group member's words
+
+
 async def _serve(port: int, words_delay: float, first_token_delay: float) -> None:
+    """The benchmarks' model answers the question itself: a bot that tags the speaker in groups (bothub does)
+    gets the same answer text, in the same time, as one that doesn't."""
     fake = FakeOpenAI(words_delay=words_delay, first_token_delay=first_token_delay)
+    echo = fake.responder
+    fake.responder = lambda body: _untagged(echo(body))
     await fake.start(port)
     print(fake.base_url, flush=True)  # the parent process reads this line to find the port
     stop = asyncio.Event()
@@ -310,6 +319,10 @@ async def _serve(port: int, words_delay: float, first_token_delay: float) -> Non
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     await fake.stop()
+
+
+def _untagged(step: Step) -> Step:
+    return dataclasses.replace(step, text=_SPEAKER.sub("", step.text, count=1)) if isinstance(step, Text) else step
 
 
 def main(argv: Sequence[str] | None = None) -> None:
