@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections.abc import Mapping
 from datetime import timedelta
@@ -58,6 +59,10 @@ from bot.web.routes import mount
 log = logging.getLogger("bothub.app")
 
 HOUSEKEEPING_EVERY = 300.0  # seconds: deleted conversations go within 5 minutes after their undo window
+# Objects made before the cyclic collector's youngest generation is scanned. Every answer allocates thousands of
+# short-lived objects (tasks, futures, events, JSON) and almost no cycles: at Python's default (700) a burst of a
+# thousand answers ran ~390 young, 35 middle and 3 full collections, ~0.45 s of CPU that freed 32 objects.
+GC_YOUNG_THRESHOLD = 10_000
 
 
 class App:
@@ -188,6 +193,7 @@ class App:
         return adapter
 
     async def start(self) -> None:
+        gc.set_threshold(max(GC_YOUNG_THRESHOLD, gc.get_threshold()[0]), *gc.get_threshold()[1:])
         await self.store.open()
         await self.hub.owners.start()  # replicas: claims before adapters, whose roles (poller, shards) need them
         if self._adapter_routes or self.cfg.server.enabled:

@@ -126,8 +126,8 @@ class Provider:
         return _KEY_PATTERN.sub(r"\1-***", detail)
 
     @asynccontextmanager
-    async def post(self, path: str, body: dict[str, Any] | FormFactory) -> AsyncIterator[aiohttp.ClientResponse]:
-        """The successful response to a POST of JSON (or a form); transport failures while reading it, too,
+    async def post(self, path: str, body: bytes | FormFactory) -> AsyncIterator[aiohttp.ClientResponse]:
+        """The successful response to a POST of encoded JSON (or a form); transport failures while reading it, too,
         become LLMError. Nothing is retried once the response is handed out: the user may have seen it."""
         response = await self._request("POST", path, body)
         try:
@@ -146,15 +146,13 @@ class Provider:
         finally:
             response.release()
 
-    async def _request(self, method: str, path: str, body: dict[str, Any] | FormFactory | None
-                       ) -> aiohttp.ClientResponse:
+    async def _request(self, method: str, path: str, body: bytes | FormFactory | None) -> aiohttp.ClientResponse:
         url = f"{self.base_url}{path}"
-        payload = None if body is None or callable(body) else json.dumps(body, ensure_ascii=False).encode()
-        headers = {"Content-Type": "application/json"} if payload is not None else None
+        headers = {"Content-Type": "application/json"} if isinstance(body, bytes) else None
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries
             try:
-                response = await self.session().request(method, url, data=body() if callable(body) else payload,
+                response = await self.session().request(method, url, data=body() if callable(body) else body,
                                                          headers=headers)
             except (TimeoutError, aiohttp.ClientError, OSError) as e:
                 if last:

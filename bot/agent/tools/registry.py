@@ -55,15 +55,18 @@ class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
         self._sources: list[ToolSource] = []
+        self._specs: list[dict[str, Any]] | None = None  # get_openai_tools, until the tools change
 
     def register(self, name: str, description: str, parameters: dict[str, Any], func: ToolFunc,
                  needs_approval: bool = False) -> None:
         if name in self._tools:
             raise ValueError(f"tool {name!r} registered twice")
         self._tools[name] = Tool(name, description, parameters, func, needs_approval)
+        self._specs = None
 
     def remove(self, name: str) -> None:
         self._tools.pop(name, None)
+        self._specs = None
 
     def add_source(self, source: ToolSource) -> None:
         self._sources.append(source)
@@ -91,13 +94,17 @@ class ToolRegistry:
         return sub
 
     def get_openai_tools(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "type": "function",
-                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
-            }
-            for t in self._tools.values()
-        ]
+        """The tools as the API takes them: one shared list (not to be modified) until a tool is added or removed,
+        so the LLM client encodes it once rather than with every request."""
+        if self._specs is None:
+            self._specs = [
+                {
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                }
+                for t in self._tools.values()
+            ]
+        return self._specs
 
     async def execute(self, name: str, arguments: str, ctx: ToolContext) -> str:
         """Run a tool; every failure becomes text the model can read, never an exception."""
