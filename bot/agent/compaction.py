@@ -18,6 +18,7 @@ from bot.agent.llm import LLMClient
 from bot.agent.prompt import message_tokens
 from bot.agent.provider import LLMError
 from bot.agent.tokens import TokenCounter
+from bot.chats.sessions import IDLE_SESSIONS
 from bot.store.summaries import Summary, SummaryStore
 from bot.tree.model import Message
 
@@ -26,7 +27,7 @@ log = logging.getLogger("bothub.compaction")
 KEEP_SHARE = 0.4  # of the history budget: what automatic compaction leaves as recent turns
 KEEP_TURNS = 2  # user turns `/compact` leaves unsummarized
 QUOTE_CHARS = 1500  # of one message, in the text handed to the summarizer
-CACHED_CONVERSATIONS = 512
+CACHED_CONVERSATIONS = IDLE_SESSIONS  # one active conversation per cached session
 SUMMARIZER = (
     "You compress the earlier part of a chat between a user and an AI assistant so the assistant can continue "
     "without it. Write a concise summary in the conversation's language: facts, names, numbers, decisions, "

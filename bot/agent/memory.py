@@ -11,6 +11,7 @@ import re
 from collections import OrderedDict
 
 from bot.agent.tools.registry import ToolContext, ToolRegistry
+from bot.chats.sessions import IDLE_SESSIONS
 from bot.store.memories import MEMORY_TYPES, MemoryEntry, MemoryStore
 
 PROMPT_ENTRIES = 20  # entries offered to the prompt; PromptBuilder still fits them to the P2 budget
@@ -18,7 +19,7 @@ MAX_CONTENT = 2000  # characters of one memory
 MAX_TAGS = 8
 MAX_TAG = 32  # characters of one tag
 RECALL_LIMIT = 10
-PROMPT_CACHE_CHATS = 1024
+PROMPT_CACHE_CHATS = IDLE_SESSIONS
 PREVIEW = 60  # characters of a query echoed back in "Nothing remembered about …"
 
 

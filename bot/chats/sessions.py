@@ -16,6 +16,10 @@ from bot.tree.model import Message
 log = logging.getLogger("bothub.sessions")
 
 Job = Callable[[], Coroutine[Any, Any, None]]
+# Idle sessions kept loaded. One costs ≈ 3 KiB plus ≈ 0.5 KiB per message on its branch (tracemalloc, short
+# messages), so the bound is by count and modest; a session past it is reloaded in one store call. The caches a
+# turn reads next to its session (memory lines, summaries) hold as many, so they do not miss before it does.
+IDLE_SESSIONS = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +140,7 @@ class Lane:
 class Sessions:
     """In-memory sessions with an LRU bound; idle sessions are dropped and reloaded lazily from the store."""
 
-    def __init__(self, max_idle: int = 2_000) -> None:
+    def __init__(self, max_idle: int = IDLE_SESSIONS) -> None:
         self._sessions: OrderedDict[SessionKey, Session] = OrderedDict()
         self._lanes: dict[SessionKey, Lane] = {}
         self._keys: dict[str, SessionKey] = {}  # storage key → key, for sessions or lanes held here

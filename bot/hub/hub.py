@@ -206,7 +206,7 @@ class Hub:
     async def _answer(self, msg: IncomingMessage, session: Session, delivery: Delivery, ticket: Ticket,
                       resumed: bool = False) -> None:
         try:
-            await self.conversations.ensure(session)
+            await self.runner.load(session)
             turn = self.turn(msg, session)
             turn.ticket = ticket
             transfer = delivery.adapter.files

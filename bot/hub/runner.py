@@ -104,6 +104,20 @@ class AgentRunner:
         """Each chat's own folder for file tools."""
         return chat_folder(self.cfg.data_dir, session.key.storage_key)
 
+    async def load(self, session: Session) -> None:
+        """Load a session that is not in memory (one store call), then what its prompt reads next to it: the memory
+        lines and the conversation's summaries, both cached, read together (one wait, not two in a row) and before
+        the user message's write is queued ahead of them."""
+        if session.loaded:
+            return
+        await self.conversations.ensure(session)
+        assert session.conversation_id is not None
+        summaries = self.compactor.summaries(session.key.storage_key, session.conversation_id)
+        if self.memory is None:
+            await summaries
+        else:
+            await asyncio.gather(self.memory.for_prompt(session.key.storage_key), summaries)
+
     async def answer(self, session: Session, turn: TurnContext, delivery: Delivery) -> None:
         """Store the user's message (the session is loaded), then answer it."""
         self.conversations.add(session, _user_message(turn))  # stored while the model is asked; `run` waits
@@ -141,7 +155,7 @@ class AgentRunner:
     async def _run(self, session: Session, turn: TurnContext, delivery: Delivery, trace: RunTrace,
                    model: str | None) -> None:
         chat_key = session.key.storage_key
-        memory = await self._memory_and_summaries(session)
+        memory = await self.memory.for_prompt(chat_key) if self.memory else []
         await self.loop.tools.refresh()  # MCP servers start on the first run that needs their tools
         sections = self.prompts.sections(session.role, self.loop.tools.names, memory, turn.user_text)
         trace.prompt(sections, self.counter)
@@ -227,17 +241,6 @@ class AgentRunner:
             finishes.finished = True
         if isinstance(end, RunFinished) and turn.silent_reply is None:
             self._title_first_exchange(session, end.text)
-
-    async def _memory_and_summaries(self, session: Session) -> list[str]:
-        """The chat's memory lines for the prompt; the conversation's summaries (which the prompt needs next) are
-        read alongside, so a session just loaded waits for the store once, not twice in a row. Both are cached."""
-        assert session.conversation_id is not None
-        summaries = self.compactor.summaries(session.key.storage_key, session.conversation_id)
-        if self.memory is None:
-            await summaries
-            return []
-        memory, _ = await asyncio.gather(self.memory.for_prompt(session.key.storage_key), summaries)
-        return memory
 
     def _title_first_exchange(self, session: Session, answer: str) -> None:
         """After the answer to a conversation's first message (number 1), ask for a title in the background."""

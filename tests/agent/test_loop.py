@@ -305,3 +305,32 @@ async def test_model_turns_report_usage_and_timing(fake: FakeOpenAI, make_llm: M
     fake.script(Error(429))
     failed = await run_all(await make_llm(max_retries=0), ctx)
     assert [(type(e), getattr(e, "failed", None)) for e in failed] == [(ModelTurn, "rate_limit"), (RunFailed, None)]
+
+
+async def test_the_request_carries_the_tools_registered_at_that_moment(
+    fake: FakeOpenAI, make_llm: MakeLLM, ctx: ToolContext
+) -> None:
+    """The tool list's JSON is made once and reused: a tool added or removed in between must still show."""
+    llm = await make_llm()
+    tools = ToolRegistry()
+
+    async def echo(_ctx: ToolContext, text: str = "") -> str:
+        return text
+
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+    fake.script(Text("none"), Text("one"), Text("one again"), Text("two"), Text("none again"))
+    await run(llm, ctx, tools)
+    tools.register("echo", "Says it back", schema, echo)
+    await run(llm, ctx, tools)
+    await run(llm, ctx, tools)
+    tools.register("shout", "Says it louder", schema, echo)
+    await run(llm, ctx, tools)
+    tools.remove("echo")
+    tools.remove("shout")
+    await run(llm, ctx, tools)
+    sent = [[t["function"]["name"] for t in r["body"].get("tools", [])] for r in fake.requests]
+    assert sent == [[], ["echo"], ["echo"], ["echo", "shout"], []]
+    assert "tools" not in fake.requests[0]["body"] and "tools" not in fake.requests[4]["body"]  # never an empty list
+    assert fake.requests[1]["body"]["tools"][0] == {"type": "function", "function": {
+        "name": "echo", "description": "Says it back", "parameters": schema}}
+    assert fake.requests[1]["body"]["stream"] is True and fake.requests[1]["body"]["messages"] == PROMPT
