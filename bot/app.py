@@ -34,7 +34,7 @@ from bot.chats.api_tokens import ApiTokens
 from bot.chats.conversations import Conversations
 from bot.chats.housekeeping import Housekeeping
 from bot.chats.pairing import Pairing
-from bot.chats.sessions import SessionKey, Sessions
+from bot.chats.sessions import IDLE_SESSIONS, SessionKey, Sessions
 from bot.commands import CommandServices, menu
 from bot.config import Config, ConfigError
 from bot.hub.hub import Hub
@@ -89,7 +89,7 @@ class App:
         self.prompts = PromptBuilder(workspace, skills, language=cfg.language)
         self.approvals = Approvals()
         self.mcp = McpTools(cfg.mcp.servers, env, cfg.data_dir / "logs" / "mcp", self.approvals)
-        self.memory = Memory(self.store.memories)
+        self.memory = Memory(self.store.memories, cached_chats=IDLE_SESSIONS)  # as many as sessions stay loaded
         self.tools = self._tools(skills)
         self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns)
         self.metrics = Metrics()
@@ -98,7 +98,8 @@ class App:
         self.metrics.watch_usage(lambda: (self.llm.total_usage.prompt_tokens, self.llm.total_usage.completion_tokens))
         self.conversations = Conversations(self.store.conversations)
         self.housekeeping = Housekeeping(self.conversations, self.store.housekeeping, cfg.data_dir, self.clock.now)
-        self.compactor = Compactor(self.llm, self.store.summaries, cfg.llm.skill_model or cfg.llm.chat_model)
+        self.compactor = Compactor(self.llm, self.store.summaries, cfg.llm.skill_model or cfg.llm.chat_model,
+                                   cached_conversations=IDLE_SESSIONS)  # one active conversation per session
         off = [name for name, section in cfg.sections.items() if not section.group_context]
         self.group_context = GroupContext(self.store.group_context, cfg.group_context, off, self.clock)
         self.traces = TraceWriter(self.store.traces, cfg.traces.per_chat)

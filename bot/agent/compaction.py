@@ -18,7 +18,6 @@ from bot.agent.llm import LLMClient
 from bot.agent.prompt import message_tokens
 from bot.agent.provider import LLMError
 from bot.agent.tokens import TokenCounter
-from bot.chats.sessions import IDLE_SESSIONS
 from bot.store.summaries import Summary, SummaryStore
 from bot.tree.model import Message
 
@@ -27,7 +26,6 @@ log = logging.getLogger("bothub.compaction")
 KEEP_SHARE = 0.4  # of the history budget: what automatic compaction leaves as recent turns
 KEEP_TURNS = 2  # user turns `/compact` leaves unsummarized
 QUOTE_CHARS = 1500  # of one message, in the text handed to the summarizer
-CACHED_CONVERSATIONS = IDLE_SESSIONS  # one active conversation per cached session
 SUMMARIZER = (
     "You compress the earlier part of a chat between a user and an AI assistant so the assistant can continue "
     "without it. Write a concise summary in the conversation's language: facts, names, numbers, decisions, "
@@ -52,11 +50,12 @@ class BranchView:
 
 
 class Compactor:
-    def __init__(self, llm: LLMClient, store: SummaryStore, model: str) -> None:
+    def __init__(self, llm: LLMClient, store: SummaryStore, model: str, cached_conversations: int = 512) -> None:
         self.llm = llm
         self.store = store
         self.model = model  # llm.skill_model: the cheaper one
         self._cache: OrderedDict[tuple[str, str], dict[str, Summary]] = OrderedDict()
+        self._cached_conversations = cached_conversations
 
     async def summaries(self, chat: str, conv_id: str) -> dict[str, Summary]:
         """One conversation's summaries, read from the store once and then kept (a few per conversation)."""
@@ -65,7 +64,7 @@ class Compactor:
             self._cache.move_to_end(key)
         else:
             self._cache[key] = await self.store.of_conversation(chat, conv_id)
-            if len(self._cache) > CACHED_CONVERSATIONS:
+            if len(self._cache) > self._cached_conversations:
                 self._cache.popitem(last=False)
         return self._cache[key]
 

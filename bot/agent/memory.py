@@ -11,7 +11,6 @@ import re
 from collections import OrderedDict
 
 from bot.agent.tools.registry import ToolContext, ToolRegistry
-from bot.chats.sessions import IDLE_SESSIONS
 from bot.store.memories import MEMORY_TYPES, MemoryEntry, MemoryStore
 
 PROMPT_ENTRIES = 20  # entries offered to the prompt; PromptBuilder still fits them to the P2 budget
@@ -19,7 +18,6 @@ MAX_CONTENT = 2000  # characters of one memory
 MAX_TAGS = 8
 MAX_TAG = 32  # characters of one tag
 RECALL_LIMIT = 10
-PROMPT_CACHE_CHATS = IDLE_SESSIONS
 PREVIEW = 60  # characters of a query echoed back in "Nothing remembered about …"
 
 
@@ -54,12 +52,13 @@ def clean_tags(tags: object) -> list[str]:
 class Memory:
     """Reads a chat's memories for its prompt (one bounded, indexed query) and writes what the model keeps."""
 
-    def __init__(self, store: MemoryStore, prompt_entries: int = PROMPT_ENTRIES) -> None:
+    def __init__(self, store: MemoryStore, prompt_entries: int = PROMPT_ENTRIES, cached_chats: int = 1024) -> None:
         self.store = store
         self.prompt_entries = prompt_entries
         # Every turn needs the prompt entries, which change only through this class: keep them for recent
         # chats so a turn costs no database round trip.
         self._prompt_cache: OrderedDict[str, list[str]] = OrderedDict()
+        self._cached_chats = cached_chats
 
     async def for_prompt(self, chat: str) -> list[str]:
         """The chat's most used (then newest) entries, least important first.
@@ -73,7 +72,7 @@ class Memory:
             return cached
         entries = await self.store.top(chat, self.prompt_entries)
         lines = self._prompt_cache[chat] = [format_entry(e) for e in reversed(entries)]
-        if len(self._prompt_cache) > PROMPT_CACHE_CHATS:
+        if len(self._prompt_cache) > self._cached_chats:
             self._prompt_cache.popitem(last=False)
         return lines
 

@@ -18,7 +18,7 @@ log = logging.getLogger("bothub.sessions")
 Job = Callable[[], Coroutine[Any, Any, None]]
 # Idle sessions kept loaded. One costs ≈ 3 KiB plus ≈ 0.5 KiB per message on its branch (tracemalloc, short
 # messages), so the bound is by count and modest; a session past it is reloaded in one store call. The caches a
-# turn reads next to its session (memory lines, summaries) hold as many, so they do not miss before it does.
+# turn reads next to its session (memory lines, summaries) hold as many (bot/app.py), so they miss no sooner.
 IDLE_SESSIONS = 2_000
 
 
