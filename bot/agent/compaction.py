@@ -68,6 +68,10 @@ class Compactor:
                 self._cache.popitem(last=False)
         return self._cache[key]
 
+    def drop_cached(self, chat: str, conv_id: str) -> None:
+        """Read the conversation's summaries afresh next time (another replica may have added one meanwhile)."""
+        self._cache.pop((chat, conv_id), None)
+
     async def view(self, chat: str, conv_id: str, path: Sequence[Message]) -> BranchView:
         summaries = await self.summaries(chat, conv_id)
         for i in range(len(path) - 1, -1, -1):

@@ -76,6 +76,10 @@ class Memory:
             self._prompt_cache.popitem(last=False)
         return lines
 
+    def drop_cached(self, chat: str) -> None:
+        """Read the chat's entries afresh next time (another replica may have changed them meanwhile)."""
+        self._prompt_cache.pop(chat, None)
+
     async def forget(self, chat: str, number: int) -> bool:
         """Delete this chat's memory `number` (as /memory shows it)."""
         self._prompt_cache.pop(chat, None)

@@ -106,17 +106,20 @@ class AgentRunner:
 
     async def load(self, session: Session) -> None:
         """Load a session that is not in memory (one store call), then what its prompt reads next to it: the memory
-        lines and the conversation's summaries, both cached, read together (one wait, not two in a row) and before
-        the user message's write is queued ahead of them."""
+        lines and the conversation's summaries, read afresh like the session (a dropped session may have moved on
+        at another replica), together (one wait, not two in a row) and before the user message's write is queued
+        ahead of them; both stay cached while the session is used."""
         if session.loaded:
             return
         await self.conversations.ensure(session)
-        assert session.conversation_id is not None
-        summaries = self.compactor.summaries(session.key.storage_key, session.conversation_id)
+        chat, conv_id = session.key.storage_key, session.conversation_id
+        assert conv_id is not None
+        self.compactor.drop_cached(chat, conv_id)
         if self.memory is None:
-            await summaries
-        else:
-            await asyncio.gather(self.memory.for_prompt(session.key.storage_key), summaries)
+            await self.compactor.summaries(chat, conv_id)
+            return
+        self.memory.drop_cached(chat)
+        await asyncio.gather(self.memory.for_prompt(chat), self.compactor.summaries(chat, conv_id))
 
     async def answer(self, session: Session, turn: TurnContext, delivery: Delivery) -> None:
         """Store the user's message (the session is loaded), then answer it."""

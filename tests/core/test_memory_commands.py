@@ -37,3 +37,27 @@ async def test_memory_and_forget_commands_stay_in_their_chat(tmp_path: Path, fak
     assert page2.buttons == ()
     assert no_page.text == "There is no page 9; memory has 2 page(s)."
     assert forgot.text.startswith("Forgot memory #12.")
+
+
+async def test_a_reloaded_session_reads_the_memory_written_while_it_was_dropped(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """Another replica may answer the chat while this one has dropped its session: the reload must not reuse the
+    memory lines cached before (and the other chat's stay its own)."""
+    rec = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
+        chat_a, chat_b = SessionKey("recording", "a").storage_key, SessionKey("recording", "b").storage_key
+        await rec.say("a asks first", chat_id="a")
+        await rec.say("b asks first", chat_id="b")
+        await app.hub.idle()
+        await app.store.memories.add(chat_a, "fact", "the user's cat is called Miso")  # as another replica would
+        await rec.say("a asks again", chat_id="a")  # the session is still here, with the lines cached with it
+        await app.hub.idle()
+        app.hub.sessions.forget(chat_a)
+        app.hub.sessions.forget(chat_b)
+        await rec.say("a asks after the reload", chat_id="a")
+        await rec.say("b asks after the reload", chat_id="b")
+        await app.hub.idle()
+    seen = {r["body"]["messages"][-1]["content"]: "Miso" in r["body"]["messages"][0]["content"] for r in fake.requests}
+    assert seen == {"a asks first": False, "b asks first": False, "a asks again": False,
+                    "a asks after the reload": True, "b asks after the reload": False}
