@@ -8,11 +8,13 @@ finds it by the package's name (`platforms:` in the config, or the presence of i
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib
 import pkgutil
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
@@ -229,14 +231,34 @@ class AdapterSpec(Generic[S]):
     loggers: tuple[str, ...] = ()  # the SDK's chatty loggers, kept at WARNING
 
 
-def imported(module: str, function: str) -> Callable[..., Any]:
+def imported(module: str, function: str, *, hide: tuple[str, ...] = ()) -> Callable[..., Any]:
     """`module.function`, imported at its first call: a spec's `create` and `doctor` without the SDK's
-    import cost for every platform that is installed but not run."""
+    import cost for every platform that is installed but not run.
+
+    `hide` names optional packages the SDK imports eagerly inside `try: … except ImportError` for features
+    the adapter never uses: they are hidden while `module` is first imported, so the SDK takes its "not
+    installed" branch and they never load; afterwards anything else may import them as usual."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        return getattr(importlib.import_module(module), function)(*args, **kwargs)
+        with _hidden(hide):
+            loaded = importlib.import_module(module)
+        return getattr(loaded, function)(*args, **kwargs)
 
     return call
+
+
+@contextlib.contextmanager
+def _hidden(names: tuple[str, ...]) -> Iterator[None]:
+    """`import name` raises ImportError inside the block (a None entry in sys.modules means "not found")."""
+    hidden = [name for name in names if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        for name in hidden:
+            if sys.modules.get(name, False) is None:
+                del sys.modules[name]
 
 
 ADAPTER_PACKAGE = "adapters"

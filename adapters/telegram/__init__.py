@@ -15,12 +15,18 @@ class TelegramConfig(PlatformConfig):
     messages_per_second: int = Field(default=30, ge=1, le=1000)
 
 
+# python-telegram-bot imports these when installed, for what bothub never does: `cryptography` to decrypt Telegram
+# Passport data (≈ 9 MB resident), and `click` (with `pygments`) through httpx's command-line entry point. Both
+# are guarded by `except ImportError`; hidden while the adapter is first imported, they stay unloaded
+# (cryptography is installed for Feishu's encrypted webhooks, which import it on their first event).
+UNUSED_EXTRAS = ("cryptography", "click")
+
 SPEC = AdapterSpec(
     name="telegram",
     config_model=TelegramConfig,
-    create=imported("adapters.telegram.adapter", "create"),  # the SDK is imported only when it runs
+    create=imported("adapters.telegram.adapter", "create", hide=UNUSED_EXTRAS),  # the SDK loads only when it runs
     secrets=("TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET"),
     required_env=("TELEGRAM_BOT_TOKEN",),
-    doctor=imported("adapters.telegram.adapter", "doctor"),
+    doctor=imported("adapters.telegram.adapter", "doctor", hide=UNUSED_EXTRAS),
     loggers=("telegram",),
 )

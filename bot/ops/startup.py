@@ -29,23 +29,27 @@ class Starter:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def start_all(self, adapters: Sequence[Adapter]) -> None:
-        """Start every adapter; raises ConfigError only when none of them can run."""
-        refused: list[str] = []
-        for adapter in adapters:
-            try:
-                await self._start(adapter)
-            except ConfigError as e:
-                log.error("%s cannot run: %s", adapter.name, e)
-                refused.append(adapter.name)
-            except Exception as e:
-                log.error("%s: %s; retrying in %.0f s", adapter.name, cause(e), self._first)
-                log.debug("%s start-up failure", adapter.name, exc_info=True)
-                self.retrying.add(adapter.name)
-                task = asyncio.create_task(self._keep_trying(adapter), name=f"start-{adapter.name}")
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+        """Start every adapter, all at once (each mostly waits on its platform's handshake: start-up takes the
+        slowest one's time, not their sum); raises ConfigError only when none of them can run."""
+        refused = [name for name in await asyncio.gather(*(self._first_start(a) for a in adapters)) if name]
         if adapters and len(refused) == len(adapters):
             raise ConfigError("no platform can run (" + ", ".join(refused) + ")")
+
+    async def _first_start(self, adapter: Adapter) -> str | None:
+        """The adapter's name when it refused the credentials; an unreachable one is retried in the background."""
+        try:
+            await self._start(adapter)
+        except ConfigError as e:
+            log.error("%s cannot run: %s", adapter.name, e)
+            return adapter.name
+        except Exception as e:
+            log.error("%s: %s; retrying in %.0f s", adapter.name, cause(e), self._first)
+            log.debug("%s start-up failure", adapter.name, exc_info=True)
+            self.retrying.add(adapter.name)
+            task = asyncio.create_task(self._keep_trying(adapter), name=f"start-{adapter.name}")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return None
 
     async def _keep_trying(self, adapter: Adapter) -> None:
         delay = self._first

@@ -13,7 +13,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 WATCHED = ("lark_oapi", "google.protobuf", "Crypto", "cryptography", "requests", "asyncpg", "PIL", "pypdf", "mcp",
-           "croniter")
+           "croniter", "click", "pygments", "telegram")
 
 
 def loaded_after(code: str) -> set[str]:
@@ -31,6 +31,17 @@ def test_the_feishu_adapter_loads_neither_lark_oapi_nor_protobuf_nor_aes() -> No
 
 def test_the_app_and_cli_load_no_optional_backend_media_or_cron_library() -> None:
     assert loaded_after("import bot.cli.main, bot.app") == set()
+
+
+def test_the_telegram_adapter_leaves_out_the_extras_python_telegram_bot_would_load() -> None:
+    # cryptography (Telegram Passport) and click/pygments (httpx's command line): bothub uses neither
+    create = ("from adapters.telegram import SPEC\ntry:\n    SPEC.create(SPEC.config_model(), {}, None)\n"
+              "except Exception as e:\n    refused = str(e)\nassert 'TELEGRAM_BOT_TOKEN' in refused")
+    assert loaded_after(create) == {"telegram"}
+    # still importable afterwards, for Feishu's encrypted webhooks
+    decrypt = ("from adapters.feishu import crypto; from tests.fakes.feishu_events import encrypt; "
+               "assert crypto.decrypt('k', encrypt('k', 'hi')) == 'hi'")
+    assert "cryptography" in loaded_after(f"{create}\n{decrypt}")
 
 
 def test_an_encrypted_event_brings_in_aes_only_then() -> None:
