@@ -79,14 +79,17 @@ def question(platform: str, n: int) -> str:
 
 
 async def fill(db: Path) -> int:
-    """Each of the 1 000 chats gets a stored conversation of STORED_PER_CHAT messages."""
+    """Each of the 1 000 chats gets a stored conversation of STORED_PER_CHAT messages, as its active one: the
+    question continues it, so every run loads and sends that history."""
     store = SqliteStore(db)
     await store.open()
     stored = 0
     try:
         for platform, ids in chat_ids().items():
             for chat in ids:
-                await store.conversations.import_tree(f"{platform}:{chat}", linear(STORED_PER_CHAT, seed=0))
+                key = f"{platform}:{chat}"
+                info = await store.conversations.import_tree(key, linear(STORED_PER_CHAT, seed=0))
+                await store.conversations.set_active(key, info.id)
                 stored += STORED_PER_CHAT
     finally:
         await store.close()

@@ -7,6 +7,7 @@ with a visible marker; P2 (memory, then the oldest history) gives way first.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,7 +34,13 @@ def _section(title: str, body: str) -> tuple[str, str]:
 
 def join_sections(sections: Sequence[tuple[str, str]]) -> str:
     """The system prompt from `PromptBuilder.sections`."""
-    return "\n\n".join(text for _, text in sections)
+    return _joined(tuple(text for _, text in sections))
+
+
+@functools.lru_cache(maxsize=64)
+def _joined(texts: tuple[str, ...]) -> str:
+    """Runs whose sections are the same share one prompt string (most chats: no memories, no skill matched)."""
+    return "\n\n".join(texts)
 
 
 class PromptBuilder:
@@ -56,7 +63,10 @@ class PromptBuilder:
         roles_dir = self.workspace / "roles"
         role_files = sorted(roles_dir.glob("*.md")) if roles_dir.is_dir() else []
         roles = {p.stem: text for p in role_files if (text := _read(p))}
-        self._files, self._roles = files, roles
+        # Sections made once and shared by every prompt until the next reload: runs in flight hold references.
+        sections = {name: _section(name.removesuffix(".md"), text) for name, text in files.items()}
+        role_sections = {role: _section("ROLE", text) for role, text in roles.items()}
+        self._files, self._roles, self._file_sections, self._role_sections = files, roles, sections, role_sections
         self._memory_md_tokens = estimate_tokens(files.get(MEMORY_FILE, ""))
         if skills is not None:
             self.skills = skills
@@ -75,20 +85,18 @@ class PromptBuilder:
     def sections(self, role: str, tool_names: Sequence[str], memory: Sequence[str] = (),
                  user_text: str = "") -> list[tuple[str, str]]:
         """The system prompt as (title, text) parts in order: run traces show each part's size."""
-        files = self._files
-        parts = [_section(n.removesuffix(".md"), files[n]) for n in ("SOUL.md", "IDENTITY.md", "AGENTS.md")
-                 if n in files]
-        if role_body := self.role_text(role):
-            parts.append(_section("ROLE", role_body))
-        parts += [_section(n.removesuffix(".md"), files[n]) for n in ("USER.md", "TOOLS.md") if n in files]
+        files = self._file_sections
+        parts = [files[n] for n in ("SOUL.md", "IDENTITY.md", "AGENTS.md") if n in files]
+        if role_part := self._role_sections.get(role) or self._role_sections.get(DEFAULT_ROLE):
+            parts.append(role_part)
+        parts += [files[n] for n in ("USER.md", "TOOLS.md") if n in files]
         if tool_names:
-            parts.append(_section("AVAILABLE TOOLS", "You can call these tools: " + ", ".join(tool_names)))
+            parts.append(_tools_section(tuple(tool_names)))
         if skills := self.skills.prompt_skills(user_text):
             parts.append(_section("SKILLS", "\n\n".join(_render_skill(s) for s in skills)))
         if memory_body := self._memory(memory):
             parts.append(_section("MEMORY", memory_body))
-        fallback = _FALLBACK_LANGUAGE.get(self.language, "English")
-        parts.append(("LANGUAGE", f"Reply in the language of the user's latest message; if unclear, use {fallback}."))
+        parts.append(_language_section(self.language))
         return parts
 
     def _trim_p1(self, files: dict[str, str]) -> dict[str, str]:
@@ -127,6 +135,17 @@ class PromptBuilder:
         if kept:
             lines.append("\n".join(f"- {e}" for e in entries[len(entries) - kept:]))
         return "\n\n".join(lines)
+
+
+@functools.lru_cache(maxsize=16)
+def _tools_section(names: tuple[str, ...]) -> tuple[str, str]:
+    return _section("AVAILABLE TOOLS", "You can call these tools: " + ", ".join(names))
+
+
+@functools.lru_cache(maxsize=4)
+def _language_section(language: str) -> tuple[str, str]:
+    fallback = _FALLBACK_LANGUAGE.get(language, "English")
+    return "LANGUAGE", f"Reply in the language of the user's latest message; if unclear, use {fallback}."
 
 
 def _render_skill(skill: Skill) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -194,3 +195,16 @@ class Conversation:
 
     def __len__(self) -> int:
         return len(self.messages)
+
+
+def compact_path(path: list[Message]) -> list[Message]:
+    """A chain as loaded from a store (root side first), made to hold each repeated string once: roles interned,
+    each parent id the very string of its parent's id. Sessions keep their path in memory, and a database row
+    is a new string per column: for a thousand chats of 100 messages this is ≈ 11 MB less."""
+    previous: Message | None = None
+    for message in path:
+        message.role = sys.intern(message.role)
+        if previous is not None and message.parent_id == previous.id:
+            message.parent_id = previous.id
+        previous = message
+    return path

@@ -18,7 +18,7 @@ from bot.store.conversations import (
 )
 from bot.store.postgres.database import Database
 from bot.store.settings import ChatSettings
-from bot.tree.model import Conversation, Message, files_from_json, files_to_json, new_id, utc_now
+from bot.tree.model import Conversation, Message, compact_path, files_from_json, files_to_json, new_id, utc_now
 
 _NEW_CONV_COLUMNS = "id, chat, root_id, title, role, current_message_id, message_count, created_at, updated_at"
 _CONV_COLUMNS = f"{_NEW_CONV_COLUMNS}, archived"
@@ -131,7 +131,7 @@ async def _insert(db: asyncpg.Connection | asyncpg.Pool, chat: str, conv_id: str
 
 
 async def _chain(db: asyncpg.Connection, chat: str, conv_id: str, message_id: str) -> list[Message]:
-    return [_message(r) for r in await db.fetch(_CHAIN_SQL, chat, conv_id, message_id)]
+    return compact_path([_message(r) for r in await db.fetch(_CHAIN_SQL, chat, conv_id, message_id)])
 
 
 class PostgresConversations:

@@ -20,7 +20,7 @@ from bot.store.conversations import (
 from bot.store.settings import ChatSettings
 from bot.store.sqlite.codec import iso, now_iso
 from bot.store.sqlite.database import Database
-from bot.tree.model import Conversation, Message, files_from_json, files_to_json, new_id
+from bot.tree.model import Conversation, Message, compact_path, files_from_json, files_to_json, new_id
 
 _NEW_CONV_COLUMNS = "id, chat, root_id, title, role, current_message_id, message_count, created_at, updated_at"
 _CONV_COLUMNS = f"{_NEW_CONV_COLUMNS}, archived"
@@ -162,7 +162,8 @@ def _visible(include_archived: bool) -> str:
 
 
 def _chain(db: sqlite3.Connection, chat: str, conv_id: str, message_id: str) -> list[Message]:
-    return [_message(r) for r in db.execute(_CHAIN_SQL, {"mid": message_id, "chat": chat, "conv": conv_id})]
+    rows = db.execute(_CHAIN_SQL, {"mid": message_id, "chat": chat, "conv": conv_id})
+    return compact_path([_message(r) for r in rows])
 
 
 class SqliteConversations:

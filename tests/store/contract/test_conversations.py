@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
+import sys
 
 import pytest
 
@@ -92,6 +94,16 @@ async def test_another_chats_ids_behave_like_random_ids(store: Store) -> None:
     assert await store.conversations.active("tg:B") == b_conv
     assert await store.conversations.count("tg:A") == 1 and await store.conversations.count("tg:B") == 1
     assert [c.id for c in await store.conversations.recent("tg:A")] != [b_conv]
+
+
+async def test_a_loaded_path_holds_each_id_and_role_once(store: Store) -> None:
+    # sessions keep their path in memory: a parent id is its parent's own id string, a role the interned one
+    conv_id, msgs = await _converse(store, "tg:lean", turns=3)
+    for path in ((await store.conversations.open_chat("tg:lean")).path,
+                 await store.conversations.chain("tg:lean", conv_id, msgs[-1].id)):
+        assert [m.id for m in path] == [m.id for m in msgs]
+        assert all(child.parent_id is parent.id for parent, child in itertools.pairwise(path))
+        assert all(m.role is sys.intern(m.role) for m in path)
 
 
 async def test_chain_cursor_and_branching(store: Store) -> None:
