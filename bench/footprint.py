@@ -10,6 +10,7 @@ The platform fakes' rate limits are off here: this measures the bot's footprint,
 from __future__ import annotations
 
 import asyncio
+import compileall
 import contextlib
 import os
 import socket
@@ -94,6 +95,14 @@ async def fill(db: Path) -> int:
     finally:
         await store.close()
     return stored
+
+
+def compile_bytecode() -> None:
+    """bothub's own modules compiled as an install leaves them (pip does the same for the libraries; the Docker
+    image runs compileall): a start then reads bytecode, whatever PYTHONDONTWRITEBYTECODE says here. Without it a
+    start compiles ~180 modules first (≈ 0.15 s of CPU)."""
+    for package in ("bot", "adapters"):
+        compileall.compile_dir(REPO / package, quiet=1)
 
 
 def free_port() -> int:
@@ -194,6 +203,7 @@ async def measure(work: Path, servers: Fakes, llm_url: str, stored: int) -> Outc
         "platforms": ["telegram", "discord", "feishu"], "max_queue": 10}), encoding="utf-8")
     env = {**os.environ, **servers.env(), "OPENAI_BASE_URL": llm_url, "OPENAI_API_KEY": "test-key",
            "BOTHUB_MODEL": "fake-model", "PYTHONPATH": str(REPO)}
+    compile_bytecode()
     spawned = time.monotonic()
     proc = await asyncio.create_subprocess_exec(*BOTHUB, "--config", str(config), "run", env=env, cwd=work)
     try:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-import aiohttp_jinja2
 from aiohttp import web
 
 from bot.chats.sessions import SessionKey
@@ -15,9 +15,13 @@ from bot.config import Config, ConfigError
 from bot.ops.health import Health
 from bot.ops.metrics import Metrics
 from bot.store import Store
+from bot.web import render
 from bot.web.auth import is_loopback
 from bot.web.security import AUTH, SESSION
 from bot.web.treeview import IndexCache
+
+if TYPE_CHECKING:
+    import jinja2
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,21 @@ def render_page(name: str, request: web.Request, context: dict[str, Any], status
     common = {"csrf": session.csrf if session else "", "signed_in": session is not None,
               "open_access": request.app[AUTH].open_access, "path": request.path,
               "webchat": any(r.canonical == "/webchat" for r in request.app.router.resources())}
-    return aiohttp_jinja2.render_template(name, request, {**common, **context}, status=status)
+    html = _pages().get_template(name).render({**common, **context})
+    return web.Response(text=html, status=status, content_type="text/html", charset="utf-8")
+
+
+@functools.cache
+def _pages() -> jinja2.Environment:
+    """The templates, set up for the first page served: a hub that may never serve one does not load jinja2 at
+    start-up (nor markdown-it, which comes with the first message shown)."""
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.PackageLoader("bot.web", "templates"), autoescape=True,
+                             undefined=jinja2.StrictUndefined)
+    env.globals.update(url=url, markdown=render.markdown, role_label=render.role_label)
+    env.filters["timestamp"] = render.timestamp
+    return env
 
 
 def check_bind(host: str, password: str | None) -> None:

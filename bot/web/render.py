@@ -7,16 +7,26 @@ anything, and the page's CSP would block it anyway.
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-_md = MarkdownIt("commonmark", {"html": False}).disable("image")
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 
 def markdown(text: str) -> Markup:
-    return Markup(_md.render(text))  # markdown-it escaped the text itself
+    return Markup(_markdown().render(text))  # markdown-it escaped the text itself
+
+
+@functools.cache
+def _markdown() -> MarkdownIt:
+    """Made for the first message shown, not at start-up (markdown-it is ≈ 60 modules)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).disable("image")
 
 
 ROLE_LABELS = {"system": "System", "user": "You", "assistant": "AI", "tool": "Tool result"}
