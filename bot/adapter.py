@@ -240,7 +240,7 @@ def imported(module: str, function: str, *, hide: tuple[str, ...] = ()) -> Calla
     installed" branch and they never load; afterwards anything else may import them as usual."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        with _hidden(hide):
+        with hidden(hide):
             loaded = importlib.import_module(module)
         return getattr(loaded, function)(*args, **kwargs)
 
@@ -248,7 +248,7 @@ def imported(module: str, function: str, *, hide: tuple[str, ...] = ()) -> Calla
 
 
 @contextlib.contextmanager
-def _hidden(names: tuple[str, ...]) -> Iterator[None]:
+def hidden(names: tuple[str, ...]) -> Iterator[None]:
     """`import name` raises ImportError inside the block (a None entry in sys.modules means "not found")."""
     hidden = [name for name in names if name not in sys.modules]
     for name in hidden:

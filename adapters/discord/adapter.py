@@ -43,8 +43,9 @@ READY_TIMEOUT = 30.0  # seconds start() waits for the gateway before returning a
 RATE_LIMIT_WAIT = 30.0  # longest 429 wait discord.py sleeps through itself (its minimum setting)
 # discord.py declares "ready" this long after the last GUILD_CREATE (its default, 2 s, was most of our start-up).
 # Discord sends a bot's guilds right after READY; one arriving later is still taken in (as guild_available), and
-# nothing here waits for member chunks (no members intent), so a short quiet gap is enough.
-GUILD_READY_TIMEOUT = 0.2
+# nothing here waits for member chunks (no members intent), so a short quiet gap is enough. Only the adapter's
+# "connected" (/readyz) waits for it: messages are handled as they arrive either way.
+GUILD_READY_TIMEOUT = 0.05
 SHARDS = "discord-shard"  # the role group replicas share the gateway's shards through
 
 
