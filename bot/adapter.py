@@ -250,13 +250,13 @@ def imported(module: str, function: str, *, hide: tuple[str, ...] = ()) -> Calla
 @contextlib.contextmanager
 def hidden(names: tuple[str, ...]) -> Iterator[None]:
     """`import name` raises ImportError inside the block (a None entry in sys.modules means "not found")."""
-    hidden = [name for name in names if name not in sys.modules]
-    for name in hidden:
+    absent = [name for name in names if name not in sys.modules]
+    for name in absent:
         sys.modules[name] = None  # type: ignore[assignment]
     try:
         yield
     finally:
-        for name in hidden:
+        for name in absent:
             if sys.modules.get(name, False) is None:
                 del sys.modules[name]
 

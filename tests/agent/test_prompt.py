@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from bot.agent.prompt import HISTORY_NOTE, PromptBuilder, fit_history
+from bot.agent.prompt import HISTORY_NOTE, PromptBuilder, fit_history, join_sections
 from bot.agent.skills import SkillSet
 from bot.agent.tokens import TokenCounter
+from bot.agent.tools.registry import ToolRegistry
 
 FILES = {
     "SOUL.md": "I am Soul.",
@@ -150,6 +151,34 @@ def test_files_are_cached_until_reload(workspace: Path) -> None:
     prompt = pb.system_prompt("coder", [])
     assert "I am Soul, edited." in prompt and "Default role." in prompt
     assert pb.roles() == ["default"]
+
+
+def test_runs_with_the_same_sections_share_one_prompt_string_until_a_reload(workspace: Path) -> None:
+    # a thousand runs in flight hold one system prompt, not a thousand copies
+    pb = builder(workspace)
+    first, second = (join_sections(pb.sections("coder", ["read_file"], [], "hello")) for _ in range(2))
+    assert first == second and first is second
+    with_memory = join_sections(pb.sections("coder", ["read_file"], ["likes tea"], "hello"))
+    assert "likes tea" in with_memory and "likes tea" not in first
+    (workspace / "SOUL.md").write_text("I am Soul, edited.", encoding="utf-8")
+    pb.reload()
+    after = join_sections(pb.sections("coder", ["read_file"], [], "hello"))
+    assert "I am Soul, edited." in after and "I am Soul, edited." not in first
+
+
+def test_the_tool_list_is_built_once_until_a_tool_comes_or_goes() -> None:
+    registry = ToolRegistry()
+
+    async def noop(ctx: object) -> str:
+        return ""
+
+    registry.register("one", "first", {"type": "object", "properties": {}}, noop)
+    specs = registry.get_openai_tools()
+    assert registry.get_openai_tools() is specs and [s["function"]["name"] for s in specs] == ["one"]
+    registry.register("two", "second", {"type": "object", "properties": {}}, noop)
+    assert [s["function"]["name"] for s in registry.get_openai_tools()] == ["one", "two"]
+    registry.remove("one")
+    assert [s["function"]["name"] for s in registry.get_openai_tools()] == ["two"]
 
 
 def test_missing_optional_files_are_skipped(tmp_path: Path) -> None:
