@@ -15,6 +15,7 @@ from bot.messages import ButtonPress, ChatRef, SentRef
 from bot.replies import Reply, split_text
 
 log = logging.getLogger("bothub.delivery")
+FIRST_SEND_WAIT = 0.02  # seconds: an answer that arrives in one piece (a quick model) is sent once
 
 MAX_ATTEMPTS = 5
 REMEMBERED_PRESSES = 2048
@@ -199,10 +200,11 @@ class StreamWriter:
             self._flusher = asyncio.create_task(self._flush())
 
     async def _flush(self) -> None:
-        # The first text goes out at once (what the user waits for); later updates wait for the platform's edit
-        # interval, so a short answer costs its send and one final edit. When a chat is short of budget,
-        # `_show` skips the partial send and the answer goes out whole, in one call.
-        wait = self._last + self._interval - time.monotonic() if self._refs else 0.0
+        # The first text waits only a moment (what the user waits for): an answer that is complete by then goes
+        # out once, whole, with no message id to note; later updates wait for the platform's edit interval, so
+        # a short answer costs its send and one final edit. When a chat is short of budget, `_show` skips the
+        # partial send and the answer goes out whole, in one call.
+        wait = self._last + self._interval - time.monotonic() if self._refs else FIRST_SEND_WAIT
         if wait > 0:
             await asyncio.sleep(wait)
         self._sending = True
