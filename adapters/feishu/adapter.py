@@ -38,8 +38,8 @@ class FeishuAdapter:
     name = "feishu"
     # ~8000 characters keeps a card under Feishu's 30 KB even for CJK (3 bytes each); send() still
     # measures bytes and splits again. Card updates are allowed 5/s (PATCH) and 10/s (CardKit); one every
-    # 0.5 s lets an answer written within 0.65 s (first-send grace + interval) cost its card and one final
-    # PATCH, and the typewriter animates the text between updates.
+    # 0.5 s lets an answer written within ≈ 0.52 s (the 20 ms first-send wait + interval) cost its card and
+    # one final PATCH, and the typewriter animates the text between updates.
     capabilities = Capabilities(
         max_text=8000,
         can_edit=True,
