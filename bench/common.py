@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import platform
 import statistics
 import sys
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 
 @dataclass
@@ -69,8 +71,8 @@ def _status(met: bool | None) -> str:
     return "" if met is None else ("met" if met else "NOT MET")
 
 
-def render_markdown(sections: Sequence[Section]) -> str:
-    out = ["# bothub benchmark results", "", f"Machine: {machine()}", ""]
+def render_markdown(sections: Sequence[Section], run: str = "") -> str:
+    out = ["# bothub benchmark results", "", f"Machine: {machine()}", *(["", run] if run else []), ""]
     for sec in sections:
         head = ["figure", *sec.columns, "target", "status"]
         out += [f"## {sec.title}", "", f"| {' | '.join(head)} |", "|" + " --- |" * len(head)]
@@ -126,6 +128,15 @@ async def end_process(proc: asyncio.subprocess.Process, grace: float) -> None:
 
 
 def run_standalone(coro_fn: object) -> None:
-    """`python -m bench.<name>`: run one benchmark and print its section."""
+    """`python -m bench.<name>`: run one benchmark and print its section; with `--json FILE` (how `make bench`
+    runs each benchmark in a fresh interpreter) the section is written to FILE instead."""
     section = asyncio.run(coro_fn())  # type: ignore[operator]
-    print_section(section)
+    if sys.argv[1:2] == ["--json"]:
+        Path(sys.argv[2]).write_text(json.dumps(asdict(section)), encoding="utf-8")
+    else:
+        print_section(section)
+
+
+def section_from_json(text: str) -> Section:
+    data = json.loads(text)
+    return Section(data["title"], [Row(**row) for row in data["rows"]], data["notes"], tuple(data["columns"]))
