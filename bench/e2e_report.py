@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable
 
 from bench.common import Section, median, percentile
-from bench.e2e import Bot, Load, Outcome, Rig, measure
+from bench.e2e import SETTLE, Bot, Load, Outcome, Rig, measure
 
 FIRST_TOKENS = (0.0, 0.2)
 CPU_RATIO = 1.5
@@ -32,7 +32,8 @@ async def run_platform(title: str, make_rig: Callable[[], Rig], bots: list[Bot],
     sec.notes += [
         f"Loads: {steady.name}; {pressing.name}.",
         "Each figure is one run of each bot (the columns), all from this one run of the benchmark, one bot at a "
-        "time on a fresh fake; latencies are measured in the fake from injection to a landed call.",
+        "time on a fresh fake; latencies are measured in the fake from injection to a landed call; lost: not "
+        f"answered within {SETTLE:g} s of the last question.",
         f"Fake LLM in its own process: echoes the question one word per chunk, words 50 ms apart. Targets apply to "
         f"bothub; CPU per answer is compared with the first baseline (≤ {CPU_RATIO:g} ×).",
         f"load average at the end {_load_avg()}",

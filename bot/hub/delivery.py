@@ -19,6 +19,7 @@ FIRST_SEND_WAIT = 0.02  # seconds: an answer that arrives in one piece (a quick 
 
 MAX_ATTEMPTS = 5
 REMEMBERED_PRESSES = 2048
+TYPING_EVERY = 4.5  # seconds; platforms show "typing…" for about 5 s per call
 
 
 class Delivery:
@@ -30,12 +31,26 @@ class Delivery:
         self.pacer = Pacer(self.caps)
         self._gone: set[tuple[str, str | None]] = set()
         self._answered_presses: OrderedDict[str, None] = OrderedDict()  # presses whose message was replaced
+        self._typed: OrderedDict[tuple[str, str | None], float] = OrderedDict()  # chat → last "typing…", oldest first
 
     def revive(self, chat: ChatRef) -> None:
         self._gone.discard((chat.chat_id, chat.thread_id))
 
     def is_gone(self, chat: ChatRef) -> bool:
         return (chat.chat_id, chat.thread_id) in self._gone
+
+    async def typing(self, chat: ChatRef) -> None:
+        """"typing…" at most once per TYPING_EVERY in a chat, across runs: a chat answered back to back would
+        otherwise spend a platform call on every answer (one platform allows 5 typing calls per 5 s per channel)."""
+        key, now = (chat.chat_id, chat.thread_id), time.monotonic()
+        last = self._typed.get(key)
+        if last is not None and now - last < TYPING_EVERY:
+            return
+        self._typed.pop(key, None)
+        self._typed[key] = now
+        while now - next(iter(self._typed.values())) >= TYPING_EVERY:  # only chats typed at in the last seconds
+            self._typed.popitem(last=False)
+        await self.adapter.typing(chat)
 
     async def send(self, chat: ChatRef, reply: Reply) -> SentRef | None:
         """Send a whole reply (split if long); waits for budget and retries 429s. None if undeliverable."""

@@ -35,7 +35,7 @@ from bot.chats.conversations import Conversations
 from bot.chats.folders import chat_folder
 from bot.chats.sessions import Session
 from bot.config import Config
-from bot.hub.delivery import Delivery, HeldReply, StreamWriter
+from bot.hub.delivery import TYPING_EVERY, Delivery, HeldReply, StreamWriter
 from bot.hub.inbox import Ticket
 from bot.hub.intake import describe
 from bot.i18n import STRINGS, t
@@ -49,7 +49,6 @@ from bot.tree.model import AttachedFile, Message
 
 log = logging.getLogger("bothub.runner")
 
-TYPING_EVERY = 4.5  # seconds; platforms show "typing…" for about 5 s per call
 TYPING_AFTER = 0.5  # seconds of silence before "typing…": an answer visible sooner saves the platform call
 HISTORY_RESERVE = 1024  # tokens kept free for the answer
 QUIET_AFTER_FAILURE = 60.0  # seconds during which a chat gets no second "provider failed" message
@@ -350,7 +349,7 @@ class TypingIndicator:
             await asyncio.sleep(TYPING_AFTER)
             while True:
                 if not stream.visible or self.tool_running:
-                    await delivery.adapter.typing(chat)
+                    await delivery.typing(chat)
                 await asyncio.sleep(TYPING_EVERY)
 
     def cancel(self) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+
+import pytest
 
 from bot.adapter import SendFailed
 from bot.hub.delivery import Delivery, StreamWriter
@@ -130,3 +133,18 @@ async def test_a_long_reply_notes_each_message_as_it_is_sent_but_the_last() -> N
     assert len(rec.sent) == 4
     assert [len(ids) for ids in noted] == [1, 2, 3]  # each message but the last, before the next went out
     assert len(set(noted[-1])) == 3 and noted[-1][:2] == noted[1] and noted[1][0] == noted[0][0]
+
+
+async def test_typing_is_sent_at_most_once_per_interval_in_each_chat(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Back-to-back answers in one chat share one "typing…": each call would spend the platform's budget."""
+    monkeypatch.setattr("bot.hub.delivery.TYPING_EVERY", 0.2)
+    rec = RecordingAdapter()
+    delivery = Delivery(rec)
+    chat, other, thread = ChatRef("recording", "c1"), ChatRef("recording", "c2"), ChatRef("recording", "c1", "t1")
+    for target in (chat, chat, other, thread, chat):
+        await delivery.typing(target)
+    assert rec.typings == [chat, other, thread]
+    await asyncio.sleep(0.25)
+    await delivery.typing(chat)
+    assert rec.typings == [chat, other, thread, chat]
+    assert len(delivery._typed) == 1  # chats not typed at lately are forgotten
