@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from bot.ops import eventloop
+
 
 @dataclass
 class Row:
@@ -130,7 +132,7 @@ async def end_process(proc: asyncio.subprocess.Process, grace: float) -> None:
 def run_standalone(coro_fn: object) -> None:
     """`python -m bench.<name>`: run one benchmark and print its section; with `--json FILE` (how `make bench`
     runs each benchmark in a fresh interpreter) the section is written to FILE instead."""
-    section = asyncio.run(coro_fn())  # type: ignore[operator]
+    section = eventloop.run(coro_fn())  # type: ignore[operator]
     if sys.argv[1:2] == ["--json"]:
         Path(sys.argv[2]).write_text(json.dumps(asdict(section)), encoding="utf-8")
     else:

@@ -19,6 +19,7 @@ from PIL import Image
 
 from bot.chats.sessions import SessionKey
 from bot.messages import Attachment
+from bot.ops import eventloop
 from tests.fakes.openai_api import MODEL, FakeOpenAI, Text
 from tests.harness import RecordingAdapter, running_app, wait_for
 
@@ -103,4 +104,4 @@ async def other_chat_latency(data: Path, fake: FakeOpenAI) -> str:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    eventloop.run(main())

@@ -25,6 +25,7 @@ from typing import Any
 from bot.adapter import RateLimited
 from bot.app import App
 from bot.messages import ChatRef, SentRef
+from bot.ops import eventloop
 from bot.replies import Reply
 from tests.fakes.openai_api import Error, FakeOpenAI, Step, Text
 from tests.harness import ROOMY, RecordingAdapter, answered_id, make_config
@@ -155,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
-    report = asyncio.run(soak(args.messages, args.chats, args.rate_limit_p, args.llm_error_p, args.seed))
+    report = eventloop.run(soak(args.messages, args.chats, args.rate_limit_p, args.llm_error_p, args.seed))
     for name, value in vars(report).items():
         print(f"{name:>18}: {value:.1f}" if isinstance(value, float) else f"{name:>18}: {value}")
     print(f"{'throughput':>18}: {report.messages / max(report.seconds, 1e-9):.0f} messages/s")

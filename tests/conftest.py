@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
 import pytest
 import pytest_asyncio
 
+from bot.ops import eventloop
 from tests.fakes.openai_api import FakeOpenAI
 from tests.postgres import PostgresServer
 
@@ -15,6 +17,11 @@ from tests.postgres import PostgresServer
 # `filterwarnings = error`) never fires inside the SDK; set here so plain `pytest` runs like `make test`.
 # The integer form production gets without it has its own test (test_outbound.py).
 os.environ.setdefault("PTB_TIMEDELTA", "true")
+
+
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict[str, Callable[[], Any]]:
+    """The tests run on the loop `bothub run` runs on (uvloop where it is installed)."""
+    return {"bothub": eventloop.policy().new_event_loop}
 
 
 @pytest_asyncio.fixture

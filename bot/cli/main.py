@@ -18,7 +18,7 @@ from bot.adapter import AdapterSpec, CliCommand, installed_specs
 from bot.app import App
 from bot.cli import envfile
 from bot.config import Config, ConfigError, llm_setup_hint, load_config, shell_admins_problem
-from bot.ops import redact, tracelog
+from bot.ops import eventloop, redact, tracelog
 
 log = logging.getLogger("bothub")
 CONSOLE_CHAT = "console:local"
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
     if (contributed := getattr(args, "adapter_command", None)) is not None:
         spec, extra = contributed
-        return asyncio.run(_adapter_command(cfg, spec, extra, args, env))
+        return eventloop.run(_adapter_command(cfg, spec, extra, args, env))
     if command in ("run", "chat"):
         if not (cfg.llm.api_key or cfg.llm.base_url):
             print(llm_setup_hint(), file=sys.stderr)
@@ -142,8 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         if cfg.server.enabled is None:
             cfg.server.enabled = command == "run"  # the dashboard comes with the hub, not with `bothub chat`
         chat_name = getattr(args, "chat", "local")
-        return asyncio.run(_serve(cfg, platforms, chat_name, env))
-    return asyncio.run(_tool(cfg, command, args, env))
+        return eventloop.run(_serve(cfg, platforms, chat_name, env))
+    return eventloop.run(_tool(cfg, command, args, env))
 
 
 async def _serve(cfg: Config, platforms: list[str], chat_name: str, environ: dict[str, str]) -> int:

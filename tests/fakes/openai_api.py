@@ -23,6 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.ops import eventloop
 from tests.fakes.openai_rules import Refusal, check_key, check_request
 from tests.fakes.serve import serve_local
 
@@ -332,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--first-token-delay", type=float, default=0.0, help="seconds before the first word")
     args = parser.parse_args(argv)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(args.port, args.words_delay, args.first_token_delay))
+        eventloop.run(_serve(args.port, args.words_delay, args.first_token_delay))
 
 
 if __name__ == "__main__":

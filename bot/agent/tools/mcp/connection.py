@@ -136,7 +136,7 @@ class McpConnection:
                 group.cancel_scope.cancel()
         except Exception as e:  # the server's fault, never the hub's: reported and retried later
             starting = not self._ready.is_set()
-            self.error = _describe(e) if starting or not self.error else self.error
+            self.error = _describe(e, self.cfg.command) if starting or not self.error else self.error
             if starting:  # what the server itself said helps most
                 said = await asyncio.to_thread(_stderr_tail, self.log_dir, self.name) if self.cfg.command else ""
                 self.error += f" (stderr: {said})" if said else f" ({self._http_refusal})" if self._http_refusal else ""
@@ -231,10 +231,11 @@ def _stderr_tail(log_dir: Path, name: str) -> str:
     return "" if not lines or lines[-1].startswith(_START_MARK) else lines[-1][:200]
 
 
-def _describe(error: BaseException) -> str:
+def _describe(error: BaseException, command: str | None = None) -> str:
+    """One line for /mcp and the log; a missing program is named (uvloop's spawn error does not carry it)."""
     while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
         error = error.exceptions[0]
     if isinstance(error, FileNotFoundError):
-        return f"command not found: {error.filename or error}"
+        return f"command not found: {error.filename or command or error}"
     text = str(error) or type(error).__name__
     return text if len(text) <= 200 else text[:197] + "…"
