@@ -17,8 +17,7 @@ from pathlib import Path
 from secrets import token_hex
 from typing import Any
 
-import aiohttp
-
+from bot.agent.http1 import Response, multipart
 from bot.agent.provider import LLMError, Provider, error_kind
 from bot.config import LLMConfig
 
@@ -85,13 +84,8 @@ class LLMClient:
 
         async def transcribe(path: Path) -> str:
             audio = await asyncio.to_thread(path.read_bytes)
-
-            def form() -> aiohttp.FormData:
-                data = aiohttp.FormData({"model": model, "response_format": "text"})
-                data.add_field("file", audio, filename=path.name)
-                return data
-
-            async with self.provider.post("/audio/transcriptions", form) as response:
+            form, content_type = multipart({"model": model, "response_format": "text"}, "file", path.name, audio)
+            async with self.provider.post("/audio/transcriptions", form, content_type) as response:
                 return await response.text()
 
         return transcribe
@@ -167,14 +161,14 @@ def _finish_call(index: int, partial: _PartialCall) -> ToolCall:
     return ToolCall(call_id, partial.name, "".join(partial.arguments) or "{}")
 
 
-async def _sse_chunks(response: aiohttp.ClientResponse, describe: Callable[[str], str]
+async def _sse_chunks(response: Response, describe: Callable[[str], str]
                       ) -> AsyncIterator[dict[str, Any]]:
     """The JSON objects of an OpenAI-style SSE stream (`data: {...}` lines), up to `data: [DONE]`.
 
     Lines are split here rather than by the reader's readline, which refuses lines over 128 KiB (a tool call's
     arguments can arrive whole in one event)."""
     pending: list[bytes] = []
-    async for piece in response.content.iter_any():
+    async for piece in response.iter_any():
         pending.append(piece)
         if b"\n" not in piece:
             continue

@@ -1,9 +1,10 @@
-"""The model provider's OpenAI-compatible HTTP API on one aiohttp session: auth, timeouts, retries, failure kinds.
+"""The model provider's OpenAI-compatible HTTP API: auth, timeouts, retries, failure kinds.
 
-Requests go out directly rather than through the `openai` SDK: under a thousand concurrent answers its request
-path (option transforms, httpx models, the transport adapter) was the largest cost on the event loop. What the SDK
-decided lives here, in one place: which failures are retried and how long to wait (Retry-After, else exponential
-backoff with jitter), per-phase timeouts, and one `kind` per failure with a log text that never shows the key.
+Requests go out directly (bot/agent/http1.py) rather than through the `openai` SDK: under a thousand concurrent
+answers its request path (option transforms, httpx models, the transport adapter) was the largest cost on the
+event loop, and aiohttp's client the next. What the SDK decided lives here, in one place: which failures are
+retried and how long to wait (Retry-After, else exponential backoff with jitter), per-phase timeouts, and one
+`kind` per failure with a log text that never shows the key.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import json
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
-import aiohttp
+from bot.agent.http1 import Client, Response
+from bot.config import ConfigError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "not-needed"  # local OpenAI-compatible servers (Ollama, vLLM) ignore the key
@@ -27,8 +29,6 @@ CONNECT_TIMEOUT = 5.0
 MAX_RETRY_AFTER = 60.0  # a server asking for a longer wait is not retried: the user would wait too long
 INITIAL_BACKOFF, MAX_BACKOFF = 0.5, 8.0
 _KEY_PATTERN = re.compile(r"\b(sk|key)-[A-Za-z0-9_\-*]{6,}")
-
-FormFactory = Callable[[], aiohttp.FormData]  # a form is consumed by sending it: a retry needs a fresh one
 
 
 class LLMError(Exception):
@@ -100,23 +100,17 @@ class Provider:
     def __init__(self, base_url: str | None, api_key: str | None, timeout: float, max_retries: int) -> None:
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self._key = api_key
-        self._headers = {"Authorization": f"Bearer {api_key or PLACEHOLDER_KEY}", "User-Agent": "bothub"}
+        headers = {"Authorization": f"Bearer {api_key or PLACEHOLDER_KEY}", "User-Agent": "bothub"}
         # Per phase, as the SDK: a connect deadline, and `timeout` as the longest silence while reading.
-        self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=min(CONNECT_TIMEOUT, timeout),
-                                              sock_read=timeout)
+        # No connection cap: the lanes bound concurrent runs.
+        try:
+            self._client = Client(self.base_url, headers, min(CONNECT_TIMEOUT, timeout), timeout)
+        except ValueError as e:  # a base URL that is not http(s), a key with a line break in it
+            raise ConfigError(f"the model provider's settings (OPENAI_BASE_URL, OPENAI_API_KEY): {e}") from None
         self.max_retries = max_retries
-        self._session: aiohttp.ClientSession | None = None
-
-    def session(self) -> aiohttp.ClientSession:
-        """Made on first use, inside the running loop. No connection cap: the lanes bound concurrent runs."""
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), timeout=self._timeout,
-                                                  headers=self._headers)
-        return self._session
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
+        self._client.close()
 
     def describe(self, e: BaseException | str) -> str:
         """Error text for logs, with anything key-like removed (401 bodies echo part of the key)."""
@@ -126,35 +120,34 @@ class Provider:
         return _KEY_PATTERN.sub(r"\1-***", detail)
 
     @asynccontextmanager
-    async def post(self, path: str, body: bytes | FormFactory) -> AsyncIterator[aiohttp.ClientResponse]:
-        """The successful response to a POST of encoded JSON (or a form); transport failures while reading it, too,
-        become LLMError. Nothing is retried once the response is handed out: the user may have seen it."""
-        response = await self._request("POST", path, body)
+    async def post(self, path: str, body: bytes, content_type: str = "application/json"
+                   ) -> AsyncIterator[Response]:
+        """The successful response to a POST (encoded JSON unless said otherwise); transport failures while reading
+        it, too, become LLMError. Nothing is retried once the response is handed out: the user may have seen it."""
+        response = await self._request("POST", path, body, content_type)
         try:
             yield response
-        except (TimeoutError, aiohttp.ClientError, OSError) as e:
+        except (TimeoutError, OSError) as e:
             raise LLMError(transport_kind(e), self.describe(e)) from e
         finally:
             response.release()
 
     async def get_json(self, path: str) -> Any:
-        response = await self._request("GET", path, None)
+        response = await self._request("GET", path)
         try:
-            return await response.json()
-        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as e:
+            return json.loads(await response.read())
+        except (TimeoutError, OSError, ValueError) as e:
             raise LLMError(transport_kind(e) if not isinstance(e, ValueError) else "other", self.describe(e)) from e
         finally:
             response.release()
 
-    async def _request(self, method: str, path: str, body: bytes | FormFactory | None) -> aiohttp.ClientResponse:
-        url = f"{self.base_url}{path}"
-        headers = {"Content-Type": "application/json"} if isinstance(body, bytes) else None
+    async def _request(self, method: str, path: str, body: bytes = b"", content_type: str | None = None
+                       ) -> Response:
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries
             try:
-                response = await self.session().request(method, url, data=body() if callable(body) else body,
-                                                         headers=headers)
-            except (TimeoutError, aiohttp.ClientError, OSError) as e:
+                response = await self._client.request(method, path, body, content_type)
+            except (TimeoutError, OSError) as e:
                 if last:
                     raise LLMError(transport_kind(e), self.describe(e)) from e
                 await asyncio.sleep(backoff(attempt))
@@ -170,11 +163,11 @@ class Provider:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-async def _error_body(response: aiohttp.ClientResponse) -> dict[str, Any]:
+async def _error_body(response: Response) -> dict[str, Any]:
     """The `error` object of a refusal (`{}` when the body is not the API's JSON); the connection is released."""
     try:
         parsed = json.loads(await response.read())
-    except (TimeoutError, aiohttp.ClientError, OSError, ValueError):
+    except (TimeoutError, OSError, ValueError):
         return {}
     finally:
         response.release()
