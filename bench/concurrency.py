@@ -1,7 +1,9 @@
 """Many chats waiting on a slow model at once: runs must overlap, not queue behind each other.
 
-The hub runs in this process, the fake LLM in its own. After the measured pass, a second pass runs under
-cProfile and its top entries (own time) go into the notes: where a thousand concurrent answers spend the CPU.
+The hub runs in this process (on the loop `bothub run` uses), the fake LLM in its own. The figure is the median
+of PASSES measured passes, each with a fresh app and fake (on a shared 2-core machine one pass varies by ±0.15 s);
+then one more pass runs under cProfile and its top entries (own time) go into the notes: where a thousand
+concurrent answers spend the CPU.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from bench.hub import TimedAdapter
 from tests.harness import running_app
 
 CHATS = 1000
+PASSES = 3
 LLM_DELAY = 2.0
 LIMIT = 3.0
 TOP = 10
@@ -28,7 +31,9 @@ TOP = 10
 BEFORE = ("before (openai SDK): 6.8 M calls; SDK request path 4.5 s cumulative of 8.0 s profiled "
           "(request building 1.4 s, httpx2 + transport 2.0 s); wall 5.1–5.8 s, hub CPU 3.3–3.6 s. "
           "Then (aiohttp client, a thread-pool future per database hop, Python's default GC threshold; 2026-12-01, "
-          "load ≈ 1.8): 3.2 M calls, wall 4.3–4.5 s, hub CPU 2.2–2.4 s, ≈ 0.45 s of it cyclic GC that freed nothing")
+          "load ≈ 1.8): 3.2 M calls, wall 4.3–4.5 s, hub CPU 2.2–2.4 s, ≈ 0.45 s of it cyclic GC that freed nothing. "
+          "Then (aiohttp client on asyncio's loop, 2026-12-01 06:00, load ≈ 0.8): 2.8 M calls, wall 3.10–3.29 s, "
+          "hub CPU 1.5–1.8 s, LLM request path 0.39–0.44 s in the profile")
 
 
 async def _once(profile: cProfile.Profile | None = None) -> tuple[list[float], float, float]:
@@ -66,11 +71,16 @@ def _top(profile: cProfile.Profile) -> list[str]:
 
 async def run() -> Section:
     sec = Section(f"Concurrency: {CHATS} chats, each waiting on a {LLM_DELAY:g} s LLM answer")
-    done, wall, cpu = await _once()
-    sec.add("answered", f"{len(done)} / {CHATS}", f"{CHATS}", len(done) == CHATS)
-    sec.check("total wall time", wall, LIMIT, "s", fmt=".2f")
-    sec.add("per-chat latency p50 / p99", f"{median(done):.2f} s / {percentile(done, 99):.2f} s")
-    sec.add("hub process CPU (event loop + database thread)", f"{cpu:.2f} s ({cpu / CHATS * 1000:.2f} ms per answer)")
+    passes = sorted([await _once() for _ in range(PASSES)], key=lambda p: p[1])
+    done, wall, _ = passes[len(passes) // 2]
+    cpu = median([p[2] for p in passes])
+    answered = min(len(p[0]) for p in passes)
+    sec.add(f"answered (fewest of {PASSES} passes)", f"{answered} / {CHATS}", f"{CHATS}", answered == CHATS)
+    sec.check(f"total wall time, median of {PASSES} passes", wall, LIMIT, "s", fmt=".2f")
+    sec.add("  each pass", " / ".join(f"{p[1]:.2f} s" for p in passes))
+    sec.add("per-chat latency p50 / p99 (the median pass)", f"{median(done):.2f} s / {percentile(done, 99):.2f} s")
+    sec.add("hub process CPU (event loop + database thread), median",
+            f"{cpu:.2f} s ({cpu / CHATS * 1000:.2f} ms per answer)")
     profile = cProfile.Profile()
     profiled, profiled_wall, _ = await _once(profile)
     sec.notes.append(f"Profile of a second pass under cProfile (wall {profiled_wall:.2f} s with the profiler, "
