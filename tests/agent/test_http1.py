@@ -62,8 +62,9 @@ def client(port: int, read_timeout: float = 5.0, scheme: str = "http") -> Client
     return Client(f"{scheme}://127.0.0.1:{port}/v1", {"Authorization": "Bearer k"}, 5.0, read_timeout)
 
 
-CHUNKED = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-           b"8;ext=1\r\ndata: a\n\r\n9\r\ndata: bc\n\r\n0\r\nX-Trailer: t\r\n\r\n")
+STREAM_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+CHUNKED = STREAM_HEAD + b"8;ext=1\r\ndata: a\n\r\n9\r\ndata: bc\n\r\n0\r\nX-Trailer: t\r\n\r\n"  # extension, trailer
+SSE = STREAM_HEAD + b"8\r\ndata: a\n\r\n9\r\ndata: bc\n\r\n0\r\n\r\n"
 
 
 async def test_chunked_answer_read_byte_by_byte_and_the_connection_is_kept() -> None:
@@ -81,10 +82,6 @@ async def test_chunked_answer_read_byte_by_byte_and_the_connection_is_kept() -> 
     assert first.startswith(b"POST /v1/chat/completions HTTP/1.1\r\n")
     assert b"\r\nHost: 127.0.0.1:" in first and b"\r\nAuthorization: Bearer k\r\n" in first
     assert b"\r\nContent-Type: application/json\r\nContent-Length: 8\r\n\r\n" in first and first.endswith(b'{"x": 1}')
-
-
-SSE = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-       b"8\r\ndata: a\n\r\n9\r\ndata: bc\n\r\n0\r\n\r\n")
 
 
 async def test_a_stream_left_after_its_last_event_keeps_the_connection_when_only_the_end_is_left() -> None:
