@@ -51,7 +51,7 @@ RUN_IMPORTS = ("import importlib, bot.cli.main, adapters.discord.adapter, adapte
                "with hidden(UNUSED_EXTRAS):\n    importlib.import_module('adapters.telegram.adapter')")
 IMPORTS = {  # module → why it is listed
     "lark_oapi": "no longer imported (the Feishu adapter speaks the protocols itself)",
-    "openai": "no longer imported (bothub speaks the chat API over aiohttp)", "discord": "",
+    "openai": "no longer imported (bothub speaks the chat API itself, bot/agent/http1.py)", "discord": "",
     "telegram.ext": "as a bare import; `bothub run` leaves out cryptography and click (see below)", "aiohttp": "",
     "asyncpg": "only for a postgresql:// store", "pypdf": "with the first PDF", "PIL.Image": "with the first image",
     "croniter": "with the first cron spec",
