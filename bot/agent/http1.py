@@ -219,17 +219,18 @@ class Client:
         fixed = {"Host": host if default_port else f"{host}:{self._port}", **headers}
         if any(c in f"{k}{v}" for k, v in fixed.items() for c in "\r\n"):
             raise ValueError("a header name or value with a line break")
-        self._head = "".join(f"{k}: {v}\r\n" for k, v in fixed.items())
+        # Encoded once: a value HTTP cannot carry (beyond Latin-1) is a ValueError here, at start, not per request.
+        self._head = "".join(f"{k}: {v}\r\n" for k, v in fixed.items()).encode("latin-1")
         self.connect_timeout, self.read_timeout = connect_timeout, read_timeout
         self._idle: collections.deque[tuple[float, _Connection]] = collections.deque()  # newest on the right
 
     async def request(self, method: str, path: str, body: bytes = b"", content_type: str | None = None) -> Response:
         """Send a request and read the response's head. A kept-alive connection the server has dropped meanwhile
-        (nothing came back at all) is replaced by a new one once: the server never saw that request."""
-        head = f"{method} {self._prefix}{path} HTTP/1.1\r\n{self._head}"
-        if content_type is not None:
-            head += f"Content-Type: {content_type}\r\n"
-        data = f"{head}Content-Length: {len(body)}\r\n\r\n".encode("latin-1") + body
+        (nothing came back at all) is closed and the request goes on the next one, or a new one: the server never
+        saw it."""
+        typed = f"Content-Type: {content_type}\r\n" if content_type is not None else ""
+        data = b"".join((f"{method} {self._prefix}{path} HTTP/1.1\r\n".encode(), self._head,
+                         f"{typed}Content-Length: {len(body)}\r\n\r\n".encode(), body))
         while (conn := self._reuse()) is not None:
             try:
                 return await self._exchange(conn, data)

@@ -197,6 +197,8 @@ async def test_https_checks_the_certificate(tmp_path: Path) -> None:
 def test_settings_that_cannot_make_a_request_are_refused_at_start() -> None:
     with pytest.raises(ConfigError, match="line break"):
         Provider("http://127.0.0.1:1/v1", "sk-abc\n", 5.0, 0)
+    with pytest.raises(ConfigError, match="latin-1"):
+        Provider("http://127.0.0.1:1/v1", "sk-ключ", 5.0, 0)
     with pytest.raises(ConfigError, match="not an http"):
         Provider("ftp://example.invalid/v1", "sk-abc", 5.0, 0)
 
