@@ -58,6 +58,7 @@ class TokenHolder:
 
     id: str
     name: str
+    signing_key: str  # the token's digest (what the store keeps): the key of the holder's callback signatures
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,12 +206,15 @@ S = TypeVar("S", bound=PlatformConfig)
 
 @dataclass(frozen=True)
 class CliCommand(Generic[S]):
-    """An extra `bothub <name>` subcommand an adapter contributes (e.g. registering slash commands)."""
+    """An extra `bothub <name>` subcommand an adapter contributes (e.g. registering slash commands).
+
+    `run` gets the section, the environment, the parsed arguments and every chat command (the same tuple
+    as AdapterServices.commands), so an adapter never reaches into the command registry itself."""
 
     name: str
     help: str
     arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[S, Mapping[str, str], argparse.Namespace], Awaitable[int]]  # the exit code
+    run: Callable[[S, Mapping[str, str], argparse.Namespace, tuple[MenuCommand, ...]], Awaitable[int]]  # exit code
 
 
 @dataclass(frozen=True)

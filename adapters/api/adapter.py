@@ -16,11 +16,10 @@ from adapters.api.inbound import PLATFORM, ApiRequest, BadRequest, parse
 from adapters.api.limits import RateLimits
 from adapters.api.outbound import Exchange, Exchanges
 from bot.adapter import AdapterServices, Capabilities, FileTransfer, MessageHandler
-from bot.chats.api_tokens import digest
+from bot.httpkit import sse
+from bot.httpkit.netguard import Refused
 from bot.messages import ChatRef, SentRef
-from bot.ops.netguard import Refused
 from bot.replies import Reply
-from bot.web import sse
 
 ROUTE = "/api/v1/chat/{conversation_key}/messages"
 
@@ -111,7 +110,7 @@ class ApiAdapter:
         exchange = self._exchanges.open(key, asked.message)
         await self._on_message(asked.message)  # the hub holds it (in its inbox) from here on
         if asked.callback_url is not None:
-            self._spawn(self._call_back(exchange, asked.callback_url, digest(token)))
+            self._spawn(self._call_back(exchange, asked.callback_url, holder.signing_key))
             return web.json_response({"conversation_key": key, "message_id": asked.message.message_id,
                                       "status": "accepted"}, status=202)
         try:

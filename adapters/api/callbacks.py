@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from bot.ops.netguard import Lookup, PinnedResolver, Refused, guarded_session, system_lookup, vet
+from bot.httpkit.netguard import Lookup, PinnedResolver, Refused, guarded_session, system_lookup, vet
 
 log = logging.getLogger("bothub.api")
 USER_AGENT = "bothub-api-callback/0.1"

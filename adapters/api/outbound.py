@@ -12,9 +12,9 @@ import logging
 from typing import Any
 
 from adapters.api.render import render
+from bot.httpkit import sse
 from bot.messages import ChatRef, IncomingMessage, ReplyTo
 from bot.replies import Reply
-from bot.web import sse
 
 log = logging.getLogger("bothub.api")
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from pydantic import Field, model_validator
 
-from bot.adapter import AdapterSpec, CliCommand, PlatformConfig, imported
+from bot.adapter import AdapterSpec, CliCommand, MenuCommand, PlatformConfig, imported
 
 
 def _not_voice(record: logging.LogRecord) -> bool:
@@ -47,11 +47,11 @@ def _sync_arguments(parser: argparse.ArgumentParser) -> None:
                         "commands, so that server does not list every command twice")
 
 
-async def _sync(section: DiscordConfig, env: Mapping[str, str], args: argparse.Namespace) -> int:
-    """`bothub discord-sync [--guild ID]`: register the slash commands with Discord."""
+async def _sync(section: DiscordConfig, env: Mapping[str, str], args: argparse.Namespace,
+                menu: tuple[MenuCommand, ...]) -> int:
+    """`bothub discord-sync [--guild ID]`: register every chat command (`menu`, from core) as a slash command."""
     from adapters.discord.adapter import api_base
     from adapters.discord.commands import sync_commands
-    from bot.commands import menu  # the core registry: every chat command gets its slash form
 
     token = env.get("DISCORD_BOT_TOKEN")
     if not token:
@@ -64,7 +64,7 @@ async def _sync(section: DiscordConfig, env: Mapping[str, str], args: argparse.N
     if args.remove_global and args.guild is None:
         print("bothub: --remove-global goes with --guild", file=sys.stderr)
         return 2
-    synced = await sync_commands(token, menu(), api_base(section, env), int(args.guild) if args.guild else None,
+    synced = await sync_commands(token, menu, api_base(section, env), int(args.guild) if args.guild else None,
                                  args.remove_global)
     print(f"synced {len(synced.names)} commands: {', '.join(synced.names)}")
     if synced.also_global:

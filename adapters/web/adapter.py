@@ -14,11 +14,11 @@ from adapters.web.inbound import PLATFORM, BadMessage, parse_form, parse_post
 from adapters.web.outbound import Channels
 from adapters.web.render import render
 from bot.adapter import AdapterServices, Capabilities, FileTransfer, MessageHandler
+from bot.httpkit import sse
+from bot.httpkit.auth import WebSession
+from bot.httpkit.security import SESSION
 from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
-from bot.web import sse
-from bot.web.auth import WebSession
-from bot.web.security import SESSION
 
 HERE = Path(__file__).parent
 _pages = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,

@@ -6,7 +6,7 @@ import asyncio
 from collections import defaultdict
 from typing import Any
 
-from bot.web import sse
+from bot.httpkit import sse
 
 
 class Channels:

@@ -6,8 +6,8 @@ from typing import Any
 
 from markupsafe import escape
 
+from bot.httpkit.markdown import markdown
 from bot.replies import Reply
-from bot.web.render import markdown
 
 
 def render(reply: Reply) -> dict[str, Any]:

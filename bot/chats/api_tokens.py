@@ -41,8 +41,9 @@ class ApiTokens:
         """Who a presented token belongs to; None for an unknown or revoked one."""
         if not secret.startswith(PREFIX) or len(secret) > 200:
             return None
-        token = await self.store.by_digest(digest(secret))
-        return TokenHolder(token.id, token.name) if token is not None and token.live else None
+        key = digest(secret)
+        token = await self.store.by_digest(key)
+        return TokenHolder(token.id, token.name, key) if token is not None and token.live else None
 
     async def list(self) -> list[ApiToken]:
         return await self.store.list()

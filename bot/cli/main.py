@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 from bot.adapter import AdapterSpec, CliCommand, installed_specs
 from bot.app import App
 from bot.cli import envfile
+from bot.commands import menu
 from bot.config import Config, ConfigError, llm_setup_hint, load_config, shell_admins_problem
 from bot.ops import eventloop, redact, tracelog
 
@@ -193,7 +194,7 @@ async def _adapter_command(cfg: Config, spec: AdapterSpec[Any], command: CliComm
                            args: argparse.Namespace, env: dict[str, str]) -> int:
     section = cfg.sections.get(spec.name) or spec.config_model()
     try:
-        return await command.run(section, env, args)
+        return await command.run(section, env, args, menu())
     except ConfigError as e:
         print(f"bothub: {e}", file=sys.stderr)
         return 2

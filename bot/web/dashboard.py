@@ -12,12 +12,13 @@ from aiohttp import web
 from bot.chats.sessions import SessionKey
 from bot.commands.services import CommandServices
 from bot.config import Config, ConfigError
+from bot.httpkit.auth import is_loopback
+from bot.httpkit.markdown import markdown
+from bot.httpkit.security import AUTH, SESSION
 from bot.ops.health import Health
 from bot.ops.metrics import Metrics
 from bot.store import Store
 from bot.web import render
-from bot.web.auth import is_loopback
-from bot.web.security import AUTH, SESSION
 from bot.web.treeview import IndexCache
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def _pages() -> jinja2.Environment:
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("bot.web", "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined)
-    env.globals.update(url=url, markdown=render.markdown, role_label=render.role_label)
+    env.globals.update(url=url, markdown=markdown, role_label=render.role_label)
     env.filters["timestamp"] = render.timestamp
     return env
 

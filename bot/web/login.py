@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from bot.web.auth import SESSION_COOKIE, TooManyAttempts
+from bot.httpkit.auth import SESSION_COOKIE, TooManyAttempts
+from bot.httpkit.security import AUTH, SESSION, set_session_cookie
 from bot.web.dashboard import render_page
-from bot.web.security import AUTH, SESSION, set_session_cookie
 
 
 def _next(value: object) -> str:

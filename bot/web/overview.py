@@ -8,8 +8,8 @@ from dataclasses import asdict
 
 from aiohttp import web
 
+from bot.httpkit import sse
 from bot.ops.activity import Event
-from bot.web import sse
 from bot.web.dashboard import DEPS, render_page
 
 CHART_HEIGHT = 60

@@ -1,33 +1,8 @@
-"""Message text to HTML for the browser: Markdown with raw HTML off, so a message can never inject markup.
-
-markdown-it escapes every `<`, and its link check drops `javascript:`, `vbscript:`, `file:` and `data:`
-targets (the link stays as plain text). Images are off: a message must not make the browser fetch
-anything, and the page's CSP would block it anyway.
-"""
+"""How the dashboard labels roles and shows times (message text goes through bot/httpkit/markdown.py)."""
 
 from __future__ import annotations
 
-import functools
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
-
-from markupsafe import Markup
-
-if TYPE_CHECKING:
-    from markdown_it import MarkdownIt
-
-
-def markdown(text: str) -> Markup:
-    return Markup(_markdown().render(text))  # markdown-it escaped the text itself
-
-
-@functools.cache
-def _markdown() -> MarkdownIt:
-    """Made for the first message shown, not at start-up (markdown-it is ≈ 60 modules)."""
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt("commonmark", {"html": False}).disable("image")
-
 
 ROLE_LABELS = {"system": "System", "user": "You", "assistant": "AI", "tool": "Tool result"}
 

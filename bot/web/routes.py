@@ -6,10 +6,10 @@ from pathlib import Path
 
 from aiohttp import web
 
+from bot.httpkit.auth import Auth
+from bot.httpkit.security import AUTH, security
 from bot.web import admin, api, chats, login, overview, search
-from bot.web.auth import Auth
 from bot.web.dashboard import DEPS, Deps
-from bot.web.security import AUTH, security
 
 STATIC = Path(__file__).parent / "static"
 

@@ -14,7 +14,7 @@ from aiohttp import web
 
 from bot.agent.tools import web as web_tool
 from bot.agent.tools.registry import ToolContext, ToolRegistry
-from bot.ops import netguard
+from bot.httpkit import netguard
 
 PAGE = """<!doctype html><html><head><title> Test  Page </title><style>body { color: red }</style>
 <script>var secret = "do not show";</script></head>

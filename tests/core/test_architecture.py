@@ -1,4 +1,5 @@
-"""The house stays layered: every import in bot/ points to the same layer or a lower one, and no cycle.
+"""The house stays layered: every import in bot/ points to the same layer or a lower one, and no cycle;
+adapters/ reach into bot/ only through the contract, config, i18n and the HTTP kit.
 
 Layers, lowest first. A module may import its own layer and those below; one that needs something
 higher is in the wrong place (or needs a Protocol in its own layer that the higher one satisfies).
@@ -16,6 +17,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.messages", "bot.replies", "bot.i18n"),
     ("bot.adapter",),  # the adapter contract and spec discovery
     ("bot.config",),  # platform sections come from the adapter specs
+    ("bot.httpkit",),  # what the HTTP adapters share with the dashboard: SSE, sign-in, CSRF, Markdown, netguard
     ("bot.tree", "bot.ops"),
     ("bot.media",),  # attachments to files: capped, sniffed, images normalized
     ("bot.store",),
@@ -42,17 +44,17 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports(path: Path) -> set[str]:
-    """Every `bot.*` module the file imports, at any depth (TYPE_CHECKING and function-local included)."""
+def imports(path: Path, package: str = "bot") -> set[str]:
+    """Every `package.*` module the file imports, at any depth (TYPE_CHECKING and function-local included)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module == "bot":
-                found.update(f"bot.{alias.name}" for alias in node.names)
-            elif node.module.startswith("bot."):
+            if node.module == package:
+                found.update(f"{package}.{alias.name}" for alias in node.names)
+            elif node.module.startswith(package + "."):
                 found.add(node.module)
         elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names if alias.name.startswith("bot."))
+            found.update(alias.name for alias in node.names if alias.name.startswith(package + "."))
     return found
 
 
@@ -101,3 +103,51 @@ def test_no_import_cycle() -> None:
 def test_layers_cover_the_package() -> None:
     for module in graph():
         layer(module)  # raises for a module nobody placed
+
+
+ADAPTERS = BOT.parent / "adapters"
+# what an adapter may import from bot/: the contract, config, strings and the HTTP kit — nothing else
+ADAPTER_IMPORTS = ("bot.adapter", "bot.messages", "bot.replies", "bot.config", "bot.i18n", "bot.httpkit")
+
+
+def allowed_for_adapter(platform: str, module: str) -> bool:
+    own = f"adapters.{platform}"
+    if module == own or module.startswith(own + "."):
+        return True  # its own folder
+    return any(module == p or module.startswith(p + ".") for p in ADAPTER_IMPORTS)
+
+
+def adapter_violations(root: Path) -> list[str]:
+    """`adapters/<platform>/….py imports <module>` for each import outside the allowed set or its own folder."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).parts
+        platform = parts[0] if len(parts) > 1 else ""
+        reached = imports(path) | imports(path, "adapters")
+        found += [f"{path.relative_to(root.parent)} imports {module}" for module in sorted(reached)
+                  if not allowed_for_adapter(platform, module)]
+    return found
+
+
+def test_adapters_import_only_the_contract_config_i18n_and_the_http_kit() -> None:
+    assert adapter_violations(ADAPTERS) == []
+
+
+def test_the_adapter_check_sees_every_kind_of_import(tmp_path: Path) -> None:
+    """Top-level, function-local and TYPE_CHECKING imports of core, and reaching into another adapter."""
+    (tmp_path / "adapters" / "seventh").mkdir(parents=True)
+    (tmp_path / "adapters" / "seventh" / "adapter.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "import bot.hub.hub\n"
+        "from bot.httpkit import sse\n"
+        "from bot.messages import ChatRef\n"
+        "from adapters.seventh.render import render\n"
+        "if TYPE_CHECKING:\n    from bot.store import Store\n"
+        "def sync():\n    from bot.commands import menu\n    from adapters.web import render\n",
+        encoding="utf-8")
+    assert adapter_violations(tmp_path / "adapters") == [
+        "adapters/seventh/adapter.py imports adapters.web",
+        "adapters/seventh/adapter.py imports bot.commands",
+        "adapters/seventh/adapter.py imports bot.hub.hub",
+        "adapters/seventh/adapter.py imports bot.store",
+    ]

@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 
 from bot.config import ConfigError
-from bot.web.auth import MAX_FAILURES
+from bot.httpkit.auth import MAX_FAILURES
 from tests.fakes.openai_api import FakeOpenAI
 from tests.harness import running_app
 from tests.web.browser import Browser

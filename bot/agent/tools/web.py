@@ -1,6 +1,6 @@
 """`web_fetch(url)`: read a public web page as text, never an internal address (SSRF-safe).
 
-Every hop (the first URL and each redirect, followed by hand) passes the SSRF guard (bot/ops/netguard.py):
+Every hop (the first URL and each redirect, followed by hand) passes the SSRF guard (bot/httpkit/netguard.py):
 public addresses only, pinned between check and connect. `allow_hosts` names hosts exempt from it (tests).
 """
 
@@ -13,7 +13,7 @@ import aiohttp
 from yarl import URL
 
 from bot.agent.tools.registry import ToolContext, ToolRegistry
-from bot.ops.netguard import Lookup, Refused, guarded_session, system_lookup, vet
+from bot.httpkit.netguard import Lookup, Refused, guarded_session, system_lookup, vet
 
 MAX_REDIRECTS = 5
 MAX_BYTES = 2 * 1024 * 1024

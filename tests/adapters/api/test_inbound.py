@@ -7,7 +7,7 @@ import pytest
 from adapters.api.inbound import BadRequest, parse
 from bot.adapter import TokenHolder
 
-HOLDER = TokenHolder("0123456789ab", "order system")
+HOLDER = TokenHolder("0123456789ab", "order system", "")
 
 
 def test_a_message_becomes_a_direct_message_in_the_tokens_own_chat() -> None:
@@ -25,7 +25,7 @@ def test_a_command_is_its_text_and_a_callback_is_kept() -> None:
 
 
 def test_the_same_key_under_another_token_is_another_chat() -> None:
-    other = TokenHolder("ba9876543210", "another")
+    other = TokenHolder("ba9876543210", "another", "")
     assert parse(HOLDER, "k", b'{"text": "a"}').message.chat != parse(other, "k", b'{"text": "a"}').message.chat
 
 

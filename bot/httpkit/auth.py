@@ -1,4 +1,5 @@
-"""Dashboard sign-in: one admin password, in-memory sessions, a CSRF token per session, rate-limited logins.
+"""Sign-in for the dashboard and the web chat it hosts: one admin password, in-memory sessions, a CSRF token
+per session, rate-limited logins.
 
 Sessions live in memory on purpose: a restart signs everyone out, and no session secret ever reaches the
 database or a backup. The password is compared in constant time; failed attempts are counted per client

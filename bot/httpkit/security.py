@@ -14,7 +14,7 @@ from urllib.parse import quote
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from bot.web.auth import SESSION_COOKIE, Auth, WebSession, is_loopback
+from bot.httpkit.auth import SESSION_COOKIE, Auth, WebSession, is_loopback
 
 AUTH = web.AppKey("dashboard_auth", Auth)
 SESSION = web.RequestKey("dashboard_session", WebSession)
