@@ -67,6 +67,9 @@ class DiscordAdapter:
         edit_interval=1.0,
         group_edit_interval=1.0,
         buttons=True,
+        groups=True,
+        overhears=True,
+        refuses_sends=True,
         tree_budget=1800,
         burst=5,  # 5 messages per 5 s in one channel
         rate=1.0,

@@ -53,6 +53,9 @@ class TelegramAdapter:
         edit_interval=1.0,
         group_edit_interval=3.0,
         buttons=True,
+        groups=True,
+        overhears=True,
+        refuses_sends=True,
         tree_budget=3500,
         burst=3,  # Telegram: ~1 message/s per chat, "short bursts" allowed (5 provoked 429s in the fake)
         rate=1.0,

@@ -1,4 +1,4 @@
-"""Every contract test runs once per platform, against that platform's fake server."""
+"""Every contract test runs once per adapter folder, against that platform's real transport."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from tests.adapters.contract.drivers import PLATFORMS, Driver, make_driver
+from tests.adapters.contract.driver import Driver
+from tests.adapters.contract.drivers import make_driver, platforms
 
 
-@pytest.fixture(params=PLATFORMS)
+@pytest.fixture(params=platforms())
 async def driver(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Driver]:
     running = make_driver(request.param, monkeypatch)
     await running.start()

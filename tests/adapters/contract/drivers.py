@@ -1,267 +1,39 @@
-"""One driver per platform: starts the real adapter against its fake server and speaks for the test.
-
-The contract tests talk only to this interface, so every adapter is held to the same cases: feed a
-recorded payload in, read what the chat shows, script the platform's rate limits and refusals.
+"""Which driver speaks for which adapter. The suite runs once per folder under adapters/, found the way
+core finds them (bot/adapter.py), never listed by hand: a new folder joins at once, and fails every
+contract test loudly until it exports a spec and has a driver here.
 """
 
 from __future__ import annotations
 
-import asyncio
-import copy
-import itertools
-import json
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
 
-import aiohttp
-import discord
 import pytest
-from aiohttp import web
 
-from adapters.discord import DiscordConfig
-from adapters.discord import adapter as discord_adapter
-from adapters.feishu import FeishuConfig
-from adapters.feishu import adapter as feishu_adapter
-from adapters.telegram import TelegramConfig
-from adapters.telegram import adapter as telegram_adapter
-from bot.adapter import Adapter, AdapterServices, ConversationChoice, WebHandler
-from bot.commands import menu
-from bot.messages import ChatRef, InboundEvent, SentRef
-from tests.fakes import discord_api, discord_rules, feishu_api, feishu_events, telegram_api
-from tests.fakes.serve import serve_local
+from bot.adapter import find_spec, installed_platforms
+from tests.adapters.contract.console import ConsoleDriver
+from tests.adapters.contract.driver import Driver
+from tests.adapters.contract.http import ApiDriver, WebDriver
+from tests.adapters.contract.messaging import DiscordDriver, FeishuDriver, TelegramDriver
 
-PAYLOADS = Path(__file__).resolve().parents[2] / "payloads"
-
-
-def payload(platform: str, case: str) -> dict[str, Any]:
-    """tests/payloads/<platform>/<case>.json: {"about", "event", "expect"}."""
-    data: dict[str, Any] = json.loads((PAYLOADS / platform / f"{case}.json").read_text(encoding="utf-8"))
-    return data
+DRIVERS: dict[str, Callable[[pytest.MonkeyPatch], Driver]] = {
+    "telegram": lambda _: TelegramDriver(),
+    "discord": DiscordDriver,  # it puts discord.py's process-wide endpoints back afterwards
+    "feishu": lambda _: FeishuDriver(),
+    "console": lambda _: ConsoleDriver(),
+    "web": lambda _: WebDriver(),
+    "api": lambda _: ApiDriver(),
+}
 
 
-class Inbox:
-    """What the adapter handed to the hub, in order."""
-
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[InboundEvent] = asyncio.Queue()
-
-    async def __call__(self, message: InboundEvent) -> None:
-        await self.queue.put(message)
-
-    async def next(self, within: float = 5.0) -> InboundEvent:
-        return await asyncio.wait_for(self.queue.get(), within)
-
-
-async def _no_conversations(_chat: ChatRef) -> list[ConversationChoice]:
-    return []
-
-
-def services(routes: list[tuple[str, str, WebHandler]]) -> AdapterServices:
-    seen: set[str] = set()
-
-    async def is_seen(key: str) -> bool:
-        was = key in seen
-        seen.add(key)
-        return was
-
-    return AdapterServices(_no_conversations, is_seen, lambda m, p, h: routes.append((m, p, h)), commands=menu())
-
-
-class Driver:
-    name: str
-    limit: int  # the platform's own ceiling for one message's text
-    adapter: Adapter
-
-    def __init__(self) -> None:
-        self.inbox = Inbox()
-
-    async def start(self) -> None:
-        raise NotImplementedError
-
-    async def stop(self) -> None:
-        raise NotImplementedError
-
-    async def inject(self, event: dict[str, Any]) -> None:
-        """Deliver one recorded platform payload, as the platform would."""
-        raise NotImplementedError
-
-    async def press(self, event: dict[str, Any], pressed: SentRef) -> None:
-        """Deliver a recorded button press on a message the bot sent."""
-        raise NotImplementedError
-
-    def shown(self, chat: ChatRef) -> list[str]:
-        """The bot's messages in the chat as they read now, oldest first."""
-        raise NotImplementedError
-
-    def send_attempts(self) -> int:
-        raise NotImplementedError
-
-    def rate_limit_next_send(self) -> None:
-        raise NotImplementedError
-
-    def chat_gone(self, chat: ChatRef) -> None:
-        raise NotImplementedError
-
-    def stream_open(self, ref: SentRef) -> bool:
-        """Whether the platform still shows the message as being written."""
-        return False
-
-
-class TelegramDriver(Driver):
-    name, limit = "telegram", 4096
-
-    async def start(self) -> None:
-        self.fake = telegram_api.FakeTelegram()
-        await self.fake.start()
-        env = {"TELEGRAM_BOT_TOKEN": telegram_api.TOKEN, "TELEGRAM_API_BASE": self.fake.api_base}
-        self.adapter = telegram_adapter.create(TelegramConfig(), env, services([]))
-        await self.adapter.start(self.inbox)
-
-    async def stop(self) -> None:
-        await self.adapter.stop()
-        await self.fake.stop()
-
-    async def inject(self, event: dict[str, Any]) -> None:
-        chat = event["message"]["chat"]
-        self.fake.open_chat(chat["id"], chat["type"])
-        self.fake.inject_update(copy.deepcopy(event))
-
-    async def press(self, event: dict[str, Any], pressed: SentRef) -> None:
-        query = event["callback_query"]
-        self.fake.inject_callback(int(pressed.chat.chat_id), int(pressed.message_id), query["data"], query["from"])
-
-    def shown(self, chat: ChatRef) -> list[str]:
-        return self.fake.bot_texts(int(chat.chat_id))
-
-    def send_attempts(self) -> int:
-        return len(self.fake.calls_of("sendMessage"))
-
-    def rate_limit_next_send(self) -> None:
-        self.fake.rate_limit("sendMessage", 1)
-
-    def chat_gone(self, chat: ChatRef) -> None:
-        self.fake.block(int(chat.chat_id))
-
-
-class DiscordDriver(Driver):
-    name, limit = "discord", discord_rules.MAX_CONTENT
-    SEND = r"/channels/\d+/messages"
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        super().__init__()
-        # the adapter points these process-wide class attributes at the fake; put the originals back afterwards
-        monkeypatch.setattr(discord.http.Route, "BASE", discord.http.Route.BASE)
-        monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY",
-                            discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY)
-        monkeypatch.setattr(discord_adapter, "GUILD_READY_TIMEOUT", 0.05)
-
-    async def start(self) -> None:
-        self.fake = discord_api.FakeDiscord()
-        await self.fake.start()
-        settings = DiscordConfig(api_base=self.fake.api_base, gateway_url=self.fake.gateway_url,
-                                 message_content_intent=True)  # group talk arrives with its text
-        self.adapter = discord_adapter.create(settings, {"DISCORD_BOT_TOKEN": discord_api.TOKEN}, services([]))
-        await self.adapter.start(self.inbox)
-
-    async def stop(self) -> None:
-        await self.adapter.stop()
-        await self.fake.stop()
-
-    async def inject(self, event: dict[str, Any]) -> None:
-        data = copy.deepcopy(event["d"])
-        if event["t"] == "INTERACTION_CREATE":
-            data = self.fake.replay(data)
-        await self.fake.dispatch(event["t"], data)
-
-    async def press(self, event: dict[str, Any], pressed: SentRef) -> None:
-        data = self.fake.replay(copy.deepcopy(event["d"]), message=self.fake.messages[pressed.message_id])
-        await self.fake.dispatch(event["t"], data)
-
-    def shown(self, chat: ChatRef) -> list[str]:
-        channel = chat.thread_id or chat.chat_id
-        return [m["content"] for m in self.fake.messages.values()
-                if m["channel_id"] == channel and m["author"]["id"] == discord_api.APP_ID]
-
-    def send_attempts(self) -> int:
-        return len(self.fake.calls_to("POST", self.SEND))
-
-    def rate_limit_next_send(self) -> None:
-        self.fake.rate_limit("POST", self.SEND, 0.3)
-
-    def chat_gone(self, chat: ChatRef) -> None:
-        self.fake.fail("POST", self.SEND, lambda: discord_rules.error_response(404, 10003, "Unknown Channel"))
-
-
-class FeishuDriver(Driver):
-    name, limit = "feishu", feishu_adapter.FeishuAdapter.capabilities.max_text
-    ENCRYPT_KEY, TOKEN = "contract-encrypt-key", "contract-verification-token"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._event_ids = itertools.count(1)
-
-    async def start(self) -> None:
-        self.fake = feishu_api.FakeFeishu()
-        await self.fake.start()
-        routes: list[tuple[str, str, WebHandler]] = []
-        env = {"FEISHU_APP_ID": feishu_api.APP_ID, "FEISHU_APP_SECRET": feishu_api.APP_SECRET,
-               "FEISHU_ENCRYPT_KEY": self.ENCRYPT_KEY, "FEISHU_VERIFICATION_TOKEN": self.TOKEN}
-        settings = FeishuConfig(transport="webhook", domain=self.fake.domain)
-        self.adapter = feishu_adapter.create(settings, env, services(routes))
-        app = web.Application()
-        for method, path, handler in routes:
-            app.router.add_route(method, path, handler)
-        self._runner, port = await serve_local(app)
-        self._url = f"http://127.0.0.1:{port}{settings.webhook_path}"
-        self._session = aiohttp.ClientSession()
-        await self.adapter.start(self.inbox)
-
-    async def stop(self) -> None:
-        await self.adapter.stop()
-        await self._session.close()
-        await self._runner.cleanup()
-        await self.fake.stop()
-
-    async def inject(self, event: dict[str, Any]) -> None:
-        event = copy.deepcopy(event)
-        if "message" in event["event"]:
-            self.fake.record_incoming(event)
-        await self._post(event)
-
-    async def press(self, event: dict[str, Any], pressed: SentRef) -> None:
-        event = copy.deepcopy(event)
-        event["event"]["context"]["open_message_id"] = pressed.message_id
-        await self._post(event)
-
-    async def _post(self, event: dict[str, Any]) -> None:
-        """Encrypted and signed like Feishu; a fresh event id, so a replayed payload is not a redelivery."""
-        event["header"] = {**event["header"], "token": self.TOKEN, "event_id": f"ev-{next(self._event_ids)}"}
-        body, headers = feishu_events.signed_request(self.ENCRYPT_KEY, event)
-        async with self._session.post(self._url, data=body, headers=headers) as resp:
-            assert resp.status == 200, await resp.text()
-
-    def shown(self, chat: ChatRef) -> list[str]:
-        return self.fake.shown(chat.chat_id)
-
-    def send_attempts(self) -> int:
-        return len(self.fake.requests("POST", "/im/v1/messages"))
-
-    def rate_limit_next_send(self) -> None:
-        self.fake.fail("POST", "/im/v1/messages", code=99991400, status=429)
-
-    def chat_gone(self, chat: ChatRef) -> None:
-        self.fake.fail("POST", "/im/v1/messages", code=230002)  # the bot was removed from the chat
-
-    def stream_open(self, ref: SentRef) -> bool:
-        content = json.loads(self.fake.messages[ref.message_id]["content"])
-        card_id = content.get("data", {}).get("card_id") if content.get("type") == "card" else None
-        return card_id is not None and self.fake.cards[card_id].streaming
-
-
-PLATFORMS = ("telegram", "discord", "feishu")
+def platforms() -> tuple[str, ...]:
+    return installed_platforms()
 
 
 def make_driver(name: str, monkeypatch: pytest.MonkeyPatch) -> Driver:
-    if name == "discord":
-        return DiscordDriver(monkeypatch)
-    return TelegramDriver() if name == "telegram" else FeishuDriver()
+    if find_spec(name) is None:
+        pytest.fail(f"adapters/{name}/ exports no SPEC (an AdapterSpec): core cannot find it, nor can this suite")
+    factory = DRIVERS.get(name)
+    if factory is None:
+        pytest.fail(f"adapters/{name}/ has no contract driver: add one to DRIVERS in {__name__.replace('.', '/')}.py "
+                    "(it starts the real adapter against its real transport: a fake server, a client, its streams)")
+    return factory(monkeypatch)

@@ -1,0 +1,119 @@
+"""What every contract driver offers the tests: recorded payloads in, the chat as it reads now out.
+
+A driver starts the real adapter against its real transport (a fake platform server on 127.0.0.1, an
+HTTP client, the terminal's streams) and speaks for the test. `platform_can` is the driver's own
+statement of what the platform does, held against the adapter's declared `Capabilities`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from bot.adapter import Adapter, AdapterServices, ConversationChoice, TokenHolder, WebHandler
+from bot.commands import menu
+from bot.httpkit.auth import Auth
+from bot.httpkit.security import AUTH, security
+from bot.messages import ChatRef, InboundEvent, SentRef
+from tests.fakes.serve import serve_local
+
+PAYLOADS = Path(__file__).resolve().parents[2] / "payloads"
+# the Capabilities flags a platform may lack; each driver names those its platform has
+ABILITIES = ("groups", "overhears", "buttons", "replace_pressed", "can_edit", "refuses_sends")
+
+
+def payload(platform: str, case: str) -> dict[str, Any]:
+    """tests/payloads/<platform>/<case>.json: {"about", "event", "expect"}."""
+    data: dict[str, Any] = json.loads((PAYLOADS / platform / f"{case}.json").read_text(encoding="utf-8"))
+    return data
+
+
+class Inbox:
+    """What the adapter handed to the hub, in order."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[InboundEvent] = asyncio.Queue()
+        self.handed: list[InboundEvent] = []
+
+    async def __call__(self, message: InboundEvent) -> None:
+        self.handed.append(message)
+        await self.queue.put(message)
+
+    async def next(self, within: float = 5.0) -> InboundEvent:
+        return await asyncio.wait_for(self.queue.get(), within)
+
+
+async def _no_conversations(_chat: ChatRef, _user_id: str) -> list[ConversationChoice]:
+    return []
+
+
+def services(routes: list[tuple[str, str, WebHandler]], *, answered: Callable[[ChatRef], Awaitable[None]] | None = None,
+             check_token: Callable[[str], Awaitable[TokenHolder | None]] | None = None) -> AdapterServices:
+    seen: set[str] = set()
+
+    async def is_seen(key: str) -> bool:
+        was = key in seen
+        seen.add(key)
+        return was
+
+    return AdapterServices(_no_conversations, is_seen, lambda m, p, h: routes.append((m, p, h)), commands=menu(),
+                           answered=answered, check_token=check_token)
+
+
+async def serve_routes(routes: list[tuple[str, str, WebHandler]]) -> tuple[web.AppRunner, str]:
+    """The routes an adapter added, on a server like the hub's: the kit's security middleware in front, open
+    access (a loopback bind, no password), so a browser gets its session without signing in. A stream whose
+    client went away ends at once, not at its next keepalive."""
+    app = web.Application(middlewares=[security])
+    app[AUTH] = Auth(None)
+    for method, path, handler in routes:
+        app.router.add_route(method, path, handler)
+    runner, port = await serve_local(app, handler_cancellation=True)
+    return runner, f"http://127.0.0.1:{port}"
+
+
+class Driver:
+    name: str
+    limit: int  # the platform's own ceiling for one message's text
+    platform_can: frozenset[str]  # which of ABILITIES the platform has
+    adapter: Adapter
+
+    def __init__(self) -> None:
+        self.inbox = Inbox()
+
+    async def start(self) -> None:
+        raise NotImplementedError
+
+    async def stop(self) -> None:
+        raise NotImplementedError
+
+    async def inject(self, event: dict[str, Any]) -> None:
+        """Deliver one recorded platform payload, as the platform would."""
+        raise NotImplementedError
+
+    async def press(self, event: dict[str, Any], pressed: SentRef) -> None:
+        """Deliver a recorded button press on a message the bot sent."""
+        raise NotImplementedError
+
+    async def shown(self, chat: ChatRef) -> list[str]:
+        """The bot's messages in the chat as they read now, oldest first."""
+        raise NotImplementedError
+
+    async def stream_open(self, ref: SentRef) -> bool:
+        """Whether the platform still shows the message as being written."""
+        return False
+
+    # only for a platform that refuses sends (refuses_sends):
+    def send_attempts(self) -> int:
+        raise NotImplementedError
+
+    def rate_limit_next_send(self) -> None:
+        raise NotImplementedError
+
+    def chat_gone(self, chat: ChatRef) -> None:
+        raise NotImplementedError
