@@ -54,7 +54,7 @@ def imports(path: Path, package: str = "bot") -> set[str]:
             elif node.module.startswith(package + "."):
                 found.add(node.module)
         elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names if alias.name.startswith(package + "."))
+            found.update(alias.name for alias in node.names if alias.name.split(".")[0] == package)
     return found
 
 
@@ -138,7 +138,7 @@ def test_the_adapter_check_sees_every_kind_of_import(tmp_path: Path) -> None:
     (tmp_path / "adapters" / "seventh").mkdir(parents=True)
     (tmp_path / "adapters" / "seventh" / "adapter.py").write_text(
         "from typing import TYPE_CHECKING\n"
-        "import bot.hub.hub\n"
+        "import bot.hub.hub, bot\n"
         "from bot.httpkit import sse\n"
         "from bot.messages import ChatRef\n"
         "from adapters.seventh.render import render\n"
@@ -147,6 +147,7 @@ def test_the_adapter_check_sees_every_kind_of_import(tmp_path: Path) -> None:
         encoding="utf-8")
     assert adapter_violations(tmp_path / "adapters") == [
         "adapters/seventh/adapter.py imports adapters.web",
+        "adapters/seventh/adapter.py imports bot",
         "adapters/seventh/adapter.py imports bot.commands",
         "adapters/seventh/adapter.py imports bot.hub.hub",
         "adapters/seventh/adapter.py imports bot.store",
