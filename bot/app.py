@@ -91,7 +91,7 @@ class App:
         self.mcp = McpTools(cfg.mcp.servers, env, cfg.data_dir / "logs" / "mcp", self.approvals)
         self.memory = Memory(self.store.memories, cached_chats=IDLE_SESSIONS)  # as many as sessions stay loaded
         self.tools = self._tools(skills)
-        self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns)
+        self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns, cfg.llm.show_thinking)
         self.metrics = Metrics()
         self.llm.on_usage = lambda model, used: self.metrics.activity.add_tokens(
             model, used.prompt_tokens + used.completion_tokens)

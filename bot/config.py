@@ -26,6 +26,45 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class ProviderConfig(_Section):
+    """One model provider: its wire protocol (`kind`), endpoint and keys, named by env var (several: a pool)."""
+
+    kind: Literal["openai", "anthropic"] = "openai"
+    base_url: str | None = None  # None: the kind's public endpoint
+    api_key_env: str | list[str] | None = None  # env var(s) holding the key(s); a list rotates on 429
+    api_keys: list[str] = Field(default_factory=list, repr=False, exclude=True)  # filled from api_key_env
+    max_tokens: int = Field(default=8192, ge=1)  # anthropic: the answer's cap, which that API requires
+    thinking_tokens: int | None = Field(default=None, ge=1024)  # anthropic: extended thinking with this budget
+
+    @property
+    def key_envs(self) -> list[str]:
+        env = self.api_key_env
+        return [] if env is None else [env] if isinstance(env, str) else list(env)
+
+
+class LinkConfig(_Section):
+    """One link of a failover chain: a model on a provider, and its context window when known."""
+
+    provider: str = "default"
+    model: str
+    context_tokens: int | None = Field(default=None, ge=1000)  # "context too long" looks for a bigger one
+
+
+class BreakerConfig(_Section):
+    """Per provider: this many failures in a row open it; after `cooldown` seconds one request probes it."""
+
+    failures: int = Field(default=3, ge=1)
+    cooldown: float = Field(default=30.0, gt=0)
+
+
+class PriceConfig(_Section):
+    """Money per million tokens (any currency; the dashboard shows the number as it is)."""
+
+    input: float = Field(default=0.0, ge=0)
+    output: float = Field(default=0.0, ge=0)
+    cached_input: float | None = Field(default=None, ge=0)  # None: the input price
+
+
 class LLMConfig(_Section):
     base_url: str | None = None  # env OPENAI_BASE_URL
     api_key: str | None = Field(default=None, repr=False)  # env OPENAI_API_KEY only
@@ -41,6 +80,22 @@ class LLMConfig(_Section):
     vision_models: list[str] = Field(default_factory=list)  # these get images as image parts
     transcription_model: str | None = None  # set: voice messages are transcribed (/audio/transcriptions)
     auto_titles: bool = True  # a short title from each conversation's first exchange, by skill_model
+    # Providers and failover chains (README "Models and failover"). Without them: a provider `default` from
+    # OPENAI_BASE_URL / OPENAI_API_KEY and a chain `default` of chat_model on it, as before.
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    chains: dict[str, list[LinkConfig]] = Field(default_factory=dict)
+    failover_retries: int = Field(default=0, ge=0)  # retries on a link before the next one; the last: max_retries
+    breaker: BreakerConfig = Field(default_factory=BreakerConfig)
+    prices: dict[str, PriceConfig] = Field(default_factory=dict)  # model name → price per million tokens
+    show_thinking: bool = False  # reasoning the model streams is kept out of the answer; on: shown before it
+
+    @field_validator("chains")
+    @classmethod
+    def _chains_not_empty(cls, chains: dict[str, list[LinkConfig]]) -> dict[str, list[LinkConfig]]:
+        empty = [name for name, links in chains.items() if not links]
+        if empty:
+            raise ValueError(f"chain {empty[0]!r} has no links")
+        return chains
 
 
 class ServerConfig(_Section):
@@ -289,7 +344,27 @@ def _apply_env(cfg: Config, env: dict[str, str]) -> None:
     cfg.llm.api_key = env.get("OPENAI_API_KEY") or None
     cfg.llm.base_url = env.get("OPENAI_BASE_URL") or cfg.llm.base_url
     cfg.llm.chat_model = env.get("BOTHUB_MODEL") or cfg.llm.chat_model
+    _provider_keys(cfg.llm, env)
     _enable_platforms(cfg, env)
+
+
+def _provider_keys(llm: LLMConfig, env: dict[str, str]) -> None:
+    """Each provider's keys from the env vars it names; every chain link must name a known provider."""
+    for name, provider in llm.providers.items():
+        if provider.api_keys:
+            raise ConfigError(f"llm.providers.{name}: keys are read from env vars only: name them in api_key_env")
+        missing = [var for var in provider.key_envs if not env.get(var)]
+        if missing:
+            raise ConfigError(f"llm.providers.{name}.api_key_env: {', '.join(missing)} is not set")
+        provider.api_keys = [env[var] for var in provider.key_envs]
+    known = {"default", *llm.providers}
+    for chain, links in llm.chains.items():
+        for link in links:
+            if link.provider not in known:
+                raise ConfigError(f"llm.chains.{chain}: no provider named {link.provider!r} "
+                                  f"(known: {', '.join(sorted(known))})")
+    if "default" in llm.chains and "chat_model" not in llm.model_fields_set and not env.get("BOTHUB_MODEL"):
+        llm.chat_model = llm.chains["default"][0].model
 
 
 def _enable_platforms(cfg: Config, env: dict[str, str]) -> None:

@@ -39,6 +39,8 @@ class ModelTurn:
     completion_tokens: int | None = None
     tool_calls: int = 0
     failed: str | None = None  # the RunFailed kind when the request failed
+    reasoning: str = ""  # the thinking the model streamed (never part of the answer)
+    cost: float | None = None  # money for this request by the price table; None: no price known
 
 
 @dataclass(frozen=True, slots=True)

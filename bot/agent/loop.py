@@ -22,7 +22,8 @@ from bot.agent.events import (
     ToolFinished,
     ToolStarted,
 )
-from bot.agent.llm import Completion, LLMClient, TextChunk
+from bot.agent.llm import LLMClient
+from bot.agent.modelapi import Completion, Failover, ReasoningChunk, TextChunk
 from bot.agent.provider import LLMError
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 
@@ -30,11 +31,13 @@ log = logging.getLogger("bothub.agent")
 
 
 class AgentLoop:
-    def __init__(self, llm: LLMClient, tools: ToolRegistry, model: str, max_turns: int = 30) -> None:
+    def __init__(self, llm: LLMClient, tools: ToolRegistry, model: str, max_turns: int = 30,
+                 show_thinking: bool = False) -> None:
         self.llm = llm
         self.tools = tools
         self.model = model
         self.max_turns = max_turns
+        self.show_thinking = show_thinking  # the model's reasoning streamed as a quote before its answer
 
     async def run(
         self, messages: list[dict[str, Any]], ctx: ToolContext, model: str | None = None
@@ -49,19 +52,17 @@ class AgentLoop:
         asked = time.monotonic()
         try:
             for _ in range(self.max_turns):
-                completion: Completion | None = None
+                turn: list[Completion] = []
                 asked = time.monotonic()
-                async for item in self.llm.stream(history, tool_specs, model):
-                    if isinstance(item, TextChunk):
-                        yield TextDelta(item.text)
-                    else:
-                        completion = item
-                assert completion is not None  # LLMClient.stream always ends with one
+                async for event in self._model_turn(history, tool_specs, model, turn):
+                    yield event
+                completion = turn[0]
                 yield _turn(model, asked, completion)
                 if not completion.tool_calls:
                     yield StepMessage(role="assistant", content=completion.text)
                     usage = completion.usage
-                    yield RunFinished(text=completion.text, prompt_tokens=usage.prompt_tokens if usage else None)
+                    shown = self._shown(completion.reasoning, completion.text)
+                    yield RunFinished(text=shown, prompt_tokens=usage.prompt_tokens if usage else None)
                     return
                 calls = [call.to_openai() for call in completion.tool_calls]
                 yield StepMessage(role="assistant", content=completion.text, tool_calls=calls)
@@ -74,20 +75,53 @@ class AgentLoop:
                     yield StepMessage(role="tool", content=result, tool_call_id=call.id)
                     history.append({"role": "tool", "tool_call_id": call.id, "content": result})
         except LLMError as e:
-            yield ModelTurn(model, time.monotonic() - asked, failed=e.kind)
-            yield _failed(e.kind, e.detail, ctx, model)
+            yield ModelTurn(e.model or model, time.monotonic() - asked, failed=e.kind)
+            yield _failed(e.kind, e.detail, ctx, e.model or model)
             return
         except Exception as e:  # a bug must end the run politely, not kill the session's lane
             yield _failed("other", f"{type(e).__name__}: {e}", ctx, model, exc_info=True)
             return
         yield _failed("turns", f"stopped after {self.max_turns} model turns", ctx, model)
 
+    async def _model_turn(self, history: list[dict[str, Any]], tools: list[dict[str, Any]], model: str,
+                          out: list[Completion]) -> AsyncIterator[AgentEvent]:
+        """One request's events (text, thinking when shown, failed links); its Completion goes into `out`."""
+        thinking = False
+        async for item in self.llm.stream(history, tools, model):
+            if isinstance(item, TextChunk):
+                if thinking:
+                    thinking = False
+                    yield TextDelta(THINKING_END)
+                yield TextDelta(item.text)
+            elif isinstance(item, ReasoningChunk):
+                if self.show_thinking:
+                    yield TextDelta(_quoted(item.text, start=not thinking))
+                    thinking = True
+            elif isinstance(item, Failover):
+                yield ModelTurn(item.model, item.seconds, failed=item.kind)
+            else:
+                out.append(item)
+
+    def _shown(self, reasoning: str, text: str) -> str:
+        """The answer as the user saw it stream: with thinking shown, its quote comes first."""
+        if not self.show_thinking or not reasoning:
+            return text
+        return _quoted(reasoning, start=True) + THINKING_END + text
+
+
+THINKING_END = "\n\n"
+
+
+def _quoted(text: str, start: bool) -> str:
+    """Thinking as a Markdown quote, chunk by chunk: every line of it starts with "> "."""
+    return ("> " if start else "") + text.replace("\n", "\n> ")
+
 
 def _turn(model: str, asked: float, completion: Completion) -> ModelTurn:
     usage = completion.usage
-    return ModelTurn(model, time.monotonic() - asked, completion.first_token,
+    return ModelTurn(completion.model or model, time.monotonic() - asked, completion.first_token,
                      usage.prompt_tokens if usage else None, usage.completion_tokens if usage else None,
-                     len(completion.tool_calls))
+                     len(completion.tool_calls), reasoning=completion.reasoning, cost=completion.cost)
 
 
 def _failed(kind: str, detail: str, ctx: ToolContext, model: str, exc_info: bool = False) -> RunFailed:

@@ -16,7 +16,7 @@ import json
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -26,8 +26,11 @@ from bot.config import ConfigError
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "not-needed"  # local OpenAI-compatible servers (Ollama, vLLM) ignore the key
 CONNECT_TIMEOUT = 5.0
+KEY_REST = 60.0  # seconds a rate-limited key of a pool rests when the server gives no wait
 MAX_RETRY_AFTER = 60.0  # a server asking for a longer wait is not retried: the user would wait too long
 INITIAL_BACKOFF, MAX_BACKOFF = 0.5, 8.0
+_TOO_LONG = ("context length", "context_length", "prompt is too long")  # OpenAI-compatible servers; Anthropic
+_SERVER_TYPES = frozenset({"server_error", "api_error", "overloaded_error"})  # in-stream errors (OpenAI; Anthropic)
 _KEY_PATTERN = re.compile(r"\b(sk|key)-[A-Za-z0-9_\-*]{6,}")
 
 
@@ -38,20 +41,20 @@ class LLMError(Exception):
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
+        self.model: str | None = None  # the chain link that failed, set by the chain
 
 
 def error_kind(status: int | None, error: Mapping[str, Any]) -> str:
     """The RunFailed kind of an API error: an HTTP status with its `{"error": …}` body, or an in-stream error."""
-    code = error.get("code")
+    code, kind = error.get("code"), error.get("type")
     message = str(error.get("message") or "").lower()
-    if code == "context_length_exceeded" or (status == 400 and ("context length" in message
-                                                                 or "context_length" in message)):
+    if code == "context_length_exceeded" or (status == 400 and any(s in message for s in _TOO_LONG)):
         return "context"
-    if status == 429 or code == "rate_limit_exceeded":
+    if status == 429 or code == "rate_limit_exceeded" or kind == "rate_limit_error":
         return "rate_limit"
     if status in (401, 403):
         return "auth"
-    if (status is not None and status >= 500) or error.get("type") == "server_error":
+    if (status is not None and status >= 500) or kind in _SERVER_TYPES:
         return "server"
     return "other"
 
@@ -94,37 +97,59 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     return None
 
 
-class Provider:
-    """One provider endpoint: `post` gives the 2xx response of a request after the retries, or raises LLMError."""
+def bearer(key: str | None) -> dict[str, str]:
+    """OpenAI-style auth; local OpenAI-compatible servers get a placeholder they ignore."""
+    return {"Authorization": f"Bearer {key or PLACEHOLDER_KEY}"}
 
-    def __init__(self, base_url: str | None, api_key: str | None, timeout: float, max_retries: int) -> None:
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self._key = api_key
-        headers = {"Authorization": f"Bearer {api_key or PLACEHOLDER_KEY}", "User-Agent": "bothub"}
+
+class _Key:
+    """One key of a provider's pool with its own connections; a 429 rests it until the server's wait is over."""
+
+    def __init__(self, client: Client, secret: str | None) -> None:
+        self.client, self.secret = client, secret
+        self.resting_until = 0.0
+
+
+class Provider:
+    """One provider endpoint: `post` gives the 2xx response of a request after the retries, or raises LLMError.
+
+    Several keys make a credential pool: requests use one key until it is rate-limited (429), then the next
+    one that is not resting, at once and without counting as a retry."""
+
+    def __init__(self, base_url: str | None, api_key: str | Sequence[str] | None, timeout: float, max_retries: int,
+                 auth: Callable[[str | None], dict[str, str]] = bearer, default_url: str = DEFAULT_BASE_URL) -> None:
+        self.base_url = (base_url or default_url).rstrip("/")
+        secrets: list[str | None] = [api_key] if api_key is None or isinstance(api_key, str) else [*api_key]
+        secrets = secrets or [None]
+        self._secrets = [k for k in secrets if k]
         # Per phase, as the SDK: a connect deadline, and `timeout` as the longest silence while reading.
         # No connection cap: the lanes bound concurrent runs.
         try:
-            self._client = Client(self.base_url, headers, min(CONNECT_TIMEOUT, timeout), timeout)
+            self._keys = [_Key(Client(self.base_url, {**auth(key), "User-Agent": "bothub"},
+                                      min(CONNECT_TIMEOUT, timeout), timeout), key) for key in secrets]
         except ValueError as e:  # a base URL that is not http(s), a key with a line break in it
-            raise ConfigError(f"the model provider's settings (OPENAI_BASE_URL, OPENAI_API_KEY): {e}") from None
+            raise ConfigError(f"the model provider's settings ({self.base_url}, its API key): {e}") from None
+        self._current = 0
         self.max_retries = max_retries
 
     async def close(self) -> None:
-        self._client.close()
+        for key in self._keys:
+            key.client.close()
 
     def describe(self, e: BaseException | str) -> str:
         """Error text for logs, with anything key-like removed (401 bodies echo part of the key)."""
         detail = e if isinstance(e, str) else f"{type(e).__name__}: {e}"
-        if self._key:
-            detail = detail.replace(self._key, "***")
+        for secret in self._secrets:
+            detail = detail.replace(secret, "***")
         return _KEY_PATTERN.sub(r"\1-***", detail)
 
     @asynccontextmanager
-    async def post(self, path: str, body: bytes, content_type: str = "application/json"
+    async def post(self, path: str, body: bytes, content_type: str = "application/json", retries: int | None = None
                    ) -> AsyncIterator[Response]:
         """The successful response to a POST (encoded JSON unless said otherwise); transport failures while reading
-        it, too, become LLMError. Nothing is retried once the response is handed out: the user may have seen it."""
-        response = await self._request("POST", path, body, content_type)
+        it, too, become LLMError. Nothing is retried once the response is handed out: the user may have seen it.
+        `retries` overrides max_retries (a failover link gives up sooner: the next link is waiting)."""
+        response = await self._request("POST", path, body, content_type, retries)
         try:
             yield response
         except (TimeoutError, OSError) as e:
@@ -141,26 +166,45 @@ class Provider:
         finally:
             response.release()
 
-    async def _request(self, method: str, path: str, body: bytes = b"", content_type: str | None = None
-                       ) -> Response:
-        for attempt in range(self.max_retries + 1):
-            last = attempt == self.max_retries
+    async def _request(self, method: str, path: str, body: bytes = b"", content_type: str | None = None,
+                       retries: int | None = None) -> Response:
+        retries = self.max_retries if retries is None else retries
+        attempt = 0
+        while True:
+            key = self._key()
             try:
-                response = await self._client.request(method, path, body, content_type)
+                response = await key.client.request(method, path, body, content_type)
             except (TimeoutError, OSError) as e:
-                if last:
+                if attempt >= retries:
                     raise LLMError(transport_kind(e), self.describe(e)) from e
                 await asyncio.sleep(backoff(attempt))
+                attempt += 1
                 continue
             if response.status < 300:
                 return response
             error = await _error_body(response)
-            delay = None if last else retry_delay(attempt, response.status, response.headers)
+            if response.status == 429 and self._rest(key, response.headers):
+                continue  # another key of the pool is free: no wait, no retry used
+            delay = None if attempt >= retries else retry_delay(attempt, response.status, response.headers)
             if delay is None:
                 message = self.describe(f"HTTP {response.status}: {error.get('message') or response.reason}")
                 raise LLMError(error_kind(response.status, error), message)
             await asyncio.sleep(delay)
-        raise AssertionError("unreachable: the last attempt returns or raises")
+            attempt += 1
+
+    def _key(self) -> _Key:
+        return self._keys[self._current]
+
+    def _rest(self, key: _Key, headers: Mapping[str, str]) -> bool:
+        """Rest a rate-limited key for the server's wait (else KEY_REST) and move to the next free one, if any."""
+        now = time.monotonic()
+        key.resting_until = now + (_retry_after(headers) or KEY_REST)
+        for step in range(1, len(self._keys)):
+            index = (self._current + step) % len(self._keys)
+            if self._keys[index].resting_until <= now:
+                self._current = index
+                return True
+        return False
 
 
 async def _error_body(response: Response) -> dict[str, Any]:

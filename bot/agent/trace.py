@@ -27,6 +27,7 @@ from bot.tree.model import utc_now
 log = logging.getLogger("bothub.traces")
 
 MAX_ARGUMENTS = 2000  # characters of a tool call's arguments kept in its trace
+MAX_REASONING = 8000  # characters of a model turn's thinking kept in its trace
 MAX_PENDING = 1000  # traces waiting for the database before the oldest are dropped
 # Traces gather this long before one write: a chat answered message after message costs one statement per
 # window rather than one per answer (the dashboard shows a run at most this much later).
@@ -73,7 +74,8 @@ class RunTrace:
         if isinstance(event, ModelTurn):
             self._steps.append(TraceStep("model", event.model, _ms(event.seconds) or 0,
                                          "error" if event.failed else "ok", _ms(event.first_token),
-                                         event.prompt_tokens, event.completion_tokens, event.tool_calls))
+                                         event.prompt_tokens, event.completion_tokens, event.tool_calls,
+                                         reasoning=event.reasoning[:MAX_REASONING], cost=event.cost))
         elif isinstance(event, ToolStarted):
             self._tool = (event, now)
         elif isinstance(event, ToolFinished) and self._tool is not None:

@@ -34,6 +34,8 @@ class TraceStep:
     tool_calls: int = 0  # model turns: calls it asked for
     arguments: str = ""  # tool calls: the model's arguments, secrets masked, capped
     result_chars: int = 0  # tool calls: size of the result handed back to the model
+    reasoning: str = ""  # model turns: the thinking the model streamed, capped
+    cost: float | None = None  # model turns: money by the price table (None: the model has no price)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,12 @@ class Trace:
     sections: tuple[PromptSection, ...]
     steps: tuple[TraceStep, ...]
     error_id: str | None = None  # the id the user was shown when the run failed
+
+    @property
+    def cost(self) -> float | None:
+        """The run's money over its priced model turns; None when none had a price."""
+        costs = [s.cost for s in self.steps if s.cost is not None]
+        return sum(costs) if costs else None
 
     def detail_json(self) -> str:
         """Sections and steps as one JSON text: how both backends store them."""

@@ -78,7 +78,22 @@ class StreamError:
     type: str = "server_error"
 
 
-Step = Text | ToolCalls | Error | Hang | StreamError
+@dataclass(frozen=True)
+class Reset:
+    """Stream some text, then drop the connection without ending the stream (a provider dying mid-answer)."""
+
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Think:
+    """Stream `reasoning` as `reasoning_content` deltas (DeepSeek, vLLM), then `text` as the answer."""
+
+    reasoning: str
+    text: str
+
+
+Step = Text | ToolCalls | Error | Hang | StreamError | Reset | Think
 Responder = Callable[[dict[str, Any]], Step]
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 403: "invalid_request_error",
@@ -120,6 +135,9 @@ class FakeOpenAI:
         self.refusals: list[Refusal] = []  # every 401/400 the rules gave, for tests to assert on
         self.hold: asyncio.Event | None = None  # when an Event: valid requests wait for it before answering
         self.hold_only: Callable[[dict[str, Any]], bool] | None = None  # …only the requests this picks
+        self.extra_keys: set[str] = set()  # accepted besides api_key (a credential pool's other keys)
+        self.limited_keys: dict[str, float] = {}  # key → retry-after: its requests get 429 (rate limit per key)
+        self.errors_sent: list[float] = []  # time.monotonic() of each scripted error answered (failover latency)
         self._steps: list[Step] = []
         self.transcript = "this is what the voice message said"  # what /audio/transcriptions answers
         self.transcriptions: list[dict[str, Any]] = []  # model, file name and bytes of each request
@@ -185,10 +203,15 @@ class FakeOpenAI:
         except json.JSONDecodeError:
             return self._refuse(Refusal(400, "We could not parse the JSON body of your request."))
         self.requests.append({"body": body, "headers": dict(request.headers)})
-        refusal = check_key(request.headers.get("Authorization"), self.api_key) or check_request(body)
+        key = (request.headers.get("Authorization") or "").removeprefix("Bearer ")
+        expected = key if key in self.extra_keys else self.api_key
+        refusal = check_key(request.headers.get("Authorization"), expected) or check_request(body)
         if refusal is not None:
             self.refusals.append(refusal)
             return self._refuse(refusal)
+        if key in self.limited_keys:
+            return self._error_response(Error(429, "rate_limit_exceeded", "Rate limit reached for requests",
+                                              retry_after=self.limited_keys[key]))
         if self.hold is not None and (self.hold_only is None or self.hold_only(body)):
             await self.hold.wait()
         step = self._steps.pop(0) if self._steps else self.responder(body)
@@ -196,6 +219,7 @@ class FakeOpenAI:
             await asyncio.sleep(step.seconds)
             step = self.responder(body)
         if isinstance(step, Error):
+            self.errors_sent.append(time.monotonic())
             return self._error_response(step)
         cid = f"chatcmpl-fake{next(self._ids)}"
         if not body.get("stream"):
@@ -225,7 +249,7 @@ class FakeOpenAI:
     def _complete(self, cid: str, step: Step, body: dict[str, Any]) -> web.Response:
         message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
         finish = "stop"
-        if isinstance(step, Text | StreamError):
+        if isinstance(step, Text | StreamError | Reset | Think):
             message["content"] = step.text
         elif isinstance(step, ToolCalls):
             message["content"] = step.text or None
@@ -263,6 +287,20 @@ class FakeOpenAI:
             for n, piece in enumerate(pieces):
                 if n and step.delay:
                     await asyncio.sleep(step.delay)
+                await send({"content": piece})
+            finish = "stop"
+        elif isinstance(step, Reset):
+            for piece in _split(step.text, None):
+                await send({"content": piece})
+            self.errors_sent.append(time.monotonic())
+            assert request.transport is not None
+            request.transport.abort()  # no final chunk, no [DONE]: the client sees the connection die
+            return resp
+        elif isinstance(step, Think):
+            for piece in _split(step.reasoning, None):
+                await send({"content": None, "reasoning_content": piece})
+            pieces = _split(step.text, None)
+            for piece in pieces:
                 await send({"content": piece})
             finish = "stop"
         elif isinstance(step, StreamError):
