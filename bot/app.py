@@ -96,6 +96,7 @@ class App:
         self.llm.on_usage = lambda model, used: self.metrics.activity.add_tokens(
             model, used.prompt_tokens + used.completion_tokens)
         self.metrics.watch_usage(lambda: (self.llm.total_usage.prompt_tokens, self.llm.total_usage.completion_tokens))
+        self.metrics.watch_providers(self.llm.health_views)
         self.conversations = Conversations(self.store.conversations)
         self.housekeeping = Housekeeping(self.conversations, self.store.housekeeping, cfg.data_dir, self.clock.now)
         self.compactor = Compactor(self.llm, self.store.summaries, cfg.llm.skill_model or cfg.llm.chat_model,

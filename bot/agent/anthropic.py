@@ -26,7 +26,7 @@ KEPT_THINKING = 1024  # tool turns whose thinking blocks are kept for the follow
 CACHE = {"type": "ephemeral"}
 
 
-def _auth(key: str | None) -> dict[str, str]:
+def auth(key: str | None) -> dict[str, str]:
     return {"x-api-key": key or "", "anthropic-version": VERSION}
 
 
@@ -41,8 +41,8 @@ class _Block:
 
 
 class AnthropicMessages:
-    def __init__(self, cfg: ProviderConfig, timeout: float, max_retries: int, temperature: float | None) -> None:
-        self.provider = Provider(cfg.base_url, cfg.api_keys, timeout, max_retries, _auth, DEFAULT_URL)
+    def __init__(self, provider: Provider, cfg: ProviderConfig, temperature: float | None) -> None:
+        self.provider = provider
         self.max_tokens, self.thinking_tokens, self.temperature = cfg.max_tokens, cfg.thinking_tokens, temperature
         self._thinking: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()  # first tool-use id → its blocks
 

@@ -9,21 +9,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from bot.ops.providers import HealthView
 
 LATENCY_SMOOTHING = 0.3  # weight of the newest request in the running latency
-
-
-@dataclass(frozen=True, slots=True)
-class HealthView:
-    """What `doctor`, the dashboard and /metrics show for one provider."""
-
-    provider: str
-    state: str  # "closed" | "open" | "half_open"
-    last_error: str | None  # the failure kind and when, e.g. "server (12 s ago)"
-    latency: float | None  # seconds to the first token, smoothed
-    requests: int
-    failures: int
 
 
 class Breaker:

@@ -17,23 +17,33 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from bot.agent import anthropic
 from bot.agent.anthropic import AnthropicMessages
 from bot.agent.chains import FAILOVER_KINDS, Chains, Link, moves_on, provider_configs
-from bot.agent.health import Breaker, HealthView, ProviderHealth
+from bot.agent.health import Breaker, ProviderHealth
 from bot.agent.http1 import multipart
 from bot.agent.modelapi import Completion, Failover, ModelAPI, StreamItem, Usage
 from bot.agent.openai_chat import OpenAIChat
 from bot.agent.prices import cost
 from bot.agent.provider import LLMError, Provider
 from bot.config import LLMConfig, ProviderConfig
+from bot.ops.providers import HealthView
 
 log = logging.getLogger("bothub.llm")
 
 
-def make_api(cfg: ProviderConfig, llm: LLMConfig) -> ModelAPI:
+def endpoint(cfg: ProviderConfig, timeout: float, max_retries: int) -> Provider:
+    """The HTTP side of a provider, with its kind's auth headers and public URL."""
     if cfg.kind == "anthropic":
-        return AnthropicMessages(cfg, llm.timeout, llm.max_retries, llm.temperature)
-    return OpenAIChat(Provider(cfg.base_url, cfg.api_keys, llm.timeout, llm.max_retries), llm.temperature)
+        return Provider(cfg.base_url, cfg.api_keys, timeout, max_retries, anthropic.auth, anthropic.DEFAULT_URL)
+    return Provider(cfg.base_url, cfg.api_keys, timeout, max_retries)
+
+
+def make_api(cfg: ProviderConfig, llm: LLMConfig) -> ModelAPI:
+    provider = endpoint(cfg, llm.timeout, llm.max_retries)
+    if cfg.kind == "anthropic":
+        return AnthropicMessages(provider, cfg, llm.temperature)
+    return OpenAIChat(provider, llm.temperature)
 
 
 class LLMClient:
@@ -50,7 +60,9 @@ class LLMClient:
         await asyncio.gather(*(api.close() for api in self.apis.values()))
 
     def health_views(self) -> list[HealthView]:
-        return [health.view() for health in self.health.values()]
+        """The providers some chain uses (an unused derived `default` is left out)."""
+        used = {link.provider for link in self.chains.links()}
+        return [health.view() for name, health in self.health.items() if name in used]
 
     def transcriber(self, model: str | None) -> Callable[[Path], Awaitable[str]] | None:
         """A voice-to-text function on the default provider's /audio/transcriptions, or None without a model."""

@@ -6,17 +6,20 @@ doctor means `bothub chat` starts, and it speaks the configured language.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 
 from bot.adapter import find_spec
 from bot.agent.approvals import Approvals
-from bot.agent.provider import LLMError, Provider
+from bot.agent.chains import DEFAULT, Chains, provider_configs
+from bot.agent.llm import endpoint
+from bot.agent.provider import LLMError
 from bot.agent.skills import SkillSet
 from bot.agent.tools import sandbox
 from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolRegistry
 from bot.agent.workspace import check_workspace, missing_required
-from bot.config import Config, shell_admins_problem
+from bot.config import Config, ProviderConfig, shell_admins_problem
 from bot.i18n import t
 
 OK, FAIL, WARN, INFO = "✔", "✘", "!", "·"
@@ -26,7 +29,7 @@ async def run(cfg: Config, env: Mapping[str, str]) -> int:
     """Prints one line per check; exit code 1 if anything would stop the bot."""
     lang = cfg.language
     results = _workspace(cfg, lang)
-    results.append(await _check_llm(cfg, lang))
+    results += await _check_llm(cfg, lang)
     platforms = cfg.enabled_platforms
     if not platforms:
         results.append((INFO, t(lang, "doctor_no_platform")))
@@ -94,11 +97,23 @@ async def _check_mcp(cfg: Config, env: Mapping[str, str]) -> list[tuple[str, str
     return results
 
 
-async def _check_llm(cfg: Config, lang: str) -> tuple[str, str]:
-    if not (cfg.llm.api_key or cfg.llm.base_url):
-        return FAIL, t(lang, "doctor_llm_missing")
-    provider = Provider(cfg.llm.base_url, cfg.llm.api_key, timeout=10, max_retries=0)
-    where = cfg.llm.base_url or "OpenAI"
+async def _check_llm(cfg: Config, lang: str) -> list[tuple[str, str]]:
+    """Each provider a chain uses: reachable with its key, offering the chains' models, and how fast it answered.
+    (Breaker states belong to a running hub: the dashboard and /metrics show them.)"""
+    if not (cfg.llm.api_key or cfg.llm.base_url or cfg.llm.providers):
+        return [(FAIL, t(lang, "doctor_llm_missing"))]
+    wanted: dict[str, list[str]] = {}
+    for link in Chains(cfg.llm).links():
+        wanted.setdefault(link.provider, []).append(link.model)
+    providers = provider_configs(cfg.llm)
+    return [await _check_provider(name, providers[name], models, lang) for name, models in wanted.items()]
+
+
+async def _check_provider(name: str, settings: ProviderConfig, models: list[str], lang: str) -> tuple[str, str]:
+    provider = endpoint(settings, timeout=10, max_retries=0)
+    where = settings.base_url or ("OpenAI" if settings.kind == "openai" else settings.kind)
+    where = where if name == DEFAULT else f"{name} ({where})"
+    started = time.monotonic()
     try:
         listed = await provider.get_json("/models")
     except LLMError as e:
@@ -107,9 +122,10 @@ async def _check_llm(cfg: Config, lang: str) -> tuple[str, str]:
         return FAIL, t(lang, "doctor_llm_unreachable", where=where, error=e.kind)
     finally:
         await provider.close()
+    ms = round((time.monotonic() - started) * 1000)
     data = listed.get("data") if isinstance(listed, dict) else None
-    models = [m["id"] for m in data or () if isinstance(m, dict) and isinstance(m.get("id"), str)]
-    if models and cfg.llm.chat_model not in models:
-        return FAIL, t(lang, "doctor_llm_no_model", where=where, model=cfg.llm.chat_model,
-                       models=", ".join(models[:8]))
-    return OK, t(lang, "doctor_llm_ok", where=where, model=cfg.llm.chat_model)
+    offered = [m["id"] for m in data or () if isinstance(m, dict) and isinstance(m.get("id"), str)]
+    missing = [model for model in models if offered and model not in offered]
+    if missing:
+        return FAIL, t(lang, "doctor_llm_no_model", where=where, model=missing[0], models=", ".join(offered[:8]))
+    return OK, t(lang, "doctor_llm_ok", where=where, model=", ".join(models), ms=ms)

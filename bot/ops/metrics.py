@@ -17,6 +17,7 @@ from bot.adapter import (
 )
 from bot.messages import ChatRef, SentRef
 from bot.ops.activity import Activity
+from bot.ops.providers import HealthView, ProviderCollector
 from bot.replies import Reply
 
 RUN_BUCKETS = (0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600)
@@ -41,6 +42,7 @@ class Metrics:
         self.errors = Counter("bothub_errors", "Errors by kind", ["kind"], registry=reg)
         self.adapter_restarts = Counter("bothub_adapter_restarts", "Watchdog restarts", ["platform"],
                                         registry=reg)
+        self.providers: Callable[[], list[HealthView]] = list  # the LLM client's, once watched
         self.llm_tokens = Gauge("bothub_llm_tokens", "Tokens the provider reported since start", ["kind"],
                                 registry=reg)
 
@@ -48,6 +50,11 @@ class Metrics:
         """Read the LLM client's running (prompt, completion) totals whenever /metrics is scraped."""
         self.llm_tokens.labels("prompt").set_function(lambda: usage()[0])
         self.llm_tokens.labels("completion").set_function(lambda: usage()[1])
+
+    def watch_providers(self, views: Callable[[], list[HealthView]]) -> None:
+        """Each model provider's breaker, latency and counts, read on every scrape and dashboard load."""
+        self.providers = views
+        self.registry.register(ProviderCollector(views))
 
     def render(self) -> bytes:
         """The Prometheus text exposition of everything above."""

@@ -39,7 +39,7 @@ async def overview_page(request: web.Request) -> web.Response:
         "in_last": sum(incoming[-5:]) / 5, "out_last": sum(outgoing[-5:]) / 5, "p50": p50, "p95": p95,
         "tokens": sorted(activity.tokens_today().items(), key=lambda kv: -kv[1]),
         "lanes": [(lane.name, lane.queued, lane.busy) for lane in lanes], "errors": list(activity.errors),
-        "chart_height": CHART_HEIGHT,
+        "chart_height": CHART_HEIGHT, "providers": deps.metrics.providers(),
     }
     return render_page("overview.html", request, context)
 

@@ -100,4 +100,19 @@ async def test_doctor_speaks_the_configured_language(
     assert await doctor.run(cfg, env) == 0
     out = capsys.readouterr().out
     assert f"✔ 工作区 {cfg.workspace_dir}" in out
-    assert "可连接，模型 fake-model" in out and "未配置任何平台" in out
+    assert "毫秒），模型 fake-model" in out and "未配置任何平台" in out
+
+
+async def test_each_provider_of_a_chain_gets_its_own_line(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm = {"providers": {"main": {"base_url": fake.base_url, "api_key_env": "OPENAI_API_KEY"},
+                         "down": {"base_url": "http://127.0.0.1:9/v1"}},
+           "chains": {"default": [{"provider": "main", "model": "fake-model"},
+                                  {"provider": "down", "model": "other-model"}]}}
+    cfg, env = make_config(tmp_path, fake.base_url, {"llm": llm})
+    init_workspace(cfg.workspace_dir)
+    assert await doctor.run(cfg, env) == 1
+    out = capsys.readouterr().out
+    assert f"✔ LLM at main ({fake.base_url}): reachable in " in out and " ms, model fake-model" in out
+    assert "✘ LLM at down (http://127.0.0.1:9/v1): not reachable (connection)" in out

@@ -40,6 +40,10 @@ async def test_overview_counts_traffic_and_shows_errors_with_their_ids(webchat: 
     assert re.fullmatch(r"p50 \d+\.\d\d s · p95 \d+\.\d\d s", await overview.inner_text("p.latency"))
     tokens = await overview.locator("table.tokens td").all_inner_texts()
     assert tokens[0] == "fake-model" and int(tokens[1]) > 0
+    provider, breaker, first_token, requests, last_error = await overview.locator(
+        "table.providers td").all_inner_texts()
+    assert (provider, breaker, requests) == ("default", "closed", "2 (1 failed)")
+    assert re.fullmatch(r"\d+\.\d\d s", first_token) and re.fullmatch(r"server \(\d+ s ago\)", last_error)
     errors = await overview.locator("table.errors td").all_inner_texts()
     assert errors[2] == f"server {shown_id.group(1)}"
     assert await overview.locator("svg.bars.in rect[height='60']").count() == 1  # this minute is the busiest
