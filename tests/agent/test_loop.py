@@ -20,8 +20,9 @@ from bot.agent.events import (
     ToolFinished,
     ToolStarted,
 )
-from bot.agent.llm import Completion, LLMClient
+from bot.agent.llm import LLMClient
 from bot.agent.loop import AgentLoop
+from bot.agent.modelapi import Completion
 from bot.agent.tools import default_registry
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 from bot.config import LLMConfig
