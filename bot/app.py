@@ -12,6 +12,7 @@ from aiohttp import web
 
 from bot.adapter import Adapter, AdapterServices, ConversationChoice, WebHandler, find_spec
 from bot.agent.approvals import Approvals
+from bot.agent.budgets import Budgets
 from bot.agent.compaction import Compactor
 from bot.agent.group_context import GroupContext
 from bot.agent.llm import LLMClient
@@ -28,6 +29,7 @@ from bot.agent.tools import web as web_tool
 from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolRegistry
 from bot.agent.trace import Tracer, TraceWriter
+from bot.agent.usage import UsageLedger
 from bot.agent.workspace import check_workspace, prepare_workspace
 from bot.chats.access import Access, Verdict
 from bot.chats.api_tokens import ApiTokens
@@ -90,12 +92,16 @@ class App:
         self.approvals = Approvals()
         self.mcp = McpTools(cfg.mcp.servers, env, cfg.data_dir / "logs" / "mcp", self.approvals)
         self.memory = Memory(self.store.memories, cached_chats=IDLE_SESSIONS)  # as many as sessions stay loaded
+        self.usage = UsageLedger(self.store.usage)
         self.tools = self._tools(skills)
-        self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns, cfg.llm.show_thinking)
+        budgets = Budgets(cfg.budgets, self.usage) if cfg.budgets.active else None
+        self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns, cfg.llm.show_thinking,
+                              self.usage, budgets, cfg.language)
         self.metrics = Metrics()
         self.llm.on_usage = lambda model, used: self.metrics.activity.add_tokens(
             model, used.prompt_tokens + used.completion_tokens)
-        self.metrics.watch_usage(lambda: (self.llm.total_usage.prompt_tokens, self.llm.total_usage.completion_tokens))
+        self.metrics.watch_usage(lambda: (self.llm.total_usage.prompt_tokens, self.llm.total_usage.completion_tokens),
+                                 lambda: self.llm.total_cost)
         self.metrics.watch_providers(self.llm.health_views)
         self.conversations = Conversations(self.store.conversations)
         self.housekeeping = Housekeeping(self.conversations, self.store.housekeeping, cfg.data_dir, self.clock.now)
@@ -111,7 +117,7 @@ class App:
                                   tracer=Tracer(self.traces, secret_values(env)), titler=self.titler)
         services = CommandServices(self.conversations, self.store, self.prompts, self.memory, self.approvals,
                                    Pairing(self.store.pairing), Sessions(), cfg.llm, self.tools, self.mcp,
-                                   self.compactor, self.housekeeping, self.schedules)
+                                   self.compactor, self.housekeeping, self.schedules, self.usage)
         media = MediaIntake(cfg.media, self.llm.transcriber(cfg.llm.transcription_model))
         self.hub = Hub(cfg, self.store, services, self.runner, self.metrics, media, self.group_context)
         self.scheduler: Scheduler | None = None
@@ -146,7 +152,7 @@ class App:
         tools.add_source(self.mcp.refresh)
 
         def make_loop(registry: ToolRegistry, model: str, max_turns: int) -> AgentLoop:
-            return AgentLoop(self.llm, registry, model, max_turns)
+            return AgentLoop(self.llm, registry, model, max_turns, usage=self.usage)
 
         register_skill_tools(tools, skills, make_loop, self.cfg.llm.skill_model or self.cfg.llm.chat_model)
         return tools
@@ -261,5 +267,6 @@ class App:
             await self.titler.close()
         await self.llm.close()
         await self.traces.drain()
+        await self.usage.drain()
         await self.store.close()
 

@@ -98,6 +98,26 @@ class LLMConfig(_Section):
         return chains
 
 
+class BudgetLimit(_Section):
+    daily: float | None = Field(default=None, ge=0)  # per UTC day
+    monthly: float | None = Field(default=None, ge=0)  # per UTC calendar month
+
+
+class BudgetsConfig(_Section):
+    """Spending caps per chat, per user and for everyone; a run past one is refused politely until it resets."""
+
+    unit: Literal["money", "tokens"] = "money"  # money: by llm.prices; tokens: prompt + completion
+    chat: BudgetLimit = Field(default_factory=BudgetLimit)
+    user: BudgetLimit = Field(default_factory=BudgetLimit)
+    everyone: BudgetLimit = Field(default_factory=BudgetLimit)
+    admins_exempt: bool = True
+
+    @property
+    def active(self) -> bool:
+        return any(limit is not None for scope in (self.chat, self.user, self.everyone)
+                   for limit in (scope.daily, scope.monthly))
+
+
 class ServerConfig(_Section):
     """The hub's own aiohttp server: webhooks, health endpoints and the dashboard."""
 
@@ -218,6 +238,7 @@ class Config(_Section):
     sections: dict[str, PlatformConfig] = Field(default_factory=dict)  # adapter name → its own section
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
     traces: TracesConfig = Field(default_factory=TracesConfig)
+    budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
     replica_id: str | None = None  # env BOTHUB_REPLICA_ID; default <hostname>-<pid> (PostgreSQL replicas)
 
     @model_validator(mode="before")

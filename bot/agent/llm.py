@@ -54,6 +54,7 @@ class LLMClient:
                        for name in self.apis}
         self.chains = Chains(cfg)
         self.total_usage = Usage()  # across all calls: /metrics shows it (bothub_llm_tokens)
+        self.total_cost = 0.0  # money by the price table across all calls (bothub_llm_cost)
         self.on_usage: Callable[[str, Usage], None] | None = None  # (model, usage) per call: the overview
 
     async def close(self) -> None:
@@ -146,6 +147,7 @@ class LLMClient:
             if self.on_usage is not None:
                 self.on_usage(link.model, usage)
         price = cost(self._cfg.prices, link.model, usage) if usage is not None else None
+        self.total_cost += price or 0.0
         return dataclasses.replace(completion, model=link.label, cost=price)
 
     async def complete(self, messages: list[dict[str, Any]], model: str) -> str:

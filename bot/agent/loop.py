@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from secrets import token_hex
 from typing import Any
 
+from bot.agent.budgets import Budgets
 from bot.agent.events import (
     AgentEvent,
     ModelTurn,
@@ -26,18 +27,23 @@ from bot.agent.llm import LLMClient
 from bot.agent.modelapi import Completion, Failover, ReasoningChunk, TextChunk
 from bot.agent.provider import LLMError
 from bot.agent.tools.registry import ToolContext, ToolRegistry
+from bot.agent.usage import UsageLedger, user_key
 
 log = logging.getLogger("bothub.agent")
 
 
 class AgentLoop:
     def __init__(self, llm: LLMClient, tools: ToolRegistry, model: str, max_turns: int = 30,
-                 show_thinking: bool = False) -> None:
+                 show_thinking: bool = False, usage: UsageLedger | None = None, budgets: Budgets | None = None,
+                 language: str = "en") -> None:
         self.llm = llm
         self.tools = tools
         self.model = model
         self.max_turns = max_turns
         self.show_thinking = show_thinking  # the model's reasoning streamed as a quote before its answer
+        self.usage = usage  # each request's tokens and cost, per chat and user
+        self.budgets = budgets  # checked before the run's first request
+        self.language = language
 
     async def run(
         self, messages: list[dict[str, Any]], ctx: ToolContext, model: str | None = None
@@ -50,6 +56,9 @@ class AgentLoop:
         history = list(messages)
         tool_specs = self.tools.get_openai_tools()
         asked = time.monotonic()
+        if refusal := await self._refusal(ctx):
+            yield RunFinished(text=refusal)  # shown, not stored: the model never sees it as its own words
+            return
         try:
             for _ in range(self.max_turns):
                 turn: list[Completion] = []
@@ -58,6 +67,9 @@ class AgentLoop:
                     yield event
                 completion = turn[0]
                 yield _turn(model, asked, completion)
+                if self.usage is not None and completion.usage is not None:
+                    self.usage.record(ctx.chat, _user(ctx), completion.model or model, completion.usage,
+                                      completion.cost)
                 if not completion.tool_calls:
                     yield StepMessage(role="assistant", content=completion.text)
                     usage = completion.usage
@@ -82,6 +94,15 @@ class AgentLoop:
             yield _failed("other", f"{type(e).__name__}: {e}", ctx, model, exc_info=True)
             return
         yield _failed("turns", f"stopped after {self.max_turns} model turns", ctx, model)
+
+    async def _refusal(self, ctx: ToolContext) -> str | None:
+        if self.budgets is None:
+            return None
+        try:
+            return await self.budgets.refusal(ctx.chat, _user(ctx), ctx.is_admin, ctx.lang or self.language)
+        except Exception:  # a database hiccup must not stop answers: the run goes ahead unchecked
+            log.exception("budget check for %s failed; answering anyway", ctx.chat)
+            return None
 
     async def _model_turn(self, history: list[dict[str, Any]], tools: list[dict[str, Any]], model: str,
                           out: list[Completion]) -> AsyncIterator[AgentEvent]:
@@ -110,6 +131,10 @@ class AgentLoop:
 
 
 THINKING_END = "\n\n"
+
+
+def _user(ctx: ToolContext) -> str:
+    return user_key(ctx.where.platform if ctx.where else ctx.chat.partition(":")[0], ctx.user_id)
 
 
 def _quoted(text: str, start: bool) -> str:

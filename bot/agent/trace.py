@@ -7,16 +7,13 @@ runs costs one write, and a slow or failing database never holds up an answer.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import contextvars
 import logging
 import time
-from collections import deque
 from collections.abc import Sequence
 from secrets import token_hex
 from typing import Any
 
+from bot.agent.batches import BatchWriter
 from bot.agent.events import AgentEvent, ModelTurn, RunFailed, RunFinished, TextDelta, ToolFinished, ToolStarted
 from bot.agent.prompt import MESSAGE_OVERHEAD
 from bot.agent.tokens import TokenCounter, estimate_tokens
@@ -24,14 +21,8 @@ from bot.ops.redact import redact
 from bot.store.traces import PromptSection, Trace, TraceStep, TraceStore
 from bot.tree.model import utc_now
 
-log = logging.getLogger("bothub.traces")
-
 MAX_ARGUMENTS = 2000  # characters of a tool call's arguments kept in its trace
 MAX_REASONING = 8000  # characters of a model turn's thinking kept in its trace
-MAX_PENDING = 1000  # traces waiting for the database before the oldest are dropped
-# Traces gather this long before one write: a chat answered message after message costs one statement per
-# window rather than one per answer (the dashboard shows a run at most this much later).
-BATCH_WINDOW = 0.5
 
 
 def _ms(seconds: float | None) -> int | None:
@@ -98,41 +89,11 @@ class RunTrace:
                      (*self._sections, self._history), tuple(self._steps), self.error_id)
 
 
-class TraceWriter:
+class TraceWriter(BatchWriter[Trace]):
     """Stores finished traces off the runs' path: one store operation per batch of whatever has accumulated."""
 
     def __init__(self, store: TraceStore, keep_per_chat: int) -> None:
-        self._store = store
-        self._keep = keep_per_chat
-        self._pending: deque[Trace] = deque(maxlen=MAX_PENDING)
-        self._task: asyncio.Task[None] | None = None
-        self._flush = asyncio.Event()  # set: write what is pending without waiting out the window
-
-    def submit(self, trace: Trace) -> None:
-        self._pending.append(trace)
-        if self._task is None or self._task.done():
-            # a fresh context: the writer's own log lines belong to no run
-            self._task = asyncio.create_task(self._write(), name="trace-writer", context=contextvars.Context())
-
-    async def _write(self) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._flush.wait(), BATCH_WINDOW)
-        while self._pending:
-            batch = list(self._pending)
-            self._pending.clear()
-            try:
-                await self._store.add(batch, self._keep)
-            except Exception:
-                log.exception("could not store %d run trace(s)", len(batch))
-
-    async def drain(self) -> None:
-        """Store every submitted trace now and wait until they are (tests; shutdown)."""
-        self._flush.set()
-        try:
-            while self._task is not None and not self._task.done():
-                await asyncio.shield(self._task)
-        finally:
-            self._flush.clear()
+        super().__init__(lambda batch: store.add(batch, keep_per_chat), "run trace", logging.getLogger("bothub.traces"))
 
 
 class Tracer:

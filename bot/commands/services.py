@@ -17,6 +17,7 @@ from bot.agent.prompt import PromptBuilder
 from bot.agent.skills import SkillSet
 from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolRegistry
+from bot.agent.usage import UsageLedger
 from bot.chats.conversations import Conversations
 from bot.chats.housekeeping import Housekeeping
 from bot.chats.pairing import Pairing
@@ -41,6 +42,7 @@ class CommandServices:
     compactor: Compactor  # branch summaries: /compact, /tree, /status
     housekeeping: Housekeeping  # rename, archive, delete and undo, search
     schedules: Schedules | None = None  # None when scheduling is turned off
+    usage: UsageLedger | None = None  # /usage; None: not recorded (embedded uses without a store of it)
 
     async def set_setting(self, session: Session, **values: str) -> None:
         """Persist a per-chat choice and apply it to the live session at once."""

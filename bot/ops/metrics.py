@@ -43,13 +43,15 @@ class Metrics:
         self.adapter_restarts = Counter("bothub_adapter_restarts", "Watchdog restarts", ["platform"],
                                         registry=reg)
         self.providers: Callable[[], list[HealthView]] = list  # the LLM client's, once watched
+        self.llm_cost = Gauge("bothub_llm_cost", "Money by llm.prices for the requests since start", registry=reg)
         self.llm_tokens = Gauge("bothub_llm_tokens", "Tokens the provider reported since start", ["kind"],
                                 registry=reg)
 
-    def watch_usage(self, usage: Callable[[], tuple[int, int]]) -> None:
-        """Read the LLM client's running (prompt, completion) totals whenever /metrics is scraped."""
+    def watch_usage(self, usage: Callable[[], tuple[int, int]], cost: Callable[[], float] = float) -> None:
+        """Read the LLM client's running (prompt, completion) totals and money whenever /metrics is scraped."""
         self.llm_tokens.labels("prompt").set_function(lambda: usage()[0])
         self.llm_tokens.labels("completion").set_function(lambda: usage()[1])
+        self.llm_cost.set_function(cost)
 
     def watch_providers(self, views: Callable[[], list[HealthView]]) -> None:
         """Each model provider's breaker, latency and counts, read on every scrape and dashboard load."""

@@ -18,6 +18,7 @@ from bot.store.pairing import PairingStore
 from bot.store.settings import ChatSettings, SettingsStore
 from bot.store.summaries import Summary, SummaryStore
 from bot.store.traces import PromptSection, Trace, TraceStep, TraceStore
+from bot.store.usage import Spent, UsageRecord, UsageStore, UsageTotals
 
 
 class Store(Protocol):
@@ -48,6 +49,8 @@ class Store(Protocol):
     @property
     def api_tokens(self) -> ApiTokenStore: ...
     @property
+    def usage(self) -> UsageStore: ...
+    @property
     def claims(self) -> Claims: ...
 
     async def open(self) -> None:
@@ -61,6 +64,6 @@ __all__ = [
     "ApiToken", "ApiTokenStore", "ChatSettings", "Claims", "ConversationInfo", "ConversationMatch",
     "ConversationStore", "DashboardStore", "GroupContextStore", "HeardLine", "HousekeepingStore", "InboxEntry",
     "InboxStore", "Job", "JobStore", "MemoryEntry", "MemoryStore", "NewJob", "OpenedChat", "PairingStore",
-    "PromptSection", "PurgedConversation", "SettingsStore", "Store", "Summary", "SummaryStore", "Trace",
-    "TraceStep", "TraceStore",
+    "PromptSection", "PurgedConversation", "SettingsStore", "Spent", "Store", "Summary", "SummaryStore", "Trace",
+    "TraceStep", "TraceStore", "UsageRecord", "UsageStore", "UsageTotals",
 ]

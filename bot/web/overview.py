@@ -1,4 +1,4 @@
-"""The overview: platforms, traffic, waits for the first text, tokens by model, queues, recent errors; and
+"""The overview: platforms, traffic, waits for the first text, tokens by model, providers, cost, queues, errors; and
 the live feed of events (SSE) the overview page shows as they happen."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from dataclasses import asdict
 
 from aiohttp import web
 
+from bot.agent.usage import utc_today
 from bot.httpkit import sse
 from bot.ops.activity import Event
 from bot.web.dashboard import DEPS, render_page
@@ -34,12 +35,16 @@ async def overview_page(request: web.Request) -> web.Response:
     p50, p95 = activity.first_text()
     lanes = sorted((lane for lane in deps.services.sessions.lanes() if lane.busy or lane.queued),
                    key=lambda lane: -lane.queued)[:TOP_QUEUES]
+    today = utc_today()
+    usage = deps.store.usage
     context = {
         "adapters": adapters, "in_bars": bars(incoming), "out_bars": bars(outgoing),
         "in_last": sum(incoming[-5:]) / 5, "out_last": sum(outgoing[-5:]) / 5, "p50": p50, "p95": p95,
         "tokens": sorted(activity.tokens_today().items(), key=lambda kv: -kv[1]),
         "lanes": [(lane.name, lane.queued, lane.busy) for lane in lanes], "errors": list(activity.errors),
         "chart_height": CHART_HEIGHT, "providers": deps.metrics.providers(),
+        "cost_today": await usage.totals(today), "cost_month": await usage.totals(today.replace(day=1)),
+        "top_chats": await usage.breakdown(today.replace(day=1), "chat", TOP_QUEUES),
     }
     return render_page("overview.html", request, context)
 

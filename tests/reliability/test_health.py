@@ -79,7 +79,8 @@ async def test_health_readiness_and_metrics(tmp_path: Path, fake: FakeOpenAI) ->
                  "bothub_llm_first_token_seconds_count 1.0",
                  'bothub_llm_provider_state{provider="default"} 0.0',  # one failure: the breaker stays closed
                  'bothub_llm_provider_requests_total{provider="default"} 2.0',
-                 'bothub_llm_provider_failures_total{provider="default"} 1.0'):
+                 'bothub_llm_provider_failures_total{provider="default"} 1.0',
+                 "bothub_llm_cost 0.0"):  # no price table
         assert line in text, line
     prompt_tokens = next(line for line in text.splitlines() if line.startswith('bothub_llm_tokens{kind="prompt"}'))
     assert float(prompt_tokens.split()[-1]) > 0  # the fake reports usage with each answer

@@ -33,6 +33,7 @@ async def test_overview_counts_traffic_and_shows_errors_with_their_ids(webchat: 
     assert shown_id is not None
     await expect(feed.filter(has_text="error")).to_have_count(1)
 
+    await webchat.app.usage.drain()  # usage is stored in batches, off the answers' path
     await overview.reload()
     platform, state, last_event, restarts = await overview.locator("table.platforms td").all_inner_texts()
     assert (platform, state, restarts) == ("web", "connected", "0") and re.fullmatch(r"\d+ s ago", last_event)
@@ -44,6 +45,10 @@ async def test_overview_counts_traffic_and_shows_errors_with_their_ids(webchat: 
         "table.providers td").all_inner_texts()
     assert (provider, breaker, requests) == ("default", "closed", "2 (1 failed)")
     assert re.fullmatch(r"\d+\.\d\d s", first_token) and re.fullmatch(r"server \(\d+ s ago\)", last_error)
+    assert re.fullmatch(r"today 0\.0000 \([1-9]\d* tokens\) · this month 0\.0000 \([1-9]\d* tokens\)",
+                        await overview.inner_text("p.figures.cost"))  # no price table: tokens, no money
+    chat, _, chat_tokens = await overview.locator("table.top-chats td").all_inner_texts()
+    assert chat.startswith("web:") and int(chat_tokens.split()[0]) > 0
     errors = await overview.locator("table.errors td").all_inner_texts()
     assert errors[2] == f"server {shown_id.group(1)}"
     assert await overview.locator("svg.bars.in rect[height='60']").count() == 1  # this minute is the busiest

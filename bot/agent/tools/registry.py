@@ -35,6 +35,7 @@ class ToolContext:
     conversation_id: str | None = None
     send_file: SendFile | None = None  # posts a file from the chat's folder in this chat; None: cannot
     user_text: str = ""  # what the user said this turn (memory keeps tool output only when asked to)
+    lang: str = ""  # the chat's language for what the run itself says (a budget refusal); "": the bot's
     tool_results: list[str] = field(default_factory=list)  # this turn's tool results so far, oldest first
 
 

@@ -317,6 +317,23 @@ MIGRATIONS: tuple[str, ...] = (
     $$;
     CREATE TRIGGER inbox_notify AFTER INSERT ON inbox FOR EACH ROW EXECUTE FUNCTION bothub_inbox_notify();
     """,
+    # 15: usage totals per UTC day, chat, user and model (bot/store/usage.py); chat '' is everyone's per day.
+    """
+    CREATE TABLE usage (
+        day DATE NOT NULL,
+        chat TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        requests BIGINT NOT NULL,
+        prompt_tokens BIGINT NOT NULL,
+        completion_tokens BIGINT NOT NULL,
+        cached_tokens BIGINT NOT NULL,
+        cost DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (chat, day, user_id, model)
+    );
+    CREATE INDEX usage_by_user ON usage (user_id, day);
+    CREATE INDEX usage_by_day ON usage (day);
+    """,
 )
 
 

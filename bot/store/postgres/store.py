@@ -21,6 +21,7 @@ from bot.store.postgres.pairing import PostgresPairing
 from bot.store.postgres.settings import PostgresSettings
 from bot.store.postgres.summaries import PostgresSummaries
 from bot.store.postgres.traces import PostgresTraces
+from bot.store.postgres.usage import PostgresUsage
 
 POOL_SIZE = 10
 
@@ -41,6 +42,7 @@ class PostgresStore:
         self.group_context = PostgresGroupContext(self._db)
         self.traces = PostgresTraces(self._db)
         self.api_tokens = PostgresApiTokens(self._db)
+        self.usage = PostgresUsage(self._db)
         # connects only when a hub starts it
         self.claims = PostgresClaims(url, replica or default_replica_id(), self._db.backends)
 

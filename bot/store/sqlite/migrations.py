@@ -242,6 +242,23 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
         revoked_at TEXT
     );
     """,
+    # 15: usage totals per UTC day, chat, user and model (bot/store/usage.py); chat '' is everyone's per day.
+    """
+    CREATE TABLE usage (
+        day TEXT NOT NULL,
+        chat TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        requests INTEGER NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        cached_tokens INTEGER NOT NULL,
+        cost REAL NOT NULL,
+        PRIMARY KEY (chat, day, user_id, model)
+    ) WITHOUT ROWID;
+    CREATE INDEX usage_by_user ON usage (user_id, day);
+    CREATE INDEX usage_by_day ON usage (day);
+    """,
 )
 
 

@@ -22,6 +22,7 @@ from bot.store.sqlite.pairing import SqlitePairing
 from bot.store.sqlite.settings import SqliteSettings
 from bot.store.sqlite.summaries import SqliteSummaries
 from bot.store.sqlite.traces import SqliteTraces
+from bot.store.sqlite.usage import SqliteUsage
 
 
 class SqliteStore:
@@ -41,6 +42,7 @@ class SqliteStore:
         self.group_context = SqliteGroupContext(self._db)
         self.traces = SqliteTraces(self._db)
         self.api_tokens = SqliteApiTokens(self._db)
+        self.usage = SqliteUsage(self._db)
         self.claims = SoloClaims()  # one process per SQLite file: it owns every chat
 
     async def open(self) -> None:
