@@ -18,7 +18,7 @@ from typing import Any
 from bot.agent.modelapi import Completion, ReasoningChunk, StreamItem, TextChunk, ToolCall, Usage
 from bot.agent.openai_chat import sse_data
 from bot.agent.provider import LLMError, Provider, error_kind
-from bot.config import ProviderConfig
+from bot.llmconfig import ProviderConfig
 
 DEFAULT_URL = "https://api.anthropic.com/v1"
 VERSION = "2023-06-01"

@@ -10,8 +10,8 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from bot.agent.usage import UsageLedger
-from bot.config import BudgetLimit, BudgetsConfig
 from bot.i18n import t
+from bot.llmconfig import BudgetLimit, BudgetsConfig
 from bot.store.usage import Period, Scope, Spent
 
 

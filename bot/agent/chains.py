@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.config import LLMConfig, ProviderConfig
+from bot.llmconfig import LLMConfig, ProviderConfig
 
 DEFAULT = "default"
 # The provider is unwell, not the request: another provider may well answer it. A 401/403 is a key problem

@@ -26,7 +26,7 @@ from bot.agent.modelapi import Completion, Failover, ModelAPI, StreamItem, Usage
 from bot.agent.openai_chat import OpenAIChat
 from bot.agent.prices import cost
 from bot.agent.provider import LLMError, Provider
-from bot.config import LLMConfig, ProviderConfig
+from bot.llmconfig import LLMConfig, ProviderConfig
 from bot.ops.providers import HealthView
 
 log = logging.getLogger("bothub.llm")

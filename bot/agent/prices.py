@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from bot.agent.modelapi import Usage
-from bot.config import PriceConfig
+from bot.llmconfig import PriceConfig
 
 PER = 1_000_000
 

@@ -19,8 +19,9 @@ from bot.agent.tools import sandbox
 from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolRegistry
 from bot.agent.workspace import check_workspace, missing_required
-from bot.config import Config, ProviderConfig, shell_admins_problem
+from bot.config import Config, shell_admins_problem
 from bot.i18n import t
+from bot.llmconfig import ProviderConfig
 
 OK, FAIL, WARN, INFO = "✔", "✘", "!", "·"
 

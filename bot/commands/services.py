@@ -22,7 +22,7 @@ from bot.chats.conversations import Conversations
 from bot.chats.housekeeping import Housekeeping
 from bot.chats.pairing import Pairing
 from bot.chats.sessions import Session, Sessions
-from bot.config import LLMConfig
+from bot.llmconfig import LLMConfig
 from bot.scheduler.service import Schedules
 from bot.store import Store
 

@@ -17,6 +17,7 @@ from bot.adapter import installed_specs
 
 # a database URL may hold a password
 CORE_SECRET_ENV_VARS = ("OPENAI_API_KEY", "BOTHUB_DATABASE_URL", "BOTHUB_ADMIN_PASSWORD")
+SECRET_ENV_SUFFIX = "_API_KEY"  # llm.providers name their keys' env vars; README suggests this ending
 MASK = "***"
 MIN_SECRET_LEN = 6  # shorter values would mask ordinary words
 
@@ -50,7 +51,9 @@ def secret_env_vars() -> tuple[str, ...]:
 
 
 def secret_values(env: Mapping[str, str]) -> list[str]:
-    return [env[name] for name in secret_env_vars() if env.get(name)]
+    """Declared secrets, and any `*_API_KEY` variable (where model providers' keys are named to live)."""
+    names = {*secret_env_vars(), *(name for name in env if name.endswith(SECRET_ENV_SUFFIX))}
+    return [env[name] for name in sorted(names) if env.get(name)]
 
 
 class RedactingFilter(logging.Filter):

@@ -10,7 +10,7 @@ import pytest_asyncio
 
 from bot.agent.llm import LLMClient
 from bot.agent.tools.registry import ToolContext
-from bot.config import LLMConfig
+from bot.llmconfig import LLMConfig
 from tests.fakes.openai_api import API_KEY, FakeOpenAI
 
 MakeLLM = Callable[..., Awaitable[LLMClient]]

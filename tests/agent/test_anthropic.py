@@ -14,7 +14,7 @@ from bot.agent.llm import LLMClient
 from bot.agent.loop import AgentLoop
 from bot.agent.tools import default_registry
 from bot.agent.tools.registry import ToolContext
-from bot.config import LinkConfig, LLMConfig, PriceConfig, ProviderConfig
+from bot.llmconfig import LinkConfig, LLMConfig, PriceConfig, ProviderConfig
 from tests.fakes.anthropic_api import API_KEY, SIGNATURE, Answer, Failure, FakeAnthropic, Overloaded
 from tests.fakes.openai_api import FakeOpenAI, Text
 

@@ -14,7 +14,7 @@ import pytest_asyncio
 from bot.agent.llm import LLMClient
 from bot.agent.modelapi import Completion, Failover, StreamItem, TextChunk
 from bot.agent.provider import LLMError
-from bot.config import LinkConfig, LLMConfig, ProviderConfig
+from bot.llmconfig import LinkConfig, LLMConfig, ProviderConfig
 from tests.fakes.openai_api import API_KEY, Error, FakeOpenAI, Hang, Reset, StreamError, Text
 
 HELLO = [{"role": "user", "content": "hello"}]

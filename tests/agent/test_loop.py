@@ -25,7 +25,7 @@ from bot.agent.loop import AgentLoop
 from bot.agent.modelapi import Completion
 from bot.agent.tools import default_registry
 from bot.agent.tools.registry import ToolContext, ToolRegistry
-from bot.config import LLMConfig
+from bot.llmconfig import LLMConfig
 from tests.agent.conftest import MakeLLM
 from tests.fakes.openai_api import Error, FakeOpenAI, Hang, StreamError, Text, ToolCalls
 

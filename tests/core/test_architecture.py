@@ -16,7 +16,7 @@ BOT = Path(__file__).resolve().parents[2] / "bot"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.messages", "bot.replies", "bot.i18n"),
     ("bot.adapter",),  # the adapter contract and spec discovery
-    ("bot.config",),  # platform sections come from the adapter specs
+    ("bot.config", "bot.llmconfig"),  # platform sections come from the adapter specs; the model side apart
     ("bot.httpkit",),  # what the HTTP adapters share with the dashboard: SSE, sign-in, CSRF, Markdown, netguard
     ("bot.tree", "bot.ops"),
     ("bot.media",),  # attachments to files: capped, sniffed, images normalized

@@ -13,6 +13,7 @@ import pytest_asyncio
 from bot.agent.chains import Chains, provider_configs
 from bot.chats.sessions import SessionKey
 from bot.config import ConfigError
+from bot.ops.redact import secret_values
 from tests.fakes.openai_api import API_KEY, Error, FakeOpenAI, Text
 from tests.harness import RecordingAdapter, make_config, running_app
 
@@ -87,3 +88,8 @@ def test_without_chains_the_default_chain_is_todays_endpoint(tmp_path: Path) -> 
     default = provider_configs(cfg.llm)["default"]
     assert (link.provider, link.model, default.base_url, default.api_keys) == (
         "default", "fake-model", "http://127.0.0.1:1/v1", ["test-key"])
+
+
+def test_provider_keys_named_like_api_keys_are_masked_in_logs() -> None:
+    secrets = secret_values({"SPARE_API_KEY": "spare-secret-1", "OPENAI_API_KEY": "main-secret-1", "HOME": "/x"})
+    assert secrets == ["main-secret-1", "spare-secret-1"]

@@ -11,7 +11,7 @@ import pytest
 from bot.agent.budgets import Budgets
 from bot.agent.modelapi import Usage
 from bot.agent.usage import UsageLedger
-from bot.config import BudgetsConfig
+from bot.llmconfig import BudgetsConfig
 from bot.store.sqlite import SqliteStore
 from tests.fakes.openai_api import FakeOpenAI, Text
 from tests.harness import RecordingAdapter, running_app
