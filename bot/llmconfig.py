@@ -17,12 +17,12 @@ class Section(BaseModel):
 class ProviderConfig(Section):
     """One model provider: its wire protocol (`kind`), endpoint and keys, named by env var (several: a pool)."""
 
-    kind: Literal["openai", "anthropic"] = "openai"
+    kind: Literal["openai", "anthropic", "gemini"] = "openai"
     base_url: str | None = None  # None: the kind's public endpoint
     api_key_env: str | list[str] | None = None  # env var(s) holding the key(s); a list rotates on 429
     api_keys: list[str] = Field(default_factory=list, repr=False, exclude=True)  # filled from api_key_env
-    max_tokens: int = Field(default=8192, ge=1)  # anthropic: the answer's cap, which that API requires
-    thinking_tokens: int | None = Field(default=None, ge=1024)  # anthropic: extended thinking with this budget
+    max_tokens: int = Field(default=8192, ge=1)  # anthropic, gemini: the answer's cap (Anthropic requires one)
+    thinking_tokens: int | None = Field(default=None, ge=1024)  # anthropic, gemini: thinking with this budget
 
     @property
     def key_envs(self) -> list[str]:

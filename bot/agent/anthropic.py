@@ -157,13 +157,18 @@ def _content_blocks(content: Any) -> list[dict[str, Any]]:
     for part in content if isinstance(content, list) else ():
         if part.get("type") == "text" and part.get("text"):
             blocks.append({"type": "text", "text": part["text"]})
-        elif part.get("type") == "image_url":
-            url = str((part.get("image_url") or {}).get("url") or "")
-            head, _, data = url.partition(",")
-            if head.startswith("data:") and head.endswith(";base64"):
-                source = {"type": "base64", "media_type": head[5:-7], "data": data}
-                blocks.append({"type": "image", "source": source})
+        elif part.get("type") == "image_url" and (source := image_source(part)) is not None:
+            blocks.append({"type": "image", "source": source})
     return blocks
+
+
+def image_source(part: dict[str, Any]) -> dict[str, str] | None:
+    """An OpenAI-style image part's data: URL as a base64 source (the hub sends images inline)."""
+    url = str((part.get("image_url") or {}).get("url") or "")
+    head, _, data = url.partition(",")
+    if not (head.startswith("data:") and head.endswith(";base64")):
+        return None
+    return {"type": "base64", "media_type": head[5:-7], "data": data}
 
 
 def _arguments(text: Any) -> Any:

@@ -17,9 +17,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from bot.agent import anthropic
+from bot.agent import anthropic, gemini
 from bot.agent.anthropic import AnthropicMessages
 from bot.agent.chains import FAILOVER_KINDS, Chains, Link, moves_on, provider_configs
+from bot.agent.gemini import GeminiContents
 from bot.agent.health import Breaker, ProviderHealth
 from bot.agent.http1 import multipart
 from bot.agent.modelapi import Completion, Failover, ModelAPI, StreamItem, Usage
@@ -36,6 +37,8 @@ def endpoint(cfg: ProviderConfig, timeout: float, max_retries: int) -> Provider:
     """The HTTP side of a provider, with its kind's auth headers and public URL."""
     if cfg.kind == "anthropic":
         return Provider(cfg.base_url, cfg.api_keys, timeout, max_retries, anthropic.auth, anthropic.DEFAULT_URL)
+    if cfg.kind == "gemini":
+        return Provider(cfg.base_url, cfg.api_keys, timeout, max_retries, gemini.auth, gemini.DEFAULT_URL)
     return Provider(cfg.base_url, cfg.api_keys, timeout, max_retries)
 
 
@@ -43,6 +46,8 @@ def make_api(cfg: ProviderConfig, llm: LLMConfig) -> ModelAPI:
     provider = endpoint(cfg, llm.timeout, llm.max_retries)
     if cfg.kind == "anthropic":
         return AnthropicMessages(provider, cfg, llm.temperature)
+    if cfg.kind == "gemini":
+        return GeminiContents(provider, cfg, llm.temperature)
     return OpenAIChat(provider, llm.temperature)
 
 

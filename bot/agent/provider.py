@@ -29,8 +29,10 @@ CONNECT_TIMEOUT = 5.0
 KEY_REST = 60.0  # seconds a rate-limited key of a pool rests when the server gives no wait
 MAX_RETRY_AFTER = 60.0  # a server asking for a longer wait is not retried: the user would wait too long
 INITIAL_BACKOFF, MAX_BACKOFF = 0.5, 8.0
-_TOO_LONG = ("context length", "context_length", "prompt is too long")  # OpenAI-compatible servers; Anthropic
-_SERVER_TYPES = frozenset({"server_error", "api_error", "overloaded_error"})  # in-stream errors (OpenAI; Anthropic)
+# OpenAI-compatible servers; Anthropic; Gemini
+_TOO_LONG = ("context length", "context_length", "prompt is too long", "exceeds the maximum number of tokens")
+# in-stream errors (OpenAI; Anthropic; Gemini)
+_SERVER_TYPES = frozenset({"server_error", "api_error", "overloaded_error", "UNAVAILABLE", "INTERNAL"})
 _KEY_PATTERN = re.compile(r"\b(sk|key)-[A-Za-z0-9_\-*]{6,}")
 
 
@@ -46,13 +48,13 @@ class LLMError(Exception):
 
 def error_kind(status: int | None, error: Mapping[str, Any]) -> str:
     """The RunFailed kind of an API error: an HTTP status with its `{"error": …}` body, or an in-stream error."""
-    code, kind = error.get("code"), error.get("type")
+    code, kind = error.get("code"), error.get("type") or error.get("status")
     message = str(error.get("message") or "").lower()
     if code == "context_length_exceeded" or (status == 400 and any(s in message for s in _TOO_LONG)):
         return "context"
     if status == 429 or code == "rate_limit_exceeded" or kind == "rate_limit_error":
         return "rate_limit"
-    if status in (401, 403):
+    if status in (401, 403) or "api key not valid" in message:  # Gemini refuses a bad key with a 400
         return "auth"
     if (status is not None and status >= 500) or kind in _SERVER_TYPES:
         return "server"
