@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.agent.modelapi import Completion, ReasoningChunk, StreamItem, TextChunk, ToolCall, Usage
+from bot.agent.modelapi import Completion, ReasoningChunk, StreamItem, TextChunk, ToolCall, Usage, merged_turns
 from bot.agent.openai_chat import sse_data
 from bot.agent.provider import LLMError, Provider, error_kind
 from bot.llmconfig import ProviderConfig
@@ -121,18 +121,7 @@ class AnthropicMessages:
         return body
 
     def _turns(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """user/assistant turns of content blocks; tool results are user turns; same-role neighbours merge."""
-        turns: list[dict[str, Any]] = []
-        for message in messages:
-            role = "assistant" if message.get("role") == "assistant" else "user"
-            blocks = self._blocks(message)
-            if not blocks:
-                continue
-            if turns and turns[-1]["role"] == role:
-                turns[-1]["content"].extend(blocks)
-            else:
-                turns.append({"role": role, "content": blocks})
-        return turns
+        return merged_turns(messages, "assistant", "content", self._blocks)
 
     def _blocks(self, message: dict[str, Any]) -> list[dict[str, Any]]:
         if message.get("role") == "tool":

@@ -14,7 +14,7 @@ from secrets import token_hex
 from typing import Any
 
 from bot.agent.anthropic import image_source
-from bot.agent.modelapi import Completion, ReasoningChunk, StreamItem, TextChunk, ToolCall, Usage
+from bot.agent.modelapi import Completion, ReasoningChunk, StreamItem, TextChunk, ToolCall, Usage, merged_turns
 from bot.agent.openai_chat import sse_data
 from bot.agent.provider import LLMError, Provider, error_kind
 from bot.llmconfig import ProviderConfig
@@ -97,17 +97,7 @@ class GeminiContents:
 def _contents(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """user/model turns of parts; a tool result is a user turn's functionResponse, named after its call."""
     names: dict[str, str] = {}
-    turns: list[dict[str, Any]] = []
-    for message in messages:
-        role = "model" if message.get("role") == "assistant" else "user"
-        parts = _parts(message, names)
-        if not parts:
-            continue
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["parts"].extend(parts)
-        else:
-            turns.append({"role": role, "parts": parts})
-    return turns
+    return merged_turns(messages, "model", "parts", lambda message: _parts(message, names))
 
 
 def _parts(message: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:

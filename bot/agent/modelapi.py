@@ -7,7 +7,7 @@ chain (bot/agent/llm.py) only sees this interface.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -79,3 +79,20 @@ class Failover:
     model: str  # the failed link's label
     kind: str  # its failure kind
     seconds: float  # how long the failed request took
+
+
+def merged_turns(messages: list[dict[str, Any]], assistant: str, key: str,
+                 parts: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Native APIs want alternating user/assistant turns: each message's parts (tool results are the user's),
+    same-role neighbours merged, empty ones left out. `assistant` and `key` are the API's names."""
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        role = assistant if message.get("role") == "assistant" else "user"
+        found = parts(message)
+        if not found:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1][key].extend(found)
+        else:
+            turns.append({"role": role, key: found})
+    return turns
