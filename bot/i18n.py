@@ -16,6 +16,10 @@ STRINGS: dict[str, tuple[str, str]] = {
                         "{name} 不是可以打开的图片（已损坏或像素过多）。"),
     "media_too_many": ("That's more than {limit} files in one message; please send at most {limit} at a time.",
                        "一条消息超过 {limit} 个文件；请每次最多发送 {limit} 个。"),
+    "media_folder": ("{name} was not saved: uploads/ in this chat's folder is not a real folder (a command may "
+                     "have replaced it with a link); remove or rename it, then send the file again.",
+                     "{name} 未保存：本聊天文件夹中的 uploads/ 不是真正的文件夹（可能被某个命令换成了链接）；"
+                     "请删除或重命名它，然后重新发送文件。"),
     "media_fetch_failed": ("I couldn't download {name} from the platform; please send it again.",
                            "无法从平台下载 {name}，请重新发送。"),
     "voice_disabled": ("Voice messages aren't enabled here (no transcription model is configured); please type it.",

@@ -6,6 +6,8 @@ import hashlib
 import re
 from pathlib import Path
 
+from bot.jail import unlink
+
 
 def chat_folder(data_dir: Path, storage_key: str) -> Path:
     """A readable name plus a hash of the key, so two keys never share a folder."""
@@ -15,12 +17,6 @@ def chat_folder(data_dir: Path, storage_key: str) -> Path:
 
 
 def remove_files(folder: Path, paths: tuple[str, ...]) -> int:
-    """Delete files named relative to a chat's folder (never anything outside it); returns how many went.
-    Blocking: run it off the event loop."""
-    root, removed = folder.resolve(), 0
-    for relative in paths:
-        target = (folder / relative).resolve()
-        if target.is_relative_to(root) and target != root and target.is_file():
-            target.unlink()
-            removed += 1
-    return removed
+    """Delete files named relative to a chat's folder (never anything outside it, never through a link);
+    returns how many went. Blocking: run it off the event loop."""
+    return sum(unlink(folder, relative) for relative in paths)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import base64
 import io
-from pathlib import Path
+from typing import BinaryIO
 
 MAX_PIXELS = 40_000_000  # above this Pillow refuses the file as a decompression bomb
 
@@ -16,8 +16,8 @@ class BadImage(Exception):
     """The bytes are not an image Pillow can read, or it would decode into far too many pixels."""
 
 
-def normalize(path: Path, max_px: int) -> str:
-    """Rewrite the image in place: long edge ≤ max_px, metadata dropped; returns its new MIME type.
+def normalize(handle: BinaryIO, max_px: int) -> str:
+    """Rewrite the open image file in place: long edge ≤ max_px, metadata dropped; returns its new MIME type.
 
     Re-encoding from pixels is what strips EXIF (location, camera) and any payload after the image data.
     """
@@ -26,9 +26,10 @@ def normalize(path: Path, max_px: int) -> str:
     Image.MAX_IMAGE_PIXELS = MAX_PIXELS
     out = io.BytesIO()
     try:
-        with Image.open(path) as probe:
+        with Image.open(handle) as probe:
             probe.verify()  # structure check without decoding everything
-        with Image.open(path) as image:
+        handle.seek(0)
+        with Image.open(handle) as image:
             image.load()
             wanted = "RGBA" if image.mode in ("RGBA", "LA", "P") else "RGB"
             frame = image if image.mode == wanted else image.convert(wanted)
@@ -41,10 +42,12 @@ def normalize(path: Path, max_px: int) -> str:
         raise BadImage("too many pixels") from e
     except Exception as e:  # Pillow raises many types for broken files
         raise BadImage(str(e) or type(e).__name__) from e
-    path.write_bytes(out.getvalue())
+    handle.seek(0)
+    handle.truncate()
+    handle.write(out.getvalue())
     return "image/png" if wanted == "RGBA" else "image/jpeg"
 
 
-def data_url(path: Path, mime: str) -> str:
+def data_url(data: bytes, mime: str) -> str:
     """The image as a data URL, the form an OpenAI-compatible `image_url` part accepts."""
-    return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"

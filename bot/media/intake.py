@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import io
 import os
 import re
 import secrets
@@ -19,6 +20,7 @@ from datetime import date
 from pathlib import Path
 from typing import BinaryIO
 
+from bot import jail
 from bot.media.images import BadImage, normalize
 from bot.media.sniff import HEAD_BYTES, contradicts, sniff
 from bot.messages import Attachment
@@ -56,72 +58,92 @@ def safe_name(name: str, fallback: str) -> str:
 
 async def save(chunks: AsyncIterator[bytes], workdir: Path, attachment: Attachment, limits: MediaLimits,
                today: date) -> AttachedFile:
-    """Stream, cap, hash and check one attachment; returns where it now lives in the chat's folder."""
+    """Stream, cap, hash and check one attachment; returns where it now lives in the chat's folder.
+
+    `uploads/` is reached through bot/jail.py: a command may have swapped it for a link to elsewhere,
+    and then the file is refused rather than written through it.
+    """
     if attachment.size is not None and attachment.size > limits.max_bytes:
         raise MediaRefused("too_big", name=attachment.name, limit=_megabytes(limits.max_bytes))
-    folder = workdir / UPLOADS
-    await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
-    temp = folder / f".incoming-{secrets.token_hex(6)}"
     try:
-        size, digest, head = await _receive(chunks, temp, limits.max_bytes, attachment.name)
-        if size == 0:
-            raise MediaRefused("empty", name=attachment.name)
-        mime = attachment.mime or sniff(head) or "application/octet-stream"
-        if contradicts(mime, head):
-            raise MediaRefused("mismatch", name=attachment.name, mime=mime)
-        kind = attachment.kind
-        if kind == "image":
-            try:
-                mime = await asyncio.to_thread(normalize, temp, limits.max_image_px)
-            except BadImage as e:
-                raise MediaRefused("bad_image", name=attachment.name) from e
-            digest = await asyncio.to_thread(_sha256, temp)  # of what is kept, not what arrived
-        final = await asyncio.to_thread(_place, temp, folder, today, safe_name(attachment.name, kind))
+        folder = await asyncio.to_thread(jail.open_dir, workdir, UPLOADS, True)
+    except jail.Jailed:
+        raise MediaRefused("folder", name=attachment.name or attachment.kind) from None
+    try:
+        return await _save_in(folder, chunks, attachment, limits, today)
+    finally:
+        os.close(folder)
+
+
+async def _save_in(folder: int, chunks: AsyncIterator[bytes], attachment: Attachment, limits: MediaLimits,
+                   today: date) -> AttachedFile:
+    temp = f".incoming-{secrets.token_hex(6)}"
+    flags = os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC
+    handle = os.fdopen(await asyncio.to_thread(os.open, temp, flags, 0o600, dir_fd=folder), "w+b")
+    try:
+        with handle:
+            mime, digest = await _receive_checked(chunks, handle, attachment, limits)
+            handle.flush()
+            stored_size = os.fstat(handle.fileno()).st_size
+        final = await asyncio.to_thread(_place, folder, temp, today, safe_name(attachment.name, attachment.kind))
     except BaseException:
         with contextlib.suppress(OSError):
-            await asyncio.to_thread(temp.unlink, missing_ok=True)
+            await asyncio.to_thread(os.unlink, temp, dir_fd=folder)
         raise
-    stored_size = (await asyncio.to_thread(final.stat)).st_size
-    return AttachedFile(kind=kind, mime=mime, size=stored_size, sha256=digest,
-                        path=f"{UPLOADS}/{final.name}", name=attachment.name or final.name)
+    return AttachedFile(kind=attachment.kind, mime=mime, size=stored_size, sha256=digest,
+                        path=f"{UPLOADS}/{final}", name=attachment.name or final)
 
 
-async def _receive(chunks: AsyncIterator[bytes], temp: Path, max_bytes: int, name: str) -> tuple[int, str, bytes]:
+async def _receive_checked(chunks: AsyncIterator[bytes], handle: io.BufferedRandom, attachment: Attachment,
+                           limits: MediaLimits) -> tuple[str, str]:
+    """The file's MIME type and SHA-256 once it is in `handle`, size-capped, sniffed and (images) re-encoded."""
+    size, digest, head = await _receive(chunks, handle, limits.max_bytes, attachment.name)
+    if size == 0:
+        raise MediaRefused("empty", name=attachment.name)
+    mime = attachment.mime or sniff(head) or "application/octet-stream"
+    if contradicts(mime, head):
+        raise MediaRefused("mismatch", name=attachment.name, mime=mime)
+    if attachment.kind == "image":
+        try:
+            mime = await asyncio.to_thread(normalize, handle, limits.max_image_px)
+        except BadImage as e:
+            raise MediaRefused("bad_image", name=attachment.name) from e
+        digest = await asyncio.to_thread(_sha256, handle)  # of what is kept, not what arrived
+    return mime, digest
+
+
+async def _receive(chunks: AsyncIterator[bytes], handle: BinaryIO, max_bytes: int, name: str) -> tuple[int, str, bytes]:
     size, head, hasher = 0, b"", hashlib.sha256()
-    handle: BinaryIO = await asyncio.to_thread(open, temp, "xb")
-    try:
-        async for chunk in chunks:
-            size += len(chunk)
-            if size > max_bytes:
-                raise MediaRefused("too_big", name=name, limit=_megabytes(max_bytes))
-            if len(head) < HEAD_BYTES:
-                head += chunk[: HEAD_BYTES - len(head)]
-            hasher.update(chunk)
-            await asyncio.to_thread(handle.write, chunk)
-    finally:
-        await asyncio.to_thread(handle.close)
+    async for chunk in chunks:
+        size += len(chunk)
+        if size > max_bytes:
+            raise MediaRefused("too_big", name=name, limit=_megabytes(max_bytes))
+        if len(head) < HEAD_BYTES:
+            head += chunk[: HEAD_BYTES - len(head)]
+        hasher.update(chunk)
+        await asyncio.to_thread(handle.write, chunk)
     return size, hasher.hexdigest(), head
 
 
-def _place(temp: Path, folder: Path, today: date, name: str) -> Path:
+def _place(folder: int, temp: str, today: date, name: str) -> str:
     """Move the finished file to `<date>-<name>`, adding -1, -2… rather than overwriting anything."""
     root, dot, ext = name.rpartition(".")
     if not dot:
         root, ext = name, ""
     for n in range(1000):
-        candidate = folder / f"{today.isoformat()}-{root}{f'-{n}' if n else ''}{'.' + ext if ext else ''}"
-        try:
-            os.close(os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))  # claim the name
+        candidate = f"{today.isoformat()}-{root}{f'-{n}' if n else ''}{'.' + ext if ext else ''}"
+        try:  # claim the name; O_EXCL never follows a link planted under it
+            os.close(os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o600, dir_fd=folder))
         except FileExistsError:
             continue
-        os.replace(temp, candidate)
+        os.replace(temp, candidate, src_dir_fd=folder, dst_dir_fd=folder)
         return candidate
     raise MediaRefused("too_many", count=1000)
 
 
-def _sha256(path: Path) -> str:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+def _sha256(handle: io.BufferedRandom) -> str:
+    handle.seek(0)
+    return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _megabytes(size: int) -> str:

@@ -6,10 +6,10 @@ import asyncio
 import io
 import mimetypes
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from bot.adapter import OutgoingFile
-from bot.agent.tools.files import Refused, in_thread, jailed, open_jailed
+from bot.agent.tools.files import Refused, in_thread, kind, open_jailed, shown
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 from bot.media.sniff import HEAD_BYTES, sniff
 
@@ -17,13 +17,12 @@ PAGE_CHARS = 8000  # characters of extracted text per page of the tool's answer
 MAX_PDF_PAGES = 2000
 
 
-def _contents(workdir: Path, filepath: str) -> tuple[Path, bytes]:
-    """The file's bytes, opened the way the file tools open (no symlinks, no hard links, no pipes)."""
-    target = jailed(workdir, filepath)
-    if not target.is_file():
+def _contents(workdir: Path, filepath: str) -> tuple[str, bytes]:
+    """The file's name and bytes, opened the way the file tools open (no symlinks, no hard links, no pipes)."""
+    if kind(workdir, filepath) is None:
         raise Refused(f"Error: no file {filepath!r} in this chat's folder")
-    with os.fdopen(open_jailed(workdir, target, write=False), "rb") as handle:
-        return target, handle.read()
+    with os.fdopen(open_jailed(workdir, filepath, write=False), "rb") as handle:
+        return PurePosixPath(shown(filepath)).name, handle.read()
 
 
 def _document_text(data: bytes) -> str:
@@ -60,9 +59,9 @@ async def read_document(ctx: ToolContext, filepath: str, page: int = 1) -> str:
 
 
 def _outgoing(workdir: Path, filepath: str, caption: str) -> OutgoingFile:
-    target, data = _contents(workdir, filepath)
-    mime = sniff(data[:HEAD_BYTES]) or mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-    return OutgoingFile(data, target.name, mime, caption)
+    name, data = _contents(workdir, filepath)
+    mime = sniff(data[:HEAD_BYTES]) or mimetypes.guess_type(name)[0] or "application/octet-stream"
+    return OutgoingFile(data, name, mime, caption)
 
 
 async def send_file(ctx: ToolContext, filepath: str, caption: str = "") -> str:

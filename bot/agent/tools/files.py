@@ -1,21 +1,23 @@
 """File tools (seed 000): read_file, write_file, list_files — jailed to the chat's own folder.
 
 Each tool shapes its own output for the model: big files come in line windows with a footer that says
-how to ask for more, big folders start with a summary. Every path is resolved with realpath, so `..`,
-absolute paths and symlinks that lead out of the folder are refused. File I/O runs in a thread.
+how to ask for more, big folders start with a summary. Every path is walked from the folder one step at a
+time without following links (bot/jail.py), so `..` above it, absolute paths and symlinks are refused.
+File I/O runs in a thread.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import io
 import os
 import stat
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 
+from bot import jail
 from bot.agent.tools.registry import MAX_TOOL_OUTPUT, ToolContext, ToolRegistry
 
 OUTSIDE = "Error: path is outside this chat's folder"
@@ -35,60 +37,36 @@ def _number(n: int) -> str:
     return f"{n:,}".replace(",", " ")
 
 
-def jailed(workdir: Path, path: str) -> Path:
-    """The real path of `path` inside the chat folder (created on first use), or Refused."""
-    if not isinstance(path, str) or "\x00" in path:
-        raise Refused("Error: the path must be a plain text string")
-    root = os.path.realpath(workdir)
-    os.makedirs(root, mode=0o700, exist_ok=True)
-    target = os.path.realpath(os.path.join(root, path))
-    if target != root and not target.startswith(root + os.sep):
-        raise Refused(OUTSIDE)
-    return Path(target)
+def shown(path: str) -> str:
+    """A path as the model should write it: normalised, relative to the chat folder."""
+    return "/".join(jail.parts(path)) or "."
 
 
-def open_jailed(workdir: Path, target: Path, write: bool) -> int:
-    """A descriptor for `target` that provably is a regular file inside the chat folder.
+def refusal(e: jail.Jailed) -> str:
+    """The tool's answer for a path the jail does not open (bot/jail.py says why each rule exists)."""
+    name = shown(e.path) if e.why is not jail.Why.OUTSIDE else ""
+    if e.why is jail.Why.SPECIAL:
+        return f"Error: {name} is not a regular file (a pipe, socket or device); refused"
+    if e.why is jail.Why.SHARED:
+        return f"Error: {name} has other hard links, which may lead outside this chat's folder; refused"
+    if e.why is jail.Why.TOO_BIG:
+        return f"Error: {name} is {_size(e.size)}; read_file reads files up to {_size(MAX_READ_BYTES)}"
+    return OUTSIDE
 
-    `O_NOFOLLOW` refuses a symlink swapped in after `realpath`; the opened descriptor is checked again
-    (where it really points, its type, its link count), because a hard link inside the folder may be
-    the same file as one outside it, and FIFOs or devices would hang or leak.
-    """
-    name = _shown(workdir, target)
-    with contextlib.suppress(FileNotFoundError):
-        if not stat.S_ISREG(os.lstat(target).st_mode):  # opening a FIFO or socket fails or blocks: ask first
-            raise Refused(f"Error: {name} is not a regular file (a pipe, socket or device); refused")
-    flags = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_WRONLY | os.O_CREAT if write else os.O_RDONLY)
+
+def open_jailed(workdir: Path, filepath: str, write: bool) -> int:
+    """A descriptor for a regular, singly linked file in the chat folder, reached without following links."""
     try:
-        fd = os.open(target, flags, 0o600)
-    except OSError as e:
-        if e.errno == 40:  # ELOOP: a symlink appeared at the last moment
-            raise Refused(OUTSIDE) from None
-        raise
+        return jail.open_file(workdir, filepath, write, None if write else MAX_READ_BYTES)
+    except jail.Jailed as e:
+        raise Refused(refusal(e)) from None
+
+
+def kind(workdir: Path, filepath: str) -> str | None:
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise Refused(f"Error: {name} is not a regular file (a pipe, socket or device); refused")
-        if info.st_nlink > 1:
-            raise Refused(f"Error: {name} has other hard links, which may lead outside this chat's folder; refused")
-        real = os.path.realpath(f"/proc/self/fd/{fd}") if os.path.isdir("/proc/self/fd") else str(target)
-        root = os.path.realpath(workdir)
-        if not real.startswith(root + os.sep):
-            raise Refused(OUTSIDE)
-        if not write and info.st_size > MAX_READ_BYTES:
-            raise Refused(f"Error: {name} is {_size(info.st_size)}; read_file reads files up to "
-                           f"{_size(MAX_READ_BYTES)}")
-        os.set_blocking(fd, True)
-        return fd
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def _shown(root: Path, target: Path) -> str:
-    """A path as the model should write it: relative to the chat folder."""
-    relative = os.path.relpath(target, os.path.realpath(root))
-    return "." if relative == "." else relative
+        return jail.kind(workdir, filepath)
+    except jail.Jailed as e:
+        raise Refused(refusal(e)) from None
 
 
 def _as_int(value: object, name: str) -> int:
@@ -104,13 +82,12 @@ def _as_int(value: object, name: str) -> int:
 def _read(workdir: Path, filepath: str, offset: object, limit: object) -> str:
     start = max(0, _as_int(offset, "offset"))
     count = min(MAX_LIMIT, max(1, _as_int(limit, "limit")))
-    target = jailed(workdir, filepath)
-    name = _shown(workdir, target)
-    if target.is_dir():
+    found, name = kind(workdir, filepath), shown(filepath)
+    if found == "dir":
         return f"Error: {name} is a folder; use list_files to see what is in it"
-    if not target.exists():
+    if found is None:
         return f"Error: {name} does not exist"
-    with io.TextIOWrapper(os.fdopen(open_jailed(workdir, target, write=False), "rb"), encoding="utf-8") as text:
+    with io.TextIOWrapper(os.fdopen(open_jailed(workdir, filepath, write=False), "rb"), encoding="utf-8") as text:
         if b"\x00" in text.buffer.read(8192):
             return f"Error: {name} looks like a binary file; read_file only reads UTF-8 text"
         text.buffer.seek(0)
@@ -148,12 +125,10 @@ def _window(f: io.TextIOWrapper, start: int, count: int) -> tuple[list[str], int
 def _write(workdir: Path, filepath: str, content: str) -> str:
     if not isinstance(content, str):
         raise Refused("Error: content must be text")
-    target = jailed(workdir, filepath)
-    name = _shown(workdir, target)
-    if target.is_dir():
+    found, name = kind(workdir, filepath), shown(filepath)
+    if found == "dir":
         return f"Error: {name} is a folder; give a file path"
-    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = open_jailed(workdir, target, write=True)
+    fd = open_jailed(workdir, filepath, write=True)  # missing folders on the way are made, links refused
     os.ftruncate(fd, 0)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(content)
@@ -161,12 +136,20 @@ def _write(workdir: Path, filepath: str, content: str) -> str:
     return f"Wrote {_number(len(content))} characters ({_number(lines)} lines) to {name}"
 
 
-def _entry(path: Path, label: str) -> str:
-    if path.is_symlink():
-        return f"{label} (symlink)"
-    if path.is_dir():
-        return f"{label}/"
-    return f"{label} ({_size(path.stat().st_size)})"
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    path: PurePosixPath  # relative to the listed folder
+    mode: int  # from lstat: a symlink is shown as one, never followed
+    size: int
+
+    @property
+    def folder(self) -> bool:
+        return stat.S_ISDIR(self.mode)
+
+    def line(self) -> str:
+        if stat.S_ISLNK(self.mode):
+            return f"{self.path} (symlink)"
+        return f"{self.path}/" if self.folder else f"{self.path} ({_size(self.size)})"
 
 
 def _size(n: int) -> str:
@@ -175,26 +158,31 @@ def _size(n: int) -> str:
     return f"{n / 1024:.1f} KB" if n < 1024**2 else f"{n / 1024**2:.1f} MB"
 
 
-def _walk(base: Path, recursive: bool) -> tuple[list[Path], bool]:
-    """Entries under `base` in a stable order, stopping at MAX_WALK; symlinked folders are not entered."""
+def _entry(fd: int, folder: str, name: str) -> _Entry:
+    info = os.lstat(name, dir_fd=fd)
+    return _Entry(PurePosixPath(folder, name), info.st_mode, info.st_size)
+
+
+def _walk(base: int, recursive: bool) -> tuple[list[_Entry], bool]:
+    """Entries under the folder `base` in a stable order, stopping at MAX_WALK; symlinks are never entered."""
     if not recursive:
-        entries = sorted(base.iterdir(), key=lambda p: p.name)
-        return entries[:MAX_WALK], len(entries) > MAX_WALK
-    found: list[Path] = []
-    for folder, dirs, files in os.walk(base):
+        names = sorted(os.listdir(base))
+        return [_entry(base, ".", n) for n in names[:MAX_WALK]], len(names) > MAX_WALK
+    found: list[_Entry] = []
+    for folder, dirs, files, fd in os.fwalk(".", dir_fd=base):
         dirs.sort()
         for name in sorted(dirs) + sorted(files):
-            found.append(Path(folder, name))
+            found.append(_entry(fd, folder, name))
             if len(found) >= MAX_WALK:
                 return found, True
     return found, False
 
 
-def _summary(base: Path, entries: list[Path], capped: bool) -> str:
-    files = [p for p in entries if not p.is_dir() or p.is_symlink()]
+def _summary(entries: list[_Entry], capped: bool) -> str:
+    files = [e for e in entries if not e.folder]
     folders = len(entries) - len(files)
-    by_ext = Counter(p.suffix.lower() or "(no extension)" for p in files)
-    top = Counter(p.relative_to(base).parts[0] for p in entries if len(p.relative_to(base).parts) > 1)
+    by_ext = Counter(e.path.suffix.lower() or "(no extension)" for e in files)
+    top = Counter(e.path.parts[0] for e in entries if len(e.path.parts) > 1)
     count = f"at least {_number(len(entries))}" if capped else _number(len(entries))
     lines = [f"{count} entries: {_number(len(files))} files, {_number(folders)} folders",
              "by extension: " + ", ".join(f"{ext} {_number(n)}" for ext, n in by_ext.most_common(15))]
@@ -205,20 +193,22 @@ def _summary(base: Path, entries: list[Path], capped: bool) -> str:
 
 
 def _list(workdir: Path, dirpath: str, recursive: object) -> str:
-    base = jailed(workdir, dirpath)
-    name = _shown(workdir, base)
-    if not base.exists():
+    found, name = kind(workdir, dirpath), shown(dirpath)
+    if found is None:
         return f"Error: {name} does not exist"
-    if not base.is_dir():
+    if found == "link":
+        return OUTSIDE
+    if found != "dir":
         return f"Error: {name} is a file; use read_file to read it"
-    entries, capped = _walk(base, bool(recursive))
+    with jail.directory(workdir, dirpath) as base:
+        entries, capped = _walk(base, bool(recursive))
     if not entries:
         return f"{name} is empty"
-    lines = [_entry(p, str(p.relative_to(base))) for p in entries[:MAX_ENTRIES]]
+    lines = [e.line() for e in entries[:MAX_ENTRIES]]
     if len(entries) <= MAX_ENTRIES:
         return "\n".join(lines)
     rest = len(entries) - MAX_ENTRIES
-    return (f"{_summary(base, entries, capped)}\n\nfirst {MAX_ENTRIES}:\n" + "\n".join(lines)
+    return (f"{_summary(entries, capped)}\n\nfirst {MAX_ENTRIES}:\n" + "\n".join(lines)
             + f"\n… and {_number(rest)}{'+' if capped else ''} more; list a subfolder to see them")
 
 
