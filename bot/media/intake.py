@@ -24,9 +24,8 @@ from bot import jail
 from bot.media.images import BadImage, normalize
 from bot.media.sniff import HEAD_BYTES, contradicts, sniff
 from bot.messages import Attachment
-from bot.tree.model import AttachedFile
+from bot.tree.model import UPLOADS, AttachedFile
 
-UPLOADS = "uploads"
 NAME_MAX = 80
 _UNSAFE = re.compile(r"[^\w.\-]+")
 

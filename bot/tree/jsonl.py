@@ -7,10 +7,17 @@ The system prompt is not written; on import the caller's current prompt becomes 
 from __future__ import annotations
 
 import json
+import posixpath
+import re
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.tree.model import ROLES, AttachedFile, Conversation, Message, new_id, utc_now
+from bot.tree.model import ROLES, UPLOADS, AttachedFile, Conversation, Message, new_id, utc_now
+
+FILE_KINDS = ("image", "file", "audio", "video")
+MAX_NUMBER = 2**31 - 1  # /goto numbers are 32-bit in PostgreSQL
+MAX_FILE_BYTES = 2**53
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def _timestamp(dt: datetime) -> str:
@@ -56,35 +63,64 @@ def _field(record: dict[str, Any], name: str, kind: type | tuple[type, ...], lin
     return value
 
 
+def _whole(record: dict[str, Any], name: str, lineno: int, low: int, high: int) -> int | None:
+    """An optional whole number in [low, high]: a bool is no number, and a huge one must not reach the store."""
+    value = record.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"line {lineno}: {name} must be a whole number from {low} to {high}, not {value!r}")
+    return value
+
+
+def _attached(data: object, lineno: int) -> AttachedFile:
+    """A file record whose path the bot itself could have written: `uploads/<name>`, relative and normalised.
+
+    The path is read on the next turn and sent to the model; an absolute or `../` one would reach outside."""
+    if not isinstance(data, dict):
+        raise ValueError(f"line {lineno}: files must be a list of file records")
+    path = data.get("path")
+    if not isinstance(path, str) or posixpath.normpath(path) != path or path.split("/")[0] != UPLOADS \
+            or len(path.split("/")) < 2 or any(part in ("", ".", "..") for part in path.split("/")):
+        raise ValueError(f"line {lineno}: file path {path!r} must be a plain relative path under {UPLOADS}/")
+    texts = {name: data.get(name, "") for name in ("kind", "mime", "sha256", "name")}
+    if not all(isinstance(v, str) for v in texts.values()) or texts["kind"] not in FILE_KINDS \
+            or not _SHA256.fullmatch(str(texts["sha256"])):
+        raise ValueError(f"line {lineno}: a file record needs a kind ({', '.join(FILE_KINDS)}), a mime type "
+                         "and a 64-digit sha256")
+    size = _whole(data, "size", lineno, 0, MAX_FILE_BYTES)
+    return AttachedFile(texts["kind"], texts["mime"], size or 0, texts["sha256"], path, texts["name"])
+
+
+def _created(record: dict[str, Any], lineno: int) -> datetime:
+    stamp = _field(record, "timestamp", str, lineno, False)
+    try:
+        created = datetime.fromisoformat(stamp) if stamp else utc_now()
+        return created.astimezone(UTC) if created.tzinfo else created.replace(tzinfo=UTC)
+    except (ValueError, OverflowError):
+        raise ValueError(f"line {lineno}: bad timestamp {stamp!r}") from None
+
+
 def _parse_message(record: dict[str, Any], lineno: int) -> Message:
     role = _field(record, "role", str, lineno, True)
     if role not in ROLES or role == "system":
         raise ValueError(f"line {lineno}: role must be user, assistant or tool, not {role!r}")
-    stamp = _field(record, "timestamp", str, lineno, False)
-    try:
-        created = datetime.fromisoformat(stamp) if stamp else utc_now()
-    except ValueError:
-        raise ValueError(f"line {lineno}: bad timestamp {stamp!r}") from None
     tool_calls = _field(record, "tool_calls", list, lineno, False)
     if tool_calls is not None and not all(isinstance(c, dict) for c in tool_calls):
         raise ValueError(f"line {lineno}: tool_calls must be a list of objects")
     files = _field(record, "files", list, lineno, False) or []
-    try:
-        attached = tuple(AttachedFile.from_json(f) for f in files)
-    except (KeyError, TypeError, ValueError, AttributeError):
-        raise ValueError(f"line {lineno}: files must be a list of file records") from None
     return Message(
         id=_field(record, "msg_id", str, lineno, True),
         role=role,
         parent_id=_field(record, "parent_id", str, lineno, True),
         content=_field(record, "content", str, lineno, True),
-        created_at=created if created.tzinfo else created.replace(tzinfo=UTC),
+        created_at=_created(record, lineno),
         tool_calls=tool_calls,
         tool_call_id=_field(record, "tool_call_id", str, lineno, False),
         author=_field(record, "author", str, lineno, False),
         interrupted=bool(_field(record, "interrupted", bool, lineno, False)),
-        number=_field(record, "number", int, lineno, False),
-        files=attached,
+        number=_whole(record, "number", lineno, 1, MAX_NUMBER),
+        files=tuple(_attached(f, lineno) for f in files),
     )
 
 
@@ -92,6 +128,7 @@ def import_jsonl(text: str, system_prompt: str) -> Conversation:
     """Parse and validate; every problem is a ValueError naming the line. Parents must come first."""
     conv: Conversation | None = None
     cursor: str | None = None
+    numbers: set[int] = set()
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -116,6 +153,10 @@ def import_jsonl(text: str, system_prompt: str) -> Conversation:
         if kind != "message":
             raise ValueError(f"line {lineno}: unknown line type {kind!r}")
         msg = _parse_message(record, lineno)
+        if msg.number is not None and msg.number in numbers:
+            raise ValueError(f"line {lineno}: number {msg.number} is used twice")
+        if msg.number is not None:
+            numbers.add(msg.number)
         try:
             conv.add_message(msg)
         except (KeyError, ValueError) as exc:

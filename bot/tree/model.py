@@ -22,6 +22,9 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+UPLOADS = "uploads"  # the folder of a chat's folder where bot/media/intake.py keeps what users send
+
+
 @dataclass(frozen=True, slots=True)
 class AttachedFile:
     """A file that came with a message, as kept in the chat's folder (`path` is relative to it)."""
