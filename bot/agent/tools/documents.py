@@ -1,20 +1,23 @@
-"""Files in and out of the chat: `read_document` pages through PDFs and text, `send_file` posts a file here."""
+"""Files in and out of the chat: `read_document` pages through PDFs and text, `send_file` posts a file here.
+
+PDFs are read by bot/media/pdf.py in a bounded child process, only as far as the page asked for; text
+files are decoded in a thread. A "page" is PAGE_CHARS characters of the text, PDF page marks included.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import io
 import mimetypes
 import os
 from pathlib import Path, PurePosixPath
 
 from bot.adapter import OutgoingFile
-from bot.agent.tools.files import Refused, in_thread, kind, open_jailed, shown
+from bot.agent.tools.files import Refused, answered, kind, open_jailed, shown
 from bot.agent.tools.registry import ToolContext, ToolRegistry
+from bot.media.pdf import PdfFailed, PdfReader
 from bot.media.sniff import HEAD_BYTES, sniff
 
 PAGE_CHARS = 8000  # characters of extracted text per page of the tool's answer
-MAX_PDF_PAGES = 2000
 
 
 def _contents(workdir: Path, filepath: str) -> tuple[str, bytes]:
@@ -25,37 +28,40 @@ def _contents(workdir: Path, filepath: str) -> tuple[str, bytes]:
         return PurePosixPath(shown(filepath)).name, handle.read()
 
 
-def _document_text(data: bytes) -> str:
-    if sniff(data[:HEAD_BYTES]) == "application/pdf":
-        from pypdf import PdfReader  # imported on first use: it adds ~18 MB to every process that loads it
-        from pypdf.errors import PdfReadError
-
-        try:
-            reader = PdfReader(io.BytesIO(data))
-            pages = reader.pages[:MAX_PDF_PAGES]
-            return "\n\n".join(f"[page {i + 1}]\n{page.extract_text() or ''}" for i, page in enumerate(pages))
-        except PdfReadError as e:
-            raise Refused(f"Error: the PDF cannot be read ({e})") from e
+def _plain_text(data: bytes) -> str:
     if b"\x00" in data[:8192]:
         raise Refused("Error: this is a binary file, not a document I can read as text")
     return data.decode("utf-8", errors="replace")
 
 
-def _read(workdir: Path, filepath: str, page: object) -> str:
-    number = int(page) if isinstance(page, int | str) and str(page).isdigit() and int(page) >= 1 else 0
-    if number == 0:
-        raise Refused("Error: page must be a whole number from 1")
-    text = _document_text(_contents(workdir, filepath)[1])
+def _page_number(page: object) -> int:
+    if isinstance(page, int | str) and str(page).isdigit() and int(page) >= 1:
+        return int(page)
+    raise Refused("Error: page must be a whole number from 1")
+
+
+def _page(text: str, number: int, complete: bool, filepath: str) -> str:
+    """Page `number` of `text`, with a footer; the total is only named once the whole text is known."""
     pages = max(1, -(-len(text) // PAGE_CHARS))
     if number > pages:
         raise Refused(f"Error: {filepath} has {pages} page(s) of text")
     chunk = text[(number - 1) * PAGE_CHARS : number * PAGE_CHARS]
+    if not complete:
+        return f"{chunk}\n\n[page {number}; there is more: ask for page {number + 1}]"
     more = f"\n\n[page {number} of {pages}; ask for page {number + 1} for more]" if number < pages else ""
     return f"{chunk}{more}"
 
 
-async def read_document(ctx: ToolContext, filepath: str, page: int = 1) -> str:
-    return await in_thread(_read, ctx.workdir, filepath, page)
+async def _read(reader: PdfReader, ctx: ToolContext, filepath: str, page: object) -> str:
+    number = _page_number(page)
+    data = (await asyncio.to_thread(_contents, ctx.workdir, filepath))[1]
+    if sniff(data[:HEAD_BYTES]) != "application/pdf":
+        return _page(await asyncio.to_thread(_plain_text, data), number, True, filepath)
+    try:
+        pdf = await reader.text(data, number * PAGE_CHARS + 1)  # one more: is there a next page?
+    except PdfFailed as e:
+        raise Refused(f"Error: {e}") from None
+    return _page(pdf.text, number, pdf.complete, filepath)
 
 
 def _outgoing(workdir: Path, filepath: str, caption: str) -> OutgoingFile:
@@ -76,7 +82,13 @@ async def send_file(ctx: ToolContext, filepath: str, caption: str = "") -> str:
     return await ctx.send_file(file)
 
 
-def register(registry: ToolRegistry) -> None:
+def register(registry: ToolRegistry, reader: PdfReader | None = None) -> None:
+    """`reader` bounds PDF work for everything this registry runs: one set of children for all chats."""
+    pdfs = reader or PdfReader()
+
+    async def read_document(ctx: ToolContext, filepath: str, page: int = 1) -> str:
+        return await answered(_read(pdfs, ctx, filepath, page))
+
     path = {"type": "string", "description": "Path relative to this chat's folder"}
     registry.register(
         "read_document",

@@ -13,7 +13,7 @@ import io
 import os
 import stat
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -214,8 +214,13 @@ def _list(workdir: Path, dirpath: str, recursive: object) -> str:
 
 async def in_thread(func: Callable[..., str], *args: object) -> str:
     """Run blocking file work off the event loop; refusals and OS errors become the tool's answer."""
+    return await answered(asyncio.to_thread(func, *args))
+
+
+async def answered(work: Awaitable[str]) -> str:
+    """The tool's answer: what `work` returns, or its refusal or OS error in words for the model."""
     try:
-        return await asyncio.to_thread(func, *args)
+        return await work
     except Refused as e:
         return str(e)
     except PermissionError:
