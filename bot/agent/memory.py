@@ -8,6 +8,7 @@ writes it, which keeps what one chat says out of every other chat's prompt.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import OrderedDict
 
 from bot.agent.tools.registry import ToolContext, ToolRegistry
@@ -102,36 +103,40 @@ class Memory:
         return await self.store.search(chat, query, limit)
 
 
-ASKED = re.compile(r"\b(remember|memori[sz]e|keep in mind|note (?:this|that|it)|save (?:this|that|it))\b"
-                   r"|记住|記住|记下|記下|记一下|記一下", re.IGNORECASE)
-SHINGLE = 8  # words in a row that, found in a tool result, mark a longer text as copied from it
+SHINGLE = 8  # words in a row that, found in a tool result but not in the user's message, mark text as copied
+_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W_]+")
 
 
-def _plain(text: str) -> str:
-    return " ".join(text.lower().split())
+def words(text: str) -> list[str]:
+    """What a text says, word by word: width-folded (NFKC), case-folded, punctuation and spacing dropped,
+    each CJK character a word of its own. Rewording the punctuation or the case changes nothing here."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def _runs(tokens: list[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
 
 
 def taken_from_tools(content: str, ctx: ToolContext) -> bool:
-    """Whether `content` repeats a tool result of this turn (and not the user's own words): text a web page
-    or a file put there may be an injection that wants to outlive the turn."""
-    wanted = _plain(content)
-    if not ctx.tool_results or not wanted or wanted in _plain(ctx.user_text):
+    """Whether `content` repeats a tool result of this turn in words the user did not say themselves: what a
+    web page or a file put there may be an injection that wants to outlive the turn. Asking to remember
+    does not lift this (a message that merely says "remember" would); the user confirms in the next turn."""
+    wanted = words(content)
+    if not ctx.tool_results or not wanted:
         return False
-    words = wanted.split()
-    spans = [wanted] if len(words) <= SHINGLE else [" ".join(words[i:i + SHINGLE])
-                                                    for i in range(len(words) - SHINGLE + 1)]
-    results = [_plain(r) for r in ctx.tool_results]
-    return any(span in result for result in results for span in spans)
+    n = min(SHINGLE, len(wanted))
+    copied = _runs(wanted, n) - _runs(words(ctx.user_text), n)
+    return any(copied & _runs(words(result), n) for result in ctx.tool_results)
 
 
 def register(registry: ToolRegistry, memory: Memory) -> None:
     """Add `remember` and `recall`; both act on the calling chat only (ToolContext.chat)."""
 
     async def remember(ctx: ToolContext, content: str, type: str = "fact", tags: list[str] | None = None) -> str:
-        if isinstance(content, str) and taken_from_tools(content, ctx) and not ASKED.search(ctx.user_text):
+        if isinstance(content, str) and taken_from_tools(content, ctx):
             return ("Not remembered: this text came from a tool result in this turn (a web page, a file, a "
-                    "command's output), and memory keeps only what the user said or asked to keep. If it "
-                    "matters, ask the user whether to remember it.")
+                    "command's output), and memory keeps only what the user said or confirmed. If it "
+                    "matters, ask the user whether to remember it; their answer is the confirmation.")
         try:
             number = await memory.remember(ctx.chat, content, type, tags)
         except InvalidMemory as e:
