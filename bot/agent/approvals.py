@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from bot.agent.tools.registry import ToolContext
+from bot.agent.visible import visible
 from bot.replies import Button, Reply
 
 NEEDS_ADMIN = "A person with admin rights must approve this command, so it was not run."
@@ -82,7 +83,7 @@ class Approvals:
 
     def pending(self) -> list[tuple[str, str, str]]:
         """(approval id, chat, command) of every request still waiting: the dashboard's list."""
-        return [(aid, p.chat, p.command) for aid, p in self._pending.items() if not p.future.done()]
+        return [(aid, p.chat, visible(p.command)) for aid, p in self._pending.items() if not p.future.done()]
 
     @property
     def pending_count(self) -> int:
@@ -90,7 +91,8 @@ class Approvals:
 
 
 def _prompt(approval_id: str, command: str, destructive: bool, timeout: float, action: str) -> Reply:
-    shown = _shorten(command, MAX_SHOWN)
+    """The one rendering of every approval (shell and MCP): hidden code points written out, long text counted."""
+    shown = _shorten(visible(command), MAX_SHOWN)
     fence = "`" * max(3, _longest_backtick_run(shown) + 1)
     warning = "⚠️ This command can delete or change files. Check it carefully.\n\n" if destructive else ""
     text = (f"{warning}The assistant wants to {action}:\n{fence}\n{shown}\n{fence}\n"
@@ -110,5 +112,5 @@ def _shorten(command: str, limit: int) -> str:
 
 
 def _inline(command: str) -> str:
-    short = _shorten(command, 80).replace("`", "'")
+    short = _shorten(visible(command), 80).replace("`", "'")
     return f"`{short}`"

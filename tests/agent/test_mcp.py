@@ -162,6 +162,25 @@ async def test_calls_that_need_approval_wait_for_a_person(
     assert prompts[-1].text.startswith("A person with admin rights must approve")
 
 
+async def test_an_approval_prompt_shows_arguments_with_hidden_code_points_written_out(
+        started: list[McpTools], tmp_path: Path, ctx: ToolContext) -> None:
+    approvals = Approvals()
+    _, registry = await make(started, tmp_path, {"s": stdio(require_approval=True)}, approvals=approvals)
+    await registry.refresh()
+    prompts: list[Reply] = []
+
+    async def notify(reply: Reply) -> None:
+        prompts.append(reply)
+        approval_id = reply.buttons[0][0].action.split()[1]
+        asyncio.get_running_loop().call_soon(approvals.decide, ctx.chat, approval_id, True, True)
+
+    answer = await call(registry, "s__echo", replace(ctx, notify=notify, is_admin=True), text="ok\u202e\u200bgnp.exe")
+    assert answer == "echo: ok\u202e\u200bgnp.exe"  # what was approved is what ran
+    assert 's__echo {"text": "ok⟨U+202E⟩⟨U+200B⟩gnp.exe"}' in prompts[0].text
+    assert "\u202e" not in prompts[0].text
+    assert approvals.pending() == []
+
+
 @pytest_asyncio.fixture
 async def http_server() -> AsyncIterator[str]:
     proc = await asyncio.create_subprocess_exec(sys.executable, SERVER, "http", TOKEN, stdout=asyncio.subprocess.PIPE)

@@ -9,12 +9,12 @@ data (program → reason). This is a guard against mistakes and obvious abuse; t
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from bot.agent.tools.shell_syntax import SimpleCommand, Unparseable, Word, parse
+from bot.agent.visible import hidden
 
 _SHELL = "starts a nested shell, whose commands cannot be checked"
 _AS_ROOT = "runs as another user"
@@ -57,7 +57,6 @@ DESTRUCTIVE_PROGRAMS = frozenset({"rm", "rmdir", "mv", "chmod", "chown", "chgrp"
                                   "dd"})
 _SAFE_WRITE_TARGETS = re.compile(r"/dev/(?:null|stdout|stderr|fd/\d+)|/tmp/.*")
 _OVERWRITES = frozenset({">", ">|", "&>", "<>"})
-_HIDDEN = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
 @dataclass(frozen=True)
@@ -84,10 +83,9 @@ def judge(command: str) -> Judgement:
 
 
 def hidden_characters(command: str) -> str | None:
-    """Control characters, ANSI escapes, bidi overrides and zero-width characters can make the
+    """Invisible, control and line-separating code points (bot/agent/visible.py: by category) can make the
     approval prompt show something other than what runs. Newlines separate commands and are kept."""
-    found = sorted({f"U+{ord(c):04X}" for c in _HIDDEN.findall(command.replace("\n", " "))}
-                   | {f"U+{ord(c):04X}" for c in command if unicodedata.category(c) == "Cf" and c != "\u00ad"})
+    found = hidden(command)
     if not found:
         return None
     return f"it contains invisible or control characters ({', '.join(found)}) that could hide what it does"
@@ -261,6 +259,23 @@ def _judge_systemctl(args: list[Word]) -> tuple[str | None, bool]:
     return None, False
 
 
+_LATER = "runs text as a command later (like eval)"
+
+
+def _judge_trap(args: list[Word]) -> tuple[str | None, bool]:
+    """`trap '<cmd>' EXIT` runs its text when the shell exits or gets a signal, exactly as eval would;
+    listing (-p, -l) and resetting (`trap - INT`, `trap '' INT`, one operand) run nothing."""
+    _, operands = _operands(args)
+    if len(operands) >= 2 and (operands[0].dynamic or operands[0].text not in ("", "-")):
+        return _LATER, False
+    return None, False
+
+
+def _judge_mapfile(args: list[Word]) -> tuple[str | None, bool]:
+    """`mapfile -C '<cmd>'` evaluates its callback text every few lines."""
+    return (_LATER, False) if any(a.text.startswith("-C") or a.dynamic for a in args) else (None, False)
+
+
 _ARGUMENT_JUDGES: dict[str, Callable[[list[Word]], tuple[str | None, bool]]] = {
     "rm": _judge_rm,
     "rmdir": _judge_paths("deletes", 0),
@@ -278,4 +293,7 @@ _ARGUMENT_JUDGES: dict[str, Callable[[list[Word]], tuple[str | None, bool]]] = {
     "git": _judge_git,
     "sed": _judge_sed,
     "systemctl": _judge_systemctl,
+    "trap": _judge_trap,
+    "mapfile": _judge_mapfile,
+    "readarray": _judge_mapfile,
 }
