@@ -15,7 +15,7 @@ from bot.agent.chains import DEFAULT, Chains, provider_configs
 from bot.agent.llm import endpoint
 from bot.agent.provider import LLMError
 from bot.agent.skills import SkillSet
-from bot.agent.tools import sandbox
+from bot.agent.tools import cgroups, sandbox
 from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolRegistry
 from bot.agent.workspace import check_workspace, missing_required
@@ -59,9 +59,22 @@ def _check_shell(cfg: Config) -> list[tuple[str, str]]:
         checks.append((FAIL, f"shell: disabled until the sandbox works: {why}"))
     else:
         checks.append((OK, "shell: bubblewrap sandbox works"))
+    checks.append(_shell_limits(cfg))
     if problem := shell_admins_problem(cfg, cfg.enabled_platforms):
         checks.append((FAIL, f"shell: {problem}"))
     return checks
+
+
+def _shell_limits(cfg: Config) -> tuple[str, str]:
+    """What bounds one approved command, and whether the whole tree or each process is bounded."""
+    limits = sandbox.DEFAULT_LIMITS
+    each = (f"{limits.cpu_seconds} s CPU, {limits.memory_bytes // 2**20} MB memory and {limits.file_bytes // 2**20} MB "
+            f"files per process, {cfg.tools.shell_timeout:g} s per command")
+    network = "public network on (tools.shell_network)" if cfg.tools.shell_network else "no network"
+    if why := cgroups.problem():
+        return INFO, f"shell: limits {each}, {network}; whole-command limits unavailable: {why}"
+    return OK, (f"shell: limits {each}; {limits.memory_bytes // 2**20} MB and {limits.processes} processes for a "
+                f"command's whole tree ({cgroups.describe()}); {network}")
 
 
 def _workspace(cfg: Config, lang: str) -> list[tuple[str, str]]:

@@ -3,18 +3,22 @@
 Blocking words cannot stop `cat ../../bothub.sqlite3` or reading `/proc/<bot>/environ`; isolation
 can. Each command gets fresh mount, PID, IPC and user namespaces: the chat's folder is bound
 read-write as working folder and `$HOME`, system folders read-only, `/tmp` private, `/proc` its own,
-no network unless configured, and CPU, memory and file-size limits. Without a working `bwrap` the
+no network unless configured, and CPU, memory and file-size limits per process; memory and process
+count for the whole command in its own cgroup where the host allows (cgroups.py). Without a working `bwrap` the
 shell tool is not offered at all — never a silent fallback to an unsandboxed shell.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from bot.agent.tools import cgroups
 
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
 _READ_ONLY = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives", "/etc/ssl",
@@ -27,7 +31,8 @@ LAUNCH_ENV = {"PATH": _PATH}  # bwrap itself is PID 1 in the sandbox: its /proc/
 
 @dataclass(frozen=True)
 class Limits:
-    """Per command: CPU seconds, address space, largest file written, processes (when not root)."""
+    """CPU seconds, address space and largest file written per process; memory and processes also for the
+    command's whole tree where it gets a cgroup (cgroups.py)."""
 
     cpu_seconds: int = 60
     memory_bytes: int = 1024 * 1024 * 1024
@@ -81,4 +86,6 @@ def problem(bwrap: str = "bwrap") -> str | None:
         detail = done.stderr.decode(errors="replace").strip().splitlines()
         return (f"`{bwrap}` cannot create its namespaces here ({detail[-1] if detail else done.returncode}); "
                 "unprivileged user namespaces must be allowed")
+    if os.geteuid() == 0 and (why := cgroups.problem()):  # root ignores the per-process process limit
+        return f"the bot runs as root and {why}; run it as an ordinary user, or give it a delegated cgroup"
     return None

@@ -14,7 +14,7 @@ import os
 import signal
 
 from bot.agent.approvals import Approvals, Decision
-from bot.agent.tools import sandbox
+from bot.agent.tools import cgroups, sandbox
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 from bot.agent.tools.shell_policy import judge
 
@@ -65,6 +65,15 @@ async def run_command(command: str, ctx: ToolContext, limit_seconds: float, netw
     """Runs `command` in the sandbox (see sandbox.py) with the chat's folder as its working folder."""
     await asyncio.to_thread(ctx.workdir.mkdir, mode=0o700, parents=True, exist_ok=True)
     argv = sandbox.command_line(command, ctx.workdir, network, limits)
+    group = await asyncio.to_thread(cgroups.command_group, limits.memory_bytes, limits.processes)
+    try:
+        return await _run(group.wrap(argv) if group else argv, limit_seconds)
+    finally:
+        if group is not None:
+            await asyncio.shield(asyncio.to_thread(group.close))
+
+
+async def _run(argv: list[str], limit_seconds: float) -> str:
     proc = await asyncio.create_subprocess_exec(
         *argv, env=sandbox.LAUNCH_ENV, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT, start_new_session=True)  # own group: a timeout kills its children too

@@ -1,0 +1,66 @@
+"""Whole-command limits (issue 28, point 5), against the real bwrap and this host's cgroups: memory and process
+count bound a command's whole process tree, also for a bot running as root, and nothing is left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from bot.agent.tools import cgroups, sandbox, shell
+from bot.agent.tools.registry import ToolContext
+from bot.cli import doctor
+from tests.harness import make_config
+
+SMALL = sandbox.Limits(memory_bytes=300 * 2**20, processes=24)
+
+
+SPAWN = """python3 -c "
+import subprocess
+started = []
+try:
+    for _ in range(80):
+        started.append(subprocess.Popen(['sleep', '5']))
+except OSError:
+    pass
+print('running', len(started))
+"
+"""
+
+
+async def test_the_process_count_bounds_the_whole_command(ctx: ToolContext) -> None:
+    out = await shell.run_command(SPAWN, ctx, 30, limits=SMALL)
+    running = int(out.splitlines()[-1].split()[1])
+    assert 10 < running < 24, out  # per process (and not at all for root) it would be all 80
+
+
+async def test_memory_bounds_the_whole_command_not_each_process(ctx: ToolContext) -> None:
+    hog = "python3 -c \"import time; b = b'x' * (120 * 2**20); time.sleep(2); print('kept')\""
+    out = await shell.run_command(f"for i in 1 2 3 4; do {hog} & done; wait; echo end", ctx, 60, limits=SMALL)
+    assert out.endswith("end") and out.splitlines().count("kept") < 4, out  # 4 x 120 MB do not fit in 300 MB
+    alone = await shell.run_command(hog, ctx, 60, limits=SMALL)
+    assert alone.endswith("kept")  # one of them does
+
+
+async def test_each_command_gets_its_own_group_and_leaves_none_behind(ctx: ToolContext) -> None:
+    found = cgroups.hierarchy()
+    assert found is not None, cgroups.problem()
+    running = asyncio.create_task(shell.run_command("(sleep 30 &); sleep 3; echo done", ctx, 30))
+    for _ in range(200):
+        groups = [p for parent in found.parents for p in parent.glob(f"bothub-{os.getpid()}-*")]
+        if groups and all((g / "cgroup.procs").read_text().split() for g in groups):
+            break
+        await asyncio.sleep(0.05)
+    assert len(groups) == len(found.parents)  # one folder per hierarchy, the command inside each
+    assert all((g / "pids.max").read_text().strip() == "256" for g in groups if (g / "pids.max").exists())
+    assert (await running).endswith("done")
+    assert [p for parent in found.parents for p in parent.glob("bothub-*")] == []
+
+
+def test_doctor_reports_the_limits_and_where_they_apply(tmp_path: Path) -> None:
+    cfg, _ = make_config(tmp_path, "http://127.0.0.1:9", {"tools": {"shell_enabled": True}})
+    checks = {line.split(";")[0]: mark for mark, line in doctor._check_shell(cfg)}
+    line = next(text for mark, text in doctor._check_shell(cfg) if text.startswith("shell: limits"))
+    assert checks["shell: bubblewrap sandbox works"] == doctor.OK
+    assert line.startswith("shell: limits 60 s CPU, 1024 MB memory and 100 MB files per process, 30 s per command")
+    assert "1024 MB and 256 processes for a command's whole tree (cgroup v" in line and line.endswith("no network")
