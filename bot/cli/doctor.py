@@ -70,7 +70,8 @@ def _shell_limits(cfg: Config) -> tuple[str, str]:
     limits = sandbox.DEFAULT_LIMITS
     each = (f"{limits.cpu_seconds} s CPU, {limits.memory_bytes // 2**20} MB memory and {limits.file_bytes // 2**20} MB "
             f"files per process, {cfg.tools.shell_timeout:g} s per command")
-    network = "public network on (tools.shell_network)" if cfg.tools.shell_network else "no network"
+    network = ("the host's whole network, loopback and private ranges included (tools.shell_network)"
+               if cfg.tools.shell_network else "no network")
     if why := cgroups.problem():
         return INFO, f"shell: limits {each}, {network}; whole-command limits unavailable: {why}"
     return OK, (f"shell: limits {each}; {limits.memory_bytes // 2**20} MB and {limits.processes} processes for a "
