@@ -190,6 +190,11 @@ def tiny_pdf(text: str) -> bytes:
                b"/Resources << /Font << /F1 5 0 R >> >> >>",
                b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
                b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    return pdf_file(objects)
+
+
+def pdf_file(objects: list[bytes]) -> bytes:
+    """A PDF file of these objects (numbered from 1, the first the catalog): xref table and trailer added."""
     out, offsets = bytearray(b"%PDF-1.4\n"), []
     for number, body in enumerate(objects, start=1):
         offsets.append(len(out))

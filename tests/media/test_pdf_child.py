@@ -22,7 +22,7 @@ from bot.media.pdf import PdfFailed, PdfLimits, PdfReader
 from bot.messages import Attachment
 from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
 from tests.harness import RecordingAdapter, running_app
-from tests.media.test_media_hub import chat_folder, send
+from tests.media.test_media_hub import chat_folder, pdf_file, send
 
 WORDS = b"(" + b"revenue rose " * 800 + b") Tj"  # 10 400 characters of text on one page
 EMPTY = b"() Tj " * 100_000  # costly to interpret, yields nothing
@@ -39,15 +39,7 @@ def pdf(streams: list[bytes], pages: list[int]) -> bytes:
                 b"/Contents %d 0 R >>" % (first_stream + s) for s in pages]
     kids = b" ".join(b"%d 0 R" % (first_page + i) for i in range(len(pages)))
     objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, len(pages))
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return pdf_file(objects)
 
 
 @pytest.fixture
