@@ -15,14 +15,14 @@ from bot.chats.access import Access, Verdict
 from bot.chats.sessions import Lane, Session, SessionKey
 from bot.commands import COMMANDS, Command, CommandContext, CommandServices, UsageError, parse_command
 from bot.config import Config
-from bot.hub.delivery import Delivery
+from bot.delivery import Delivery
 from bot.hub.inbox import Ticket, decode_message, encode_message
 from bot.hub.intake import MediaIntake
-from bot.hub.ownership import ChatOwnership
 from bot.hub.runner import AgentRunner, TurnContext
 from bot.i18n import t
 from bot.messages import ChatRef, InboundEvent, IncomingMessage, Overheard
 from bot.ops.metrics import Metrics
+from bot.replicas.ownership import ChatOwnership
 from bot.replies import Reply
 from bot.store import InboxEntry, Store
 

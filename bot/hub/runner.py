@@ -35,7 +35,8 @@ from bot.chats.conversations import Conversations
 from bot.chats.folders import chat_folder
 from bot.chats.sessions import Session
 from bot.config import Config
-from bot.hub.delivery import TYPING_EVERY, Delivery, HeldReply, StreamWriter
+from bot.delivery import Delivery, HeldReply, StreamWriter
+from bot.delivery.sending import TYPING_EVERY
 from bot.hub.inbox import Ticket
 from bot.hub.intake import describe
 from bot.i18n import STRINGS, t

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.chats.sessions import Session, SessionKey
-from bot.hub.delivery import Delivery
+from bot.delivery import Delivery
 from bot.hub.runner import TurnContext
 from bot.i18n import t
 from bot.messages import ChatRef

@@ -18,9 +18,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.adapter",),  # the adapter contract and spec discovery
     ("bot.config",),  # platform sections come from the adapter specs
     ("bot.httpkit",),  # what the HTTP adapters share with the dashboard: SSE, sign-in, CSRF, Markdown, netguard
+    ("bot.delivery",),  # sending, editing, pacing, "typing…", the final edit: what an adapter needs around it
     ("bot.tree", "bot.ops"),
     ("bot.media",),  # attachments to files: capped, sniffed, images normalized
     ("bot.store",),
+    ("bot.replicas",),  # which chats and shared roles this replica holds: the store's claims, nothing above
     ("bot.scheduler",),  # time forms, next due times, the claiming loop; runs reach chats via bot.hub.scheduled
     ("bot.agent",),
     ("bot.chats",),

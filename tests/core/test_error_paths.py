@@ -11,7 +11,7 @@ import pytest
 
 from bot.adapter import RateLimited
 from bot.chats.sessions import SessionKey, Sessions
-from bot.hub.delivery import MAX_ATTEMPTS
+from bot.delivery.sending import MAX_ATTEMPTS
 from tests.fakes.openai_api import FakeOpenAI, Text
 from tests.harness import RecordingAdapter, running_app
 
