@@ -34,13 +34,14 @@ from bot.chats.api_tokens import ApiTokens
 from bot.chats.conversations import Conversations
 from bot.chats.housekeeping import Housekeeping
 from bot.chats.pairing import Pairing
-from bot.chats.sessions import IDLE_SESSIONS, SessionKey, Sessions
+from bot.chats.sessions import IDLE_SESSIONS, SessionKey
 from bot.commands import CommandServices, menu
 from bot.config import Config, ConfigError
 from bot.hub.hub import Hub
 from bot.hub.intake import MediaIntake
 from bot.hub.runner import AgentRunner
 from bot.hub.scheduled import JobTurns
+from bot.lanes import Lanes
 from bot.messages import ChatRef, IncomingMessage
 from bot.ops.health import Health
 from bot.ops.metrics import Metrics
@@ -108,14 +109,16 @@ class App:
         self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.compactor,
                                   memory=self.memory, metrics=self.metrics, group_context=self.group_context,
                                   tracer=Tracer(self.traces, secret_values(env)), titler=self.titler)
+        self.lanes = Lanes(self.store.claims, self.store.inbox)  # the one door into every chat's lane
         services = CommandServices(self.conversations, self.store, self.prompts, self.memory, self.approvals,
-                                   Pairing(self.store.pairing), Sessions(), cfg.llm, self.tools, self.mcp,
+                                   Pairing(self.store.pairing), self.lanes, cfg.llm, self.tools, self.mcp,
                                    self.compactor, self.housekeeping, self.schedules)
         media = MediaIntake(cfg.media, self.llm.transcriber(cfg.llm.transcription_model))
         self.hub = Hub(cfg, self.store, services, self.runner, self.metrics, media, self.group_context)
         self.scheduler: Scheduler | None = None
         if self.schedules is not None:
-            turns = JobTurns(self.hub, self.store, self.clock, workspace)
+            turns = JobTurns(self.lanes, self.hub.delivery, self.conversations, self.runner, self.store, self.clock,
+                             workspace, cfg.language)
             self.scheduler = Scheduler(self.store.jobs, self.clock, turns, catch_up=cfg.scheduler.catch_up,
                                        poll=cfg.scheduler.poll, stale_claims=2 * cfg.llm.run_deadline,
                                        wake=self._job_changes)
@@ -196,7 +199,7 @@ class App:
     async def start(self) -> None:
         gc.set_threshold(max(GC_YOUNG_THRESHOLD, gc.get_threshold()[0]), *gc.get_threshold()[1:])
         await self.store.open()
-        await self.hub.owners.start()  # replicas: claims before adapters, whose roles (poller, shards) need them
+        await self.hub.start()  # replicas: claims before adapters, whose roles (poller, shards) need them
         if self._adapter_routes or self.cfg.server.enabled:
             if self.cfg.server.dashboard:
                 check_bind(self.cfg.server.host, self.admin_password)
@@ -244,7 +247,7 @@ class App:
         await self.watchdog.stop()
         if self.scheduler is not None:
             await self.scheduler.stop()
-        await self.hub.owners.stop_taking()
+        await self.lanes.stop_taking()
         await self.hub.shutdown(self.cfg.shutdown_grace)
         await self.partitions.stop()
         for adapter in self.adapters:
@@ -252,7 +255,7 @@ class App:
                 await adapter.stop()
             except Exception:
                 log.exception("stopping %s failed", adapter.name)
-        await self.hub.owners.stop()  # the chats' claims go: other replicas answer what is left
+        await self.lanes.stop()  # the chats' claims go: other replicas answer what is left
         if self._web_runner is not None:
             await self._web_runner.cleanup()
         await self.mcp.stop()

@@ -20,8 +20,9 @@ from bot.agent.tools.registry import ToolRegistry
 from bot.chats.conversations import Conversations
 from bot.chats.housekeeping import Housekeeping
 from bot.chats.pairing import Pairing
-from bot.chats.sessions import Session, Sessions
+from bot.chats.sessions import Session
 from bot.config import LLMConfig
+from bot.lanes import Lanes
 from bot.scheduler.service import Schedules
 from bot.store import Store
 
@@ -34,7 +35,7 @@ class CommandServices:
     memory: Memory
     approvals: Approvals
     pairing: Pairing
-    sessions: Sessions  # lanes, for /stop
+    lanes: Lanes  # the one door into a chat's lane: /stop interrupts it, the dashboard's actions run there
     llm: LLMConfig  # default and allowed models
     tools: ToolRegistry  # what /tools lists
     mcp: McpTools  # MCP servers' state for /tools

@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.scheduler",),  # time forms, next due times, the claiming loop; runs reach chats via bot.hub.scheduled
     ("bot.agent",),
     ("bot.chats",),
+    ("bot.lanes",),  # the one door into a chat's lane: ownership, the session cache, submitting
     ("bot.commands",),
     ("bot.hub",),
     ("bot.web",),  # the dashboard: reads the store, acts through the hub's services

@@ -22,7 +22,7 @@ async def test_stop_while_a_tool_waits_does_not_break_the_conversation(tmp_path:
         await wait_for(lambda: any("/approve" in str(r.buttons) for _, r in rec.sent))  # waiting for approval
         await rec.say("/stop")
         await app.hub.idle()
-        session = app.hub.sessions.get(SessionKey("recording", "c1"))
+        session = app.lanes.session(SessionKey("recording", "c1"))
         assert session.path[-1].tool_calls  # the call was stored, its result never came
         await rec.say("never mind, just say hi")
         await wait_for(lambda: rec.texts()[-1] == "never mind, just say hi")

@@ -24,7 +24,7 @@ async def traced_run(dashboard: Dashboard, fake: FakeOpenAI) -> tuple[str, str, 
     await dashboard.app.hub.idle()
     await dashboard.app.traces.drain()
     conv_id = (await dashboard.app.store.conversations.recent(CHAT))[0].id
-    path = dashboard.app.hub.sessions.get(SessionKey("recording", "c1")).path
+    path = dashboard.app.lanes.session(SessionKey("recording", "c1")).path
     trace_id = path[-1].trace_id
     assert trace_id is not None
     return conv_id, trace_id, [m.id for m in path]
