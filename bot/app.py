@@ -39,7 +39,6 @@ from bot.commands import CommandServices, menu
 from bot.config import Config, ConfigError
 from bot.hub.hub import Hub
 from bot.hub.intake import MediaIntake
-from bot.hub.runner import AgentRunner
 from bot.hub.scheduled import JobTurns
 from bot.lanes import Lanes
 from bot.messages import ChatRef, IncomingMessage
@@ -49,6 +48,7 @@ from bot.ops.redact import secret_values
 from bot.ops.startup import Starter
 from bot.ops.watchdog import Watchdog
 from bot.replicas.partitions import Partitions
+from bot.run.runner import AgentRunner
 from bot.scheduler.clock import Clock, SystemClock
 from bot.scheduler.runner import Scheduler
 from bot.scheduler.service import Schedules

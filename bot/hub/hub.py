@@ -17,13 +17,14 @@ from bot.chats.sessions import Session, SessionKey
 from bot.commands import COMMANDS, Command, CommandContext, CommandServices, UsageError, parse_command
 from bot.config import Config
 from bot.delivery import Delivery
-from bot.hub.inbox import Ticket, decode_message, encode_message
+from bot.hub.inbox import decode_message, encode_message
 from bot.hub.intake import Intake, MediaIntake
-from bot.hub.runner import AgentRunner, TurnContext
 from bot.i18n import t
 from bot.messages import ChatRef, InboundEvent, IncomingMessage, Overheard
 from bot.ops.metrics import Metrics
 from bot.replies import Reply
+from bot.run.runner import AgentRunner
+from bot.run.turn import Ticket, TurnContext
 from bot.store import InboxEntry, Store
 from bot.tree.model import AttachedFile
 

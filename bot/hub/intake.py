@@ -79,9 +79,3 @@ class MediaIntake:
         except Exception as e:
             log.warning("transcription failed: %s", e)
             return None
-
-
-def describe(files: tuple[AttachedFile, ...]) -> str:
-    """The lines the model reads about a message's files, so file tools can find them by name."""
-    return "\n".join(f"[{f.kind} attached: {f.name} ({f.mime}, {f.size} bytes), saved as {f.path}]"
-                     for f in files)

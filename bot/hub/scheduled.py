@@ -15,11 +15,12 @@ from pathlib import Path
 from bot.chats.conversations import Conversations
 from bot.chats.sessions import Session, SessionKey
 from bot.delivery import Delivery
-from bot.hub.runner import AgentRunner, TurnContext
 from bot.i18n import t
 from bot.lanes import Lanes
 from bot.messages import ChatRef
 from bot.replies import Reply
+from bot.run.runner import AgentRunner
+from bot.run.turn import TurnContext
 from bot.scheduler.clock import Clock
 from bot.scheduler.runner import Claim
 from bot.scheduler.service import HEARTBEAT_FILE, HEARTBEAT_OK, local_time, zone

@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.agent",),
     ("bot.chats",),
     ("bot.lanes",),  # the one door into a chat's lane: ownership, the session cache, submitting
+    ("bot.run",),  # one agent turn, a file per step: prompt, model turns, persisting, the hand-off to delivery
     ("bot.commands",),
     ("bot.hub",),
     ("bot.web",),  # the dashboard: reads the store, acts through the hub's services
