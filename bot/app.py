@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 
 from aiohttp import web
@@ -69,7 +69,9 @@ GC_YOUNG_THRESHOLD = 10_000
 class App:
     """Owns every long-lived component; `start` and `stop` are the only lifecycle calls."""
 
-    def __init__(self, cfg: Config, env: Mapping[str, str], clock: Clock | None = None) -> None:
+    def __init__(self, cfg: Config, env: Mapping[str, str], clock: Clock | None = None, *,
+                 platforms: Sequence[str] = (), adapters: Sequence[Adapter] = ()) -> None:
+        """`platforms`: adapters found by name (their spec); `adapters`: adapter objects made elsewhere."""
         self.cfg = cfg
         self.env = env
         self.store = store_for_url(cfg.database_url, cfg.database.pool_size, cfg.replica_id)
@@ -78,7 +80,9 @@ class App:
         self._job_changes = asyncio.Event()  # set when a job is added or resumed: the scheduler looks again
         self.schedules = (Schedules(self.store, cfg.scheduler, cfg.heartbeat.interval, self.clock,
                                     self._job_changes.set) if cfg.scheduler.enabled else None)
-        self.llm = LLMClient(cfg.llm)
+        self.metrics = Metrics()
+        self.llm = LLMClient(cfg.llm, on_usage=lambda model, used: self.metrics.activity.add_tokens(
+            model, used.prompt_tokens + used.completion_tokens))
         workspace = cfg.workspace_dir
         if restored := prepare_workspace(workspace):
             log.info("workspace %s: created %s", workspace, ", ".join(restored))
@@ -93,9 +97,6 @@ class App:
         self.memory = Memory(self.store.memories, cached_chats=IDLE_SESSIONS)  # as many as sessions stay loaded
         self.tools = self._tools(skills)
         self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns)
-        self.metrics = Metrics()
-        self.llm.on_usage = lambda model, used: self.metrics.activity.add_tokens(
-            model, used.prompt_tokens + used.completion_tokens)
         self.metrics.watch_usage(lambda: (self.llm.total_usage.prompt_tokens, self.llm.total_usage.completion_tokens))
         self.conversations = Conversations(self.store.conversations)
         self.housekeeping = Housekeeping(self.conversations, self.store.housekeeping, cfg.data_dir, self.clock.now)
@@ -122,12 +123,14 @@ class App:
             self.scheduler = Scheduler(self.store.jobs, self.clock, turns, catch_up=cfg.scheduler.catch_up,
                                        poll=cfg.scheduler.poll, stale_claims=2 * cfg.llm.run_deadline,
                                        wake=self._job_changes)
-        self.adapters: list[Adapter] = []
+        self.web = web.Application()
+        self._adapter_routes = False
+        self.adapters = (*(self._load_adapter(name) for name in platforms), *adapters)
+        for adapter in self.adapters:
+            self.hub.attach(self.metrics.instrument(adapter))
         self.health = Health(self.adapters, self.metrics, self._replica_report)
         self.starter = Starter(self._start_adapter)
         self.watchdog = Watchdog(self.adapters, self._start_adapter, self.metrics, skip=self.starter.retrying)
-        self.web = web.Application()
-        self._adapter_routes = False
         self.admin_password = env.get("BOTHUB_ADMIN_PASSWORD") or None
         if cfg.server.dashboard:
             mount(self.web, Deps(cfg, self.store, services, self.health, self.metrics), self.admin_password)
@@ -182,19 +185,13 @@ class App:
         return {"id": claims.replica, "roles": self.partitions.held(),
                 "chats_owned": len(chats), "chats": chats[:200]}
 
-    def add_adapter(self, adapter: Adapter) -> None:
-        self.adapters.append(adapter)
-        self.hub.attach(self.metrics.instrument(adapter))
-
-    def load_adapter(self, platform: str) -> Adapter:
+    def _load_adapter(self, platform: str) -> Adapter:
         """Adapters are found by name (their spec) so the core never depends on a platform package."""
         spec = find_spec(platform)
         if spec is None:
             raise ConfigError(f"no adapter named {platform!r}")
         section = self.cfg.sections.get(platform) or spec.config_model()
-        adapter = spec.create(section, self.env, self.services())
-        self.add_adapter(adapter)
-        return adapter
+        return spec.create(section, self.env, self.services())
 
     async def start(self) -> None:
         gc.set_threshold(max(GC_YOUNG_THRESHOLD, gc.get_threshold()[0]), *gc.get_threshold()[1:])

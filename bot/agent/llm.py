@@ -17,6 +17,7 @@ from pathlib import Path
 from secrets import token_hex
 from typing import Any
 
+from bot.agent.events import FailureKind
 from bot.agent.http1 import Response, multipart
 from bot.agent.provider import LLMError, Provider, error_kind
 from bot.config import LLMConfig
@@ -67,11 +68,11 @@ class _PartialCall:
 
 
 class LLMClient:
-    def __init__(self, cfg: LLMConfig) -> None:
+    def __init__(self, cfg: LLMConfig, on_usage: Callable[[str, Usage], None] | None = None) -> None:
         self._cfg = cfg
         self.provider = Provider(cfg.base_url, cfg.api_key, cfg.timeout, cfg.max_retries)
         self.total_usage = Usage()  # across all calls: /metrics shows it (bothub_llm_tokens)
-        self.on_usage: Callable[[str, Usage], None] | None = None  # (model, usage) per call: the overview
+        self.on_usage = on_usage  # (model, usage) per call: the overview
         self._tools_json: tuple[list[dict[str, Any]], str] | None = None  # (tool list, its JSON): see _encode
 
     async def close(self) -> None:
@@ -152,7 +153,7 @@ class LLMClient:
         async for item in self.stream(messages, None, model):
             if isinstance(item, Completion):
                 return item.text
-        raise LLMError("other", "the stream ended without a completion")  # stream() always ends with one
+        raise LLMError(FailureKind.OTHER, "the stream ended without a completion")  # stream() always ends with one
 
 
 def _finish_call(index: int, partial: _PartialCall) -> ToolCall:
@@ -183,6 +184,6 @@ async def _sse_chunks(response: Response, describe: Callable[[str], str]
             try:
                 chunk = json.loads(data)
             except ValueError as e:
-                raise LLMError("other", describe(f"malformed chunk from the provider: {e}")) from e
+                raise LLMError(FailureKind.OTHER, describe(f"malformed chunk from the provider: {e}")) from e
             if isinstance(chunk, dict):
                 yield chunk

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from bot.adapter import find_spec
 from bot.agent.approvals import Approvals
+from bot.agent.events import FailureKind
 from bot.agent.provider import LLMError, Provider
 from bot.agent.skills import SkillSet
 from bot.agent.tools import sandbox
@@ -102,7 +103,7 @@ async def _check_llm(cfg: Config, lang: str) -> tuple[str, str]:
     try:
         listed = await provider.get_json("/models")
     except LLMError as e:
-        if e.kind == "auth":
+        if e.kind is FailureKind.AUTH:
             return FAIL, t(lang, "doctor_llm_refused", where=where)
         return FAIL, t(lang, "doctor_llm_unreachable", where=where, error=e.kind)
     finally:

@@ -7,7 +7,7 @@ import dataclasses
 import json
 from typing import Any
 
-from bot.messages import Attachment, ButtonPress, IncomingMessage, Interaction, Origin, ReplyTo
+from bot.messages import Attachment, AttachmentKind, ButtonPress, IncomingMessage, Interaction, Origin, ReplyTo
 
 _ORIGINS: dict[str, type[ReplyTo | ButtonPress | Interaction]] = {
     "reply_to": ReplyTo, "button_press": ButtonPress, "interaction": Interaction,
@@ -25,7 +25,8 @@ def encode_message(msg: IncomingMessage) -> str:
 
 def decode_message(event: str) -> IncomingMessage:
     fields: dict[str, Any] = json.loads(event)
-    fields["attachments"] = tuple(Attachment(**a) for a in fields["attachments"])
+    fields["attachments"] = tuple(Attachment(**{**a, "kind": AttachmentKind.parse(a["kind"])})
+                                  for a in fields["attachments"])
     if fields["origin"] is not None:
         origin = dict(fields["origin"])
         kind: Origin = _ORIGINS[origin.pop("kind")](**origin)

@@ -10,7 +10,7 @@ import time
 from bot.agent.events import RunFailed
 from bot.delivery import Delivery, HeldReply, StreamWriter
 from bot.delivery.typing import TypingIndicator
-from bot.i18n import STRINGS, t
+from bot.i18n import t
 from bot.replies import Reply
 from bot.run.turn import TurnContext
 
@@ -72,5 +72,5 @@ class FailureNotices:
         self._last[chat_key] = now
         if last is not None and now - last < QUIET_AFTER_FAILURE:
             return
-        reason = t(turn.lang, f"reason_{event.kind}" if f"reason_{event.kind}" in STRINGS else "reason_other")
+        reason = t(turn.lang, event.kind.reason)
         await delivery.send(turn.chat, Reply(t(turn.lang, "llm_failed", reason=reason, error_id=event.error_id)))

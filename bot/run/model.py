@@ -7,7 +7,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 
-from bot.agent.events import AgentEvent, RunFailed, RunFinished, TextDelta, ToolStarted
+from bot.agent.events import AgentEvent, FailureKind, RunFailed, RunFinished, TextDelta, ToolStarted
 from bot.agent.loop import AgentLoop
 from bot.agent.prompt import estimate_messages
 from bot.agent.tokens import TokenCounter
@@ -45,7 +45,7 @@ class ModelTurns:
                 if isinstance(event, TextDelta) and not texted:
                     texted = True
                     self.metrics.first_text(time.monotonic() - started)
-                if isinstance(event, RunFailed) and event.kind == "context" and not texted and not retried:
+                if isinstance(event, RunFailed) and event.kind is FailureKind.CONTEXT and not texted and not retried:
                     log.info("context too long in %s; retrying once with half the history budget", ctx.chat)
                     retry = True
                     continue  # the loop ends right after a RunFailed
