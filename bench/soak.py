@@ -124,8 +124,7 @@ async def soak(messages: int, chats: int, rate_limit_p: float, llm_error_p: floa
     with tempfile.TemporaryDirectory() as tmp:
         cfg, env = make_config(Path(tmp), llm.base_url, {"log_level": "WARNING", "max_queue": messages})
         cfg.llm.max_retries = 3  # production retries 5xx before the stream; so do we
-        app = App(cfg, env)
-        app.add_adapter(adapter)
+        app = App(cfg, env, adapters=(adapter,))
         await app.start()
         started = time.monotonic()
         try:

@@ -201,8 +201,7 @@ async def startup(sec: Section, tmp: Path, stored: int) -> None:
     cfg, env = make_config(tmp, "http://127.0.0.1:9/v1", {"log_level": "WARNING"})
     for attempt in ("first start (creates the workspace)", "start"):
         started = time.perf_counter()
-        app = App(cfg, env)
-        app.add_adapter(TimedAdapter())
+        app = App(cfg, env, adapters=(TimedAdapter(),))
         await app.start()
         took = time.perf_counter() - started
         await app.stop()

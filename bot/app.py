@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 
 from aiohttp import web
@@ -36,20 +36,21 @@ from bot.chats.api_tokens import ApiTokens
 from bot.chats.conversations import Conversations
 from bot.chats.housekeeping import Housekeeping
 from bot.chats.pairing import Pairing
-from bot.chats.sessions import IDLE_SESSIONS, SessionKey, Sessions
+from bot.chats.sessions import IDLE_SESSIONS, SessionKey
 from bot.commands import CommandServices, menu
 from bot.config import Config, ConfigError
 from bot.hub.hub import Hub
 from bot.hub.intake import MediaIntake
-from bot.hub.partitions import Partitions
-from bot.hub.runner import AgentRunner
 from bot.hub.scheduled import JobTurns
+from bot.lanes import Lanes
 from bot.messages import ChatRef, IncomingMessage
 from bot.ops.health import Health
 from bot.ops.metrics import Metrics
 from bot.ops.redact import secret_values
 from bot.ops.startup import Starter
 from bot.ops.watchdog import Watchdog
+from bot.replicas.partitions import Partitions
+from bot.run.runner import AgentRunner
 from bot.scheduler.clock import Clock, SystemClock
 from bot.scheduler.runner import Scheduler
 from bot.scheduler.service import Schedules
@@ -70,7 +71,9 @@ GC_YOUNG_THRESHOLD = 10_000
 class App:
     """Owns every long-lived component; `start` and `stop` are the only lifecycle calls."""
 
-    def __init__(self, cfg: Config, env: Mapping[str, str], clock: Clock | None = None) -> None:
+    def __init__(self, cfg: Config, env: Mapping[str, str], clock: Clock | None = None, *,
+                 platforms: Sequence[str] = (), adapters: Sequence[Adapter] = ()) -> None:
+        """`platforms`: adapters found by name (their spec); `adapters`: adapter objects made elsewhere."""
         self.cfg = cfg
         self.env = env
         self.store = store_for_url(cfg.database_url, cfg.database.pool_size, cfg.replica_id)
@@ -79,7 +82,9 @@ class App:
         self._job_changes = asyncio.Event()  # set when a job is added or resumed: the scheduler looks again
         self.schedules = (Schedules(self.store, cfg.scheduler, cfg.heartbeat.interval, self.clock,
                                     self._job_changes.set) if cfg.scheduler.enabled else None)
-        self.llm = LLMClient(cfg.llm)
+        self.metrics = Metrics()
+        self.llm = LLMClient(cfg.llm, on_usage=lambda model, used: self.metrics.activity.add_tokens(
+            model, used.prompt_tokens + used.completion_tokens))
         workspace = cfg.workspace_dir
         if restored := prepare_workspace(workspace):
             log.info("workspace %s: created %s", workspace, ", ".join(restored))
@@ -97,9 +102,6 @@ class App:
         budgets = Budgets(cfg.budgets, self.usage) if cfg.budgets.active else None
         self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns, cfg.llm.show_thinking,
                               self.usage, budgets, cfg.language)
-        self.metrics = Metrics()
-        self.llm.on_usage = lambda model, used: self.metrics.activity.add_tokens(
-            model, used.prompt_tokens + used.completion_tokens)
         self.metrics.watch_usage(lambda: (self.llm.total_usage.prompt_tokens, self.llm.total_usage.completion_tokens),
                                  lambda: self.llm.total_cost)
         self.metrics.watch_providers(self.llm.health_views)
@@ -115,23 +117,27 @@ class App:
         self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.compactor,
                                   memory=self.memory, metrics=self.metrics, group_context=self.group_context,
                                   tracer=Tracer(self.traces, secret_values(env)), titler=self.titler)
+        self.lanes = Lanes(self.store.claims, self.store.inbox)  # the one door into every chat's lane
         services = CommandServices(self.conversations, self.store, self.prompts, self.memory, self.approvals,
-                                   Pairing(self.store.pairing), Sessions(), cfg.llm, self.tools, self.mcp,
+                                   Pairing(self.store.pairing), self.lanes, cfg.llm, self.tools, self.mcp,
                                    self.compactor, self.housekeeping, self.schedules, self.usage)
         media = MediaIntake(cfg.media, self.llm.transcriber(cfg.llm.transcription_model))
         self.hub = Hub(cfg, self.store, services, self.runner, self.metrics, media, self.group_context)
         self.scheduler: Scheduler | None = None
         if self.schedules is not None:
-            turns = JobTurns(self.hub, self.store, self.clock, workspace)
+            turns = JobTurns(self.lanes, self.hub.delivery, self.conversations, self.runner, self.store, self.clock,
+                             workspace, cfg.language)
             self.scheduler = Scheduler(self.store.jobs, self.clock, turns, catch_up=cfg.scheduler.catch_up,
                                        poll=cfg.scheduler.poll, stale_claims=2 * cfg.llm.run_deadline,
                                        wake=self._job_changes)
-        self.adapters: list[Adapter] = []
+        self.web = web.Application()
+        self._adapter_routes = False
+        self.adapters = (*(self._load_adapter(name) for name in platforms), *adapters)
+        for adapter in self.adapters:
+            self.hub.attach(self.metrics.instrument(adapter))
         self.health = Health(self.adapters, self.metrics, self._replica_report)
         self.starter = Starter(self._start_adapter)
         self.watchdog = Watchdog(self.adapters, self._start_adapter, self.metrics, skip=self.starter.retrying)
-        self.web = web.Application()
-        self._adapter_routes = False
         self.admin_password = env.get("BOTHUB_ADMIN_PASSWORD") or None
         if cfg.server.dashboard:
             mount(self.web, Deps(cfg, self.store, services, self.health, self.metrics), self.admin_password)
@@ -186,24 +192,18 @@ class App:
         return {"id": claims.replica, "roles": self.partitions.held(),
                 "chats_owned": len(chats), "chats": chats[:200]}
 
-    def add_adapter(self, adapter: Adapter) -> None:
-        self.adapters.append(adapter)
-        self.hub.attach(self.metrics.instrument(adapter))
-
-    def load_adapter(self, platform: str) -> Adapter:
+    def _load_adapter(self, platform: str) -> Adapter:
         """Adapters are found by name (their spec) so the core never depends on a platform package."""
         spec = find_spec(platform)
         if spec is None:
             raise ConfigError(f"no adapter named {platform!r}")
         section = self.cfg.sections.get(platform) or spec.config_model()
-        adapter = spec.create(section, self.env, self.services())
-        self.add_adapter(adapter)
-        return adapter
+        return spec.create(section, self.env, self.services())
 
     async def start(self) -> None:
         gc.set_threshold(max(GC_YOUNG_THRESHOLD, gc.get_threshold()[0]), *gc.get_threshold()[1:])
         await self.store.open()
-        await self.hub.owners.start()  # replicas: claims before adapters, whose roles (poller, shards) need them
+        await self.hub.start()  # replicas: claims before adapters, whose roles (poller, shards) need them
         if self._adapter_routes or self.cfg.server.enabled:
             if self.cfg.server.dashboard:
                 check_bind(self.cfg.server.host, self.admin_password)
@@ -251,7 +251,7 @@ class App:
         await self.watchdog.stop()
         if self.scheduler is not None:
             await self.scheduler.stop()
-        await self.hub.owners.stop_taking()
+        await self.lanes.stop_taking()
         await self.hub.shutdown(self.cfg.shutdown_grace)
         await self.partitions.stop()
         for adapter in self.adapters:
@@ -259,7 +259,7 @@ class App:
                 await adapter.stop()
             except Exception:
                 log.exception("stopping %s failed", adapter.name)
-        await self.hub.owners.stop()  # the chats' claims go: other replicas answer what is left
+        await self.lanes.stop()  # the chats' claims go: other replicas answer what is left
         if self._web_runner is not None:
             await self._web_runner.cleanup()
         await self.mcp.stop()

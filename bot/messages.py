@@ -3,13 +3,33 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class AttachmentKind(StrEnum):
+    """What a file that came with a message is; the values are what the inbox stores."""
+
+    IMAGE = "image"
+    FILE = "file"
+    AUDIO = "audio"  # voice messages too
+    VIDEO = "video"
+    STICKER = "sticker"
+    OTHER = "other"  # a shared card, a location: nothing to save
+
+    @classmethod
+    def parse(cls, value: str) -> AttachmentKind:
+        """A stored kind; one this version does not know is OTHER (it is never fetched)."""
+        try:
+            return cls(value)
+        except ValueError:
+            return cls.OTHER
 
 
 @dataclass(frozen=True, slots=True)
 class Attachment:
     """A file that came with a message: what it is, and the adapter's own handle to fetch it."""
 
-    kind: str  # "image" | "file" | "audio" | "video" | "sticker"
+    kind: AttachmentKind
     name: str = ""
     mime: str = ""  # as the platform claims it; the bytes are checked against it
     size: int | None = None  # bytes, when the platform says

@@ -49,11 +49,7 @@ async def running_app(
     """Start the whole app with the named platform adapters (plus any adapter objects given)."""
     cfg, full_env = make_config(tmp_path, llm_base_url, config, env)
     cfg.llm.max_retries = 0
-    app = App(cfg, full_env, clock)
-    for name in platforms:
-        app.load_adapter(name)
-    for adapter in adapters:
-        app.add_adapter(adapter)
+    app = App(cfg, full_env, clock, platforms=platforms, adapters=adapters)
     await app.start()
     try:
         yield app

@@ -13,7 +13,7 @@ import re
 
 import discord
 
-from bot.messages import Attachment, ButtonPress, ChatRef, IncomingMessage, Interaction, Overheard
+from bot.messages import Attachment, AttachmentKind, ButtonPress, ChatRef, IncomingMessage, Interaction, Overheard
 
 PLATFORM = "discord"
 INTERACTION_PREFIX = "i:"  # message_id (the dedupe key) of a slash command or button press
@@ -107,10 +107,10 @@ def _attachments(message: discord.Message) -> tuple[Attachment, ...]:
     for a in message.attachments:
         mime = (a.content_type or "").split(";", 1)[0].strip().lower()  # "text/plain; charset=utf-8"
         found.append(Attachment(kind=_kind(mime), name=a.filename, mime=mime, size=a.size, handle=a.url))
-    found += [Attachment(kind="sticker", name=s.name) for s in message.stickers]
+    found += [Attachment(kind=AttachmentKind.STICKER, name=s.name) for s in message.stickers]
     return tuple(found)
 
 
-def _kind(mime: str) -> str:
+def _kind(mime: str) -> AttachmentKind:
     major = mime.split("/", 1)[0]
-    return {"image": "image", "audio": "audio", "video": "video"}.get(major, "file")
+    return AttachmentKind(major) if major in ("image", "audio", "video") else AttachmentKind.FILE

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.feishu.files import resource_handle
-from bot.messages import Attachment, ButtonPress, IncomingMessage, Overheard
+from bot.messages import Attachment, AttachmentKind, ButtonPress, IncomingMessage, Overheard
 
 Json = dict[str, Any]
 PLATFORM = "feishu"
 _MENU_KEY = re.compile(r"[a-z0-9_]{1,30}")  # a menu item's event key names the command it runs
-ATTACHMENT_KINDS = {"image": "image", "sticker": "sticker", "audio": "audio", "media": "video", "file": "file"}
+ATTACHMENT_KINDS = {"image": AttachmentKind.IMAGE, "sticker": AttachmentKind.STICKER, "audio": AttachmentKind.AUDIO,
+                    "media": AttachmentKind.VIDEO, "file": AttachmentKind.FILE}
 DEFAULT_NAMES = {"image": "image", "audio": "audio.opus", "media": "video.mp4", "file": "file"}
 
 
@@ -143,22 +144,23 @@ def _content(msg: Json) -> tuple[str, tuple[Attachment, ...]]:
     message_id = text(msg, "message_id")
     if message_type == "post":
         return post_to_text(content), _post_images(content, message_id)
-    kind = ATTACHMENT_KINDS.get(message_type, "other")
+    kind = ATTACHMENT_KINDS.get(message_type, AttachmentKind.OTHER)
     return "", (_attachment(message_type, kind, content, message_id),)
 
 
-def _attachment(message_type: str, kind: str, content: dict[str, Any], message_id: str) -> Attachment:
+def _attachment(message_type: str, kind: AttachmentKind, content: dict[str, Any], message_id: str) -> Attachment:
     """Images are fetched by image_key, everything else (a video too, not its cover) by file_key."""
     name = str(content.get("file_name") or DEFAULT_NAMES.get(message_type, ""))
-    key, resource = (content.get("image_key"), "image") if kind == "image" else (content.get("file_key"), "file")
-    if kind in ("sticker", "other") or not isinstance(key, str) or not key:
+    image = kind is AttachmentKind.IMAGE
+    key, resource = (content.get("image_key"), "image") if image else (content.get("file_key"), "file")
+    if kind in (AttachmentKind.STICKER, AttachmentKind.OTHER) or not isinstance(key, str) or not key:
         return Attachment(kind=kind, name=name)
     return Attachment(kind=kind, name=name, handle=resource_handle(message_id, key, resource))
 
 
 def _post_images(content: dict[str, Any], message_id: str) -> tuple[Attachment, ...]:
     body = _post_body(content)
-    return tuple(_attachment("image", "image", el, message_id)
+    return tuple(_attachment("image", AttachmentKind.IMAGE, el, message_id)
                  for paragraph in body.get("content") or [] if isinstance(paragraph, list)
                  for el in paragraph if isinstance(el, dict) and el.get("tag") == "img")
 

@@ -11,18 +11,18 @@ from dataclasses import dataclass
 
 from telegram import CallbackQuery, Chat, Message, MessageEntity, Update, User
 
-from bot.messages import Attachment, ButtonPress, IncomingMessage, Overheard
+from bot.messages import Attachment, AttachmentKind, ButtonPress, IncomingMessage, Overheard
 
 PLATFORM = "telegram"
 _MEDIA_KINDS = (  # message field → (kind, name when the platform gives none, MIME when it gives none)
-    ("photo", ("image", "photo.jpg", "image/jpeg")),
-    ("sticker", ("sticker", "sticker.webp", "image/webp")),
-    ("voice", ("audio", "voice.ogg", "audio/ogg")),
-    ("video_note", ("video", "video.mp4", "video/mp4")),
-    ("video", ("video", "video.mp4", "video/mp4")),
-    ("animation", ("video", "animation.mp4", "video/mp4")),
-    ("audio", ("audio", "audio.mp3", "audio/mpeg")),
-    ("document", ("file", "document", "")),
+    ("photo", (AttachmentKind.IMAGE, "photo.jpg", "image/jpeg")),
+    ("sticker", (AttachmentKind.STICKER, "sticker.webp", "image/webp")),
+    ("voice", (AttachmentKind.AUDIO, "voice.ogg", "audio/ogg")),
+    ("video_note", (AttachmentKind.VIDEO, "video.mp4", "video/mp4")),
+    ("video", (AttachmentKind.VIDEO, "video.mp4", "video/mp4")),
+    ("animation", (AttachmentKind.VIDEO, "animation.mp4", "video/mp4")),
+    ("audio", (AttachmentKind.AUDIO, "audio.mp3", "audio/mpeg")),
+    ("document", (AttachmentKind.FILE, "document", "")),
 )
 DOWNLOAD_LIMIT = 20_000_000  # the Bot API serves files up to 20 MB
 
@@ -190,8 +190,8 @@ def _attachments(msg: Message) -> tuple[Attachment, ...]:
             fitting = [p for p in value if (p.file_size or 0) <= DOWNLOAD_LIMIT]
             value = fitting[-1] if fitting else value[0]
         mime = getattr(value, "mime_type", None) or default_mime
-        if kind == "file" and mime.startswith("image/"):
-            kind = "image"  # a picture sent "as a file" is still a picture
+        if kind is AttachmentKind.FILE and mime.startswith("image/"):
+            kind = AttachmentKind.IMAGE  # a picture sent "as a file" is still a picture
         name = getattr(value, "file_name", None) or default_name
         return (Attachment(kind=kind, name=name, mime=mime, size=value.file_size, handle=value.file_id),)
     return ()

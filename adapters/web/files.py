@@ -14,19 +14,21 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from bot.adapter import OutgoingFile, SendFailed
-from bot.messages import Attachment, ChatRef, SentRef
+from bot.messages import Attachment, AttachmentKind, ChatRef, SentRef
 
 CHUNK = 64 * 1024
 STAGED_TTL = 600.0  # seconds an upload the hub never took is kept
 SENT_BUDGET = 64_000_000  # bytes of sent files kept for download, over all sessions
 MAX_SEND = 50_000_000  # one file the agent sends
-_KINDS = {"image/jpeg": "image", "image/png": "image", "image/gif": "image", "image/webp": "image"}
+_PICTURES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
 
-def kind_of(mime: str) -> str:
+def kind_of(mime: str) -> AttachmentKind:
     """What intake makes of a browser file: pictures go to vision models, audio to transcription."""
     major = mime.partition("/")[0]
-    return _KINDS.get(mime) or {"audio": "audio", "video": "video"}.get(major, "file")
+    if mime in _PICTURES:
+        return AttachmentKind.IMAGE
+    return AttachmentKind(major) if major in ("audio", "video") else AttachmentKind.FILE
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.agent.events import FailureKind
 from bot.agent.modelapi import Completion, ReasoningChunk, StreamItem, TextChunk, ToolCall, Usage, merged_turns
 from bot.agent.openai_chat import sse_data
 from bot.agent.provider import LLMError, Provider, error_kind
@@ -82,7 +83,7 @@ class AnthropicMessages:
         try:
             event = json.loads(data)
         except ValueError as e:
-            raise LLMError("other", self.provider.describe(f"malformed event from the provider: {e}")) from e
+            raise LLMError(FailureKind.OTHER, self.provider.describe(f"malformed event from the provider: {e}")) from e
         return event if isinstance(event, dict) else {}
 
     def _completion(self, blocks: dict[int, _Block], usage: Usage, finish: str | None, first_token: float | None

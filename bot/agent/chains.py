@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.agent.events import FailureKind
 from bot.llmconfig import LLMConfig, ProviderConfig
 
 DEFAULT = "default"
 # The provider is unwell, not the request: another provider may well answer it. A 401/403 is a key problem
 # of this provider alone; "other" (a 400 the request caused, an unknown model) would fail anywhere.
-FAILOVER_KINDS = frozenset({"rate_limit", "server", "timeout", "connection", "auth"})
+FAILOVER_KINDS = frozenset({FailureKind.RATE_LIMIT, FailureKind.SERVER, FailureKind.TIMEOUT, FailureKind.CONNECTION,
+                            FailureKind.AUTH})
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +62,9 @@ class Chains:
         return list(dict.fromkeys(link for chain in self.chains.values() for link in chain))
 
 
-def moves_on(kind: str, failed: Link, candidate: Link) -> bool:
+def moves_on(kind: FailureKind, failed: Link, candidate: Link) -> bool:
     """May a request that failed with `kind` on `failed` be sent to `candidate`? "Context too long" only moves
     to a link with a bigger window; a request the provider refused for its content never moves."""
-    if kind == "context":
+    if kind is FailureKind.CONTEXT:
         return candidate.context_tokens > failed.context_tokens
     return kind in FAILOVER_KINDS

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.agent.events import FailureKind
 from bot.agent.llm import LLMClient
 from bot.agent.prompt import message_tokens
 from bot.agent.provider import LLMError
@@ -119,7 +120,7 @@ class Compactor:
         request = [{"role": "system", "content": SUMMARIZER}, {"role": "user", "content": "\n".join(lines)}]
         text = (await self.llm.complete(request, self.model)).strip()
         if not text:
-            raise LLMError("other", "the summarizer returned nothing")
+            raise LLMError(FailureKind.OTHER, "the summarizer returned nothing")
         return text
 
 

@@ -3,7 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
+
+
+class FailureKind(StrEnum):
+    """Why a run failed, as far as the user is told: each has its reason line, `reason_<value>` in bot/i18n.py."""
+
+    RATE_LIMIT = "rate_limit"
+    TIMEOUT = "timeout"
+    CONNECTION = "connection"
+    SERVER = "server"
+    CONTEXT = "context"  # the conversation is over the model's window
+    AUTH = "auth"
+    TURNS = "turns"  # the run used up its model turns
+    OTHER = "other"
+
+    @property
+    def reason(self) -> str:
+        """The i18n key of the line that says it."""
+        return f"reason_{self.value}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +57,7 @@ class ModelTurn:
     prompt_tokens: int | None = None  # the provider's usage, when it reports one
     completion_tokens: int | None = None
     tool_calls: int = 0
-    failed: str | None = None  # the RunFailed kind when the request failed
+    failed: FailureKind | None = None  # why the request failed, if it did
     reasoning: str = ""  # the thinking the model streamed (never part of the answer)
     cost: float | None = None  # money for this request by the price table; None: no price known
 
@@ -61,7 +80,7 @@ class RunFinished:
 
 @dataclass(frozen=True, slots=True)
 class RunFailed:
-    kind: str  # "rate_limit" | "timeout" | "server" | "context" | "auth" | "turns" | "connection" | "other"
+    kind: FailureKind
     error_id: str  # short id shown to the user and logged with the details
     detail: str  # for logs only; never shown to users
 

@@ -14,6 +14,7 @@ from secrets import token_hex
 from typing import Any
 
 from bot.agent.anthropic import image_source
+from bot.agent.events import FailureKind
 from bot.agent.modelapi import Completion, ReasoningChunk, StreamItem, TextChunk, ToolCall, Usage, merged_turns
 from bot.agent.openai_chat import sse_data
 from bot.agent.provider import LLMError, Provider, error_kind
@@ -67,7 +68,7 @@ class GeminiContents:
         try:
             chunk = json.loads(data)
         except ValueError as e:
-            raise LLMError("other", self.provider.describe(f"malformed chunk from the provider: {e}")) from e
+            raise LLMError(FailureKind.OTHER, self.provider.describe(f"malformed chunk from the provider: {e}")) from e
         if not isinstance(chunk, dict):
             return {}
         if isinstance(error := chunk.get("error"), dict):  # an in-stream error

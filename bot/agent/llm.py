@@ -20,6 +20,7 @@ from typing import Any
 from bot.agent import anthropic, gemini
 from bot.agent.anthropic import AnthropicMessages
 from bot.agent.chains import FAILOVER_KINDS, Chains, Link, moves_on, provider_configs
+from bot.agent.events import FailureKind
 from bot.agent.gemini import GeminiContents
 from bot.agent.health import Breaker, ProviderHealth
 from bot.agent.http1 import multipart
@@ -52,7 +53,8 @@ def make_api(cfg: ProviderConfig, llm: LLMConfig) -> ModelAPI:
 
 
 class LLMClient:
-    def __init__(self, cfg: LLMConfig, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, cfg: LLMConfig, clock: Callable[[], float] = time.monotonic,
+                 on_usage: Callable[[str, Usage], None] | None = None) -> None:
         self._cfg = cfg
         self.apis = {name: make_api(provider, cfg) for name, provider in provider_configs(cfg).items()}
         self.health = {name: ProviderHealth(name, Breaker(cfg.breaker.failures, cfg.breaker.cooldown, clock))
@@ -60,7 +62,7 @@ class LLMClient:
         self.chains = Chains(cfg)
         self.total_usage = Usage()  # across all calls: /metrics shows it (bothub_llm_tokens)
         self.total_cost = 0.0  # money by the price table across all calls (bothub_llm_cost)
-        self.on_usage: Callable[[str, Usage], None] | None = None  # (model, usage) per call: the overview
+        self.on_usage = on_usage  # (model, usage) per call: the overview
 
     async def close(self) -> None:
         await asyncio.gather(*(api.close() for api in self.apis.values()))
@@ -160,7 +162,7 @@ class LLMClient:
         async for item in self.stream(messages, None, model):
             if isinstance(item, Completion):
                 return item.text
-        raise LLMError("other", "the stream ended without a completion")  # stream() always ends with one
+        raise LLMError(FailureKind.OTHER, "the stream ended without a completion")  # stream() always ends with one
 
 
 class _MovedOn(Exception):

@@ -15,6 +15,7 @@ from typing import Any
 from bot.agent.budgets import Budgets
 from bot.agent.events import (
     AgentEvent,
+    FailureKind,
     ModelTurn,
     RunFailed,
     RunFinished,
@@ -91,9 +92,9 @@ class AgentLoop:
             yield _failed(e.kind, e.detail, ctx, e.model or model)
             return
         except Exception as e:  # a bug must end the run politely, not kill the session's lane
-            yield _failed("other", f"{type(e).__name__}: {e}", ctx, model, exc_info=True)
+            yield _failed(FailureKind.OTHER, f"{type(e).__name__}: {e}", ctx, model, exc_info=True)
             return
-        yield _failed("turns", f"stopped after {self.max_turns} model turns", ctx, model)
+        yield _failed(FailureKind.TURNS, f"stopped after {self.max_turns} model turns", ctx, model)
 
     async def _refusal(self, ctx: ToolContext) -> str | None:
         if self.budgets is None:
@@ -149,7 +150,7 @@ def _turn(model: str, asked: float, completion: Completion) -> ModelTurn:
                      len(completion.tool_calls), reasoning=completion.reasoning, cost=completion.cost)
 
 
-def _failed(kind: str, detail: str, ctx: ToolContext, model: str, exc_info: bool = False) -> RunFailed:
+def _failed(kind: FailureKind, detail: str, ctx: ToolContext, model: str, exc_info: bool = False) -> RunFailed:
     error_id = token_hex(4)
     log.warning("agent run failed [%s] kind=%s chat=%s model=%s: %s", error_id, kind, ctx.chat, model, detail,
                 exc_info=exc_info)

@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from bot.agent.events import FailureKind
+
 
 @dataclass(frozen=True, slots=True)
 class TextChunk:
@@ -77,7 +79,7 @@ class Failover:
     """A link failed before anything was shown and the chain moved on: the trace records the failed link."""
 
     model: str  # the failed link's label
-    kind: str  # its failure kind
+    kind: FailureKind  # its failure kind
     seconds: float  # how long the failed request took
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from secrets import token_hex
 from typing import Any
 
+from bot.agent.events import FailureKind
 from bot.agent.http1 import Response
 from bot.agent.modelapi import Completion, ReasoningChunk, StreamItem, TextChunk, ToolCall, Usage
 from bot.agent.provider import LLMError, Provider, error_kind
@@ -115,7 +116,7 @@ async def _sse_chunks(response: Response, describe: Callable[[str], str]
         try:
             chunk = json.loads(data)
         except ValueError as e:
-            raise LLMError("other", describe(f"malformed chunk from the provider: {e}")) from e
+            raise LLMError(FailureKind.OTHER, describe(f"malformed chunk from the provider: {e}")) from e
         if isinstance(chunk, dict):
             yield chunk
 

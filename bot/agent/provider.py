@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+from bot.agent.events import FailureKind
 from bot.agent.http1 import Client, Response
 from bot.config import ConfigError
 
@@ -39,31 +40,31 @@ _KEY_PATTERN = re.compile(r"\b(sk|key)-[A-Za-z0-9_\-*]{6,}")
 class LLMError(Exception):
     """A failed model call; `kind` is one of the RunFailed kinds, `detail` is for logs only."""
 
-    def __init__(self, kind: str, detail: str) -> None:
+    def __init__(self, kind: FailureKind, detail: str) -> None:
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
         self.model: str | None = None  # the chain link that failed, set by the chain
 
 
-def error_kind(status: int | None, error: Mapping[str, Any]) -> str:
+def error_kind(status: int | None, error: Mapping[str, Any]) -> FailureKind:
     """The RunFailed kind of an API error: an HTTP status with its `{"error": …}` body, or an in-stream error."""
     code, kind = error.get("code"), error.get("type") or error.get("status")
     message = str(error.get("message") or "").lower()
     if code == "context_length_exceeded" or (status == 400 and any(s in message for s in _TOO_LONG)):
-        return "context"
+        return FailureKind.CONTEXT
     if status == 429 or code == "rate_limit_exceeded" or kind == "rate_limit_error":
-        return "rate_limit"
+        return FailureKind.RATE_LIMIT
     if status in (401, 403) or "api key not valid" in message:  # Gemini refuses a bad key with a 400
-        return "auth"
+        return FailureKind.AUTH
     if (status is not None and status >= 500) or kind in _SERVER_TYPES:
-        return "server"
-    return "other"
+        return FailureKind.SERVER
+    return FailureKind.OTHER
 
 
-def transport_kind(e: BaseException) -> str:
+def transport_kind(e: BaseException) -> FailureKind:
     """A failure below HTTP: no answer in time, or no connection at all."""
-    return "timeout" if isinstance(e, TimeoutError) else "connection"
+    return FailureKind.TIMEOUT if isinstance(e, TimeoutError) else FailureKind.CONNECTION
 
 
 def retry_delay(attempt: int, status: int, headers: Mapping[str, str]) -> float | None:
@@ -164,7 +165,8 @@ class Provider:
         try:
             return json.loads(await response.read())
         except (TimeoutError, OSError, ValueError) as e:
-            raise LLMError(transport_kind(e) if not isinstance(e, ValueError) else "other", self.describe(e)) from e
+            kind = FailureKind.OTHER if isinstance(e, ValueError) else transport_kind(e)
+            raise LLMError(kind, self.describe(e)) from e
         finally:
             response.release()
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from bot.adapter import find_spec
 from bot.agent.approvals import Approvals
 from bot.agent.chains import DEFAULT, Chains, provider_configs
+from bot.agent.events import FailureKind
 from bot.agent.llm import endpoint
 from bot.agent.provider import LLMError
 from bot.agent.skills import SkillSet
@@ -132,7 +133,7 @@ async def _check_provider(name: str, settings: ProviderConfig, models: list[str]
     try:
         listed = await provider.get_json("/models")
     except LLMError as e:
-        if e.kind == "auth":
+        if e.kind is FailureKind.AUTH:
             return FAIL, t(lang, "doctor_llm_refused", where=where)
         return FAIL, t(lang, "doctor_llm_unreachable", where=where, error=e.kind)
     finally:

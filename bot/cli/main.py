@@ -151,12 +151,9 @@ async def _serve(cfg: Config, platforms: list[str], chat_name: str, environ: dic
     env = {**environ, "BOTHUB_CONSOLE_CHAT": chat_name}
     console: Interactive | None = None
     try:
-        app = App(cfg, env)
         local = [CONSOLE, WEB_CHAT] if cfg.server.enabled and cfg.server.dashboard else [CONSOLE]
-        for name in platforms or local:
-            adapter = app.load_adapter(name)
-            if isinstance(adapter, Interactive):
-                console = adapter
+        app = App(cfg, env, platforms=platforms or local)
+        console = next((a for a in app.adapters if isinstance(a, Interactive)), None)
     except ConfigError as e:
         print(f"bothub: {e}", file=sys.stderr)
         return 2

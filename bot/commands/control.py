@@ -9,7 +9,7 @@ from bot.replies import Reply
 @command("stop", "Stop the current answer and drop queued messages", "停止当前回答并清空排队消息", immediate=True,
          navigation=True)
 async def stop(ctx: CommandContext) -> Reply:
-    running, dropped = await ctx.services.sessions.lane(ctx.session.key).interrupt()
+    running, dropped = await ctx.services.lanes.interrupt(ctx.session.key)
     if not running and not dropped:
         return Reply(ctx.t("nothing_to_stop"))
     return Reply(ctx.t("stopped", dropped=dropped))

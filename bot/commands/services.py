@@ -21,7 +21,8 @@ from bot.agent.usage import UsageLedger
 from bot.chats.conversations import Conversations
 from bot.chats.housekeeping import Housekeeping
 from bot.chats.pairing import Pairing
-from bot.chats.sessions import Session, Sessions
+from bot.chats.sessions import Session
+from bot.lanes import Lanes
 from bot.llmconfig import LLMConfig
 from bot.scheduler.service import Schedules
 from bot.store import Store
@@ -35,7 +36,7 @@ class CommandServices:
     memory: Memory
     approvals: Approvals
     pairing: Pairing
-    sessions: Sessions  # lanes, for /stop
+    lanes: Lanes  # the one door into a chat's lane: /stop interrupts it, the dashboard's actions run there
     llm: LLMConfig  # default and allowed models
     tools: ToolRegistry  # what /tools lists
     mcp: McpTools  # MCP servers' state for /tools

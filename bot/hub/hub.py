@@ -1,4 +1,5 @@
-"""The hub: gate every inbound message, then run it in its session's lane as a command or an agent turn."""
+"""The hub: gate every inbound message, then run it through the one door (bot/lanes.py) as a command or an
+agent turn."""
 
 from __future__ import annotations
 
@@ -12,19 +13,20 @@ from typing import Any, TypeVar
 from bot.adapter import Adapter
 from bot.agent.group_context import GroupContext
 from bot.chats.access import Access, Verdict
-from bot.chats.sessions import Lane, Session, SessionKey
+from bot.chats.sessions import Session, SessionKey
 from bot.commands import COMMANDS, Command, CommandContext, CommandServices, UsageError, parse_command
 from bot.config import Config
-from bot.hub.delivery import Delivery
-from bot.hub.inbox import Ticket, decode_message, encode_message
-from bot.hub.intake import MediaIntake
-from bot.hub.ownership import ChatOwnership
-from bot.hub.runner import AgentRunner, TurnContext
+from bot.delivery import Delivery
+from bot.hub.inbox import decode_message, encode_message
+from bot.hub.intake import Intake, MediaIntake
 from bot.i18n import t
 from bot.messages import ChatRef, InboundEvent, IncomingMessage, Overheard
 from bot.ops.metrics import Metrics
 from bot.replies import Reply
+from bot.run.runner import AgentRunner
+from bot.run.turn import Ticket, TurnContext
 from bot.store import InboxEntry, Store
+from bot.tree.model import AttachedFile
 
 log = logging.getLogger("bothub.hub")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -40,7 +42,7 @@ class Hub:
         self.store = store
         self.services = services
         self.conversations = services.conversations
-        self.sessions = services.sessions
+        self.lanes = services.lanes
         self.pairing = services.pairing
         self.runner = runner
         self.metrics = metrics
@@ -49,13 +51,18 @@ class Hub:
         self.access = Access(cfg)
         self.deliveries: dict[str, Delivery] = {}
         self._accepting = True
-        self._halting = False  # runs are being cancelled for good: their inbox entries wait for the next owner
-        self._stopping = False
-        self.owners = ChatOwnership(store.claims, store.inbox, self._pulled, self.sessions.busy_at,
-                                    self.sessions.forget, self.abandon, lambda: list(self.deliveries))
 
     def attach(self, adapter: Adapter) -> None:
         self.deliveries[adapter.name] = Delivery(adapter)
+
+    def delivery(self, platform: str) -> Delivery | None:
+        """The platform's delivery, if it runs in this process."""
+        return self.deliveries.get(platform)
+
+    async def start(self) -> None:
+        """Take part in chat ownership (replicas: before the adapters, whose roles need claims); entries this
+        replica pulls from the inbox come back through `_pulled`."""
+        await self.lanes.start(self._pulled, lambda: list(self.deliveries))
 
     def language(self, session: Session) -> str:
         return session.settings.language or self.cfg.language
@@ -88,13 +95,13 @@ class Hub:
             log.error("message from platform %s, which has no adapter attached", msg.platform)
             return
         key = SessionKey.of(msg)
-        async with self.sessions.get(key).intake:  # adapters hand over concurrently; ids and lane keep their order
-            entry = await self.store.inbox.accept(f"{key.storage_key}:{msg.message_id}", key.storage_key,
-                                                  encode_message(msg))
-            if entry is None:
-                return  # a redelivery we already accepted
-            ticket = Ticket(entry, self.store.inbox)
-            await self.owners.arrived(key.storage_key, entry, lambda: self._dispatch(msg, key, ticket, delivery))
+
+        async def accept() -> int | None:  # None: a redelivery already accepted
+            return await self.store.inbox.accept(f"{key.storage_key}:{msg.message_id}", key.storage_key,
+                                                 encode_message(msg))
+
+        await self.lanes.arrive(key, accept, lambda entry: self._dispatch(msg, key, Ticket(entry, self.store.inbox),
+                                                                         delivery))
 
     async def _dispatch(self, msg: IncomingMessage, key: SessionKey, ticket: Ticket, delivery: Delivery,
                         pulled: bool = False) -> None:
@@ -118,7 +125,7 @@ class Hub:
         """Answer at once, or queue in the session's lane; True when a lane job now owns the inbox entry.
         A pulled entry (accepted before a restart or on another replica) is never refused as busy."""
         delivery.revive(msg.chat)  # the chat talks to us again: whatever blocked sending is over
-        session = self.sessions.get(key)
+        session = self.lanes.session(key)
         session.last_chat = msg.chat
         lang = self.language(session)
         verdict = await self.verdict(msg)
@@ -130,29 +137,27 @@ class Hub:
             if msg.attachments:  # this platform's adapter takes text only
                 await delivery.send(msg.chat, Reply(t(lang, "text_only")))
             return False
-        lane = self.sessions.lane(key)
         parsed = parse_command(text)
         cmd = COMMANDS.get(parsed[0]) if parsed else None
         if parsed is not None and cmd is None:
             await delivery.send(msg.chat, Reply(t(lang, "unknown_command", name=parsed[0])))
         elif cmd is not None and cmd.immediate:
             await self._run_command(cmd, msg, session, parsed[1] if parsed else "", delivery)
-            await self.store.inbox.finish(lane.take_dropped())  # /stop dropped them: they are not answered later
-        elif lane.queued >= self.cfg.max_queue and not pulled:
+        elif self.lanes.queued(key) >= self.cfg.max_queue and not pulled:
             await delivery.send(msg.chat, Reply(t(lang, "busy")))
         else:
-            self._enqueue(lane, ticket, msg, session, delivery, resumed=pulled)
+            self._enqueue(key, ticket, msg, delivery, resumed=pulled)
             return True
         return False
 
-    def _enqueue(self, lane: Lane, ticket: Ticket, msg: IncomingMessage, session: Session, delivery: Delivery,
+    def _enqueue(self, key: SessionKey, ticket: Ticket, msg: IncomingMessage, delivery: Delivery,
                  resumed: bool = False) -> None:
         """Queue a command or an answer; the inbox entry is finished when it is done, or dropped by /stop,
         and left for the next start when shutdown cuts it."""
         parsed = parse_command(msg.text.strip())
         cmd = COMMANDS.get(parsed[0]) if parsed else None
 
-        async def job() -> None:
+        async def job(session: Session) -> None:
             halted = False
             try:
                 if cmd is not None and parsed is not None:
@@ -160,18 +165,18 @@ class Hub:
                 else:
                     await self._answer(msg, session, delivery, ticket, resumed)
             except asyncio.CancelledError:
-                halted = self._halting
+                halted = self.lanes.halting
                 raise
             finally:
                 if not halted and not ticket.finished:  # an answer stored with its finish has done this
                     await self.store.inbox.finish([ticket.entry])
 
-        lane.submit(job, ticket.entry)
+        self.lanes.run(key, job, ticket.entry)
 
     async def resume(self) -> int:
         """Queue what an earlier process accepted and did not finish (a crash, a restart); returns how many.
         With replicas, the ownership sweep takes over chats with waiting entries instead."""
-        if self.owners.claims.shared:
+        if self.lanes.shared:
             return 0
         resumed = 0
         for entry in await self.store.inbox.unfinished():
@@ -188,44 +193,27 @@ class Hub:
         await self._dispatch(msg, SessionKey.of(msg), ticket, delivery, pulled=True)
         return True
 
-    async def abandon(self) -> None:
-        """This replica lost its claims: stop every run now (their entries stay in the inbox for the chat's
-        next owner) and forget the cached sessions."""
-        self._halting = True
-        try:
-            lanes = [lane for lane in self.sessions.lanes() if lane.busy]
-            for lane in lanes:
-                lane.stop()
-                lane.take_dropped()
-            for lane in lanes:
-                await lane.join()
-        finally:
-            self._halting = self._stopping
-        self.sessions.forget_all()
-
     async def _answer(self, msg: IncomingMessage, session: Session, delivery: Delivery, ticket: Ticket,
                       resumed: bool = False) -> None:
         try:
             await self.runner.load(session)
-            turn = self.turn(msg, session)
-            turn.ticket = ticket
+            intake = Intake(msg.text.strip())  # what the user said and sent, once the files are taken
             transfer = delivery.adapter.files
             if msg.attachments and transfer is not None:
-                intake = await self.media.take(msg, self.runner.workdir(session), transfer, turn.lang)
+                intake = await self.media.take(msg, self.runner.workdir(session), transfer, self.language(session))
                 for notice in intake.notices:
                     await delivery.send(msg.chat, Reply(notice))
                 if not intake.text and not intake.files:
                     return
-                turn.user_text, turn.files = intake.text, intake.files
             answer = self.runner.resume if resumed else self.runner.answer
-            await answer(session, turn, delivery)
+            await answer(session, self.turn(msg, session, intake.text, intake.files, ticket), delivery)
         except Exception:
             await self._internal_error(msg, delivery, self.language(session))
 
-    def turn(self, msg: IncomingMessage, session: Session, text: str | None = None) -> TurnContext:
-        text = msg.text.strip() if text is None else text
+    def turn(self, msg: IncomingMessage, session: Session, text: str, files: tuple[AttachedFile, ...] = (),
+             ticket: Ticket | None = None) -> TurnContext:
         return TurnContext(msg.chat, msg.user_id, msg.user_name, text, self.access.is_admin(msg),
-                           self.language(session))
+                           self.language(session), files=files, ticket=ticket)
 
     async def _rerun(self, msg: IncomingMessage, session: Session, text: str, delivery: Delivery) -> None:
         """/retry: answer `text` again from the session's cursor, in the lane the command already holds."""
@@ -272,26 +260,16 @@ class Hub:
 
     async def answered(self, chat: ChatRef) -> None:
         """Returns once everything this chat has sent so far is answered (its lane is empty and idle)."""
-        await self.sessions.lane(SessionKey(chat.platform, chat.chat_id, chat.thread_id)).join()
+        await self.lanes.answered(SessionKey(chat.platform, chat.chat_id, chat.thread_id))
 
     async def idle(self) -> None:
-        """Wait until every session's queue is empty (e.g. piped console input fully answered)."""
-        while busy := [lane for lane in self.sessions.lanes() if lane.busy]:
-            for lane in busy:
-                await lane.join()
+        """Wait until every chat's lane is empty (e.g. piped console input fully answered)."""
+        await self.lanes.idle()
 
     async def shutdown(self, grace: float) -> None:
-        """Stop intake, let runs finish for `grace` seconds, then cancel what is left."""
+        """Stop intake, let runs finish for `grace` seconds, then cut what is left (it stays in the inbox)."""
         self._accepting = False
-        busy = self.sessions.busy()
-        if not busy:
-            return
-        await asyncio.wait([asyncio.ensure_future(lane.join()) for _, lane in busy], timeout=grace)
-        self._halting = self._stopping = True  # what is cut now stays in the inbox, answered after the restart
-        for _, lane in busy:
-            lane.stop()  # a cancelled run keeps its partial answer, marked interrupted
-        for _, lane in busy:
-            await lane.join()
+        await self.lanes.shutdown(grace)
 
 
 def _valid_unicode(msg: Event) -> Event:

@@ -16,12 +16,13 @@ from bot.adapter import FileTransfer, SendError
 from bot.config import MediaConfig
 from bot.i18n import t
 from bot.media.intake import MediaLimits, MediaRefused, save
-from bot.messages import IncomingMessage
+from bot.messages import AttachmentKind, IncomingMessage
 from bot.tree.model import AttachedFile
 
 log = logging.getLogger("bothub.media")
 
-TAKEN = frozenset({"image", "file", "audio", "video"})  # stickers, shared cards etc. get the text-only line
+TAKEN = frozenset({AttachmentKind.IMAGE, AttachmentKind.FILE, AttachmentKind.AUDIO, AttachmentKind.VIDEO})
+# stickers, shared cards etc. get the text-only line
 Transcribe = Callable[[Path], Awaitable[str]]  # an audio file → its text
 
 
@@ -49,7 +50,7 @@ class MediaIntake:
             intake.notices.append(t(lang, "text_only"))
         saved: list[AttachedFile] = []
         for attachment in wanted:
-            if attachment.kind == "audio" and self.transcribe is None:
+            if attachment.kind == AttachmentKind.AUDIO and self.transcribe is None:
                 intake.notices.append(t(lang, "voice_disabled"))
                 continue
             try:
@@ -79,9 +80,3 @@ class MediaIntake:
         except Exception as e:
             log.warning("transcription failed: %s", e)
             return None
-
-
-def describe(files: tuple[AttachedFile, ...]) -> str:
-    """The lines the model reads about a message's files, so file tools can find them by name."""
-    return "\n".join(f"[{f.kind} attached: {f.name} ({f.mime}, {f.size} bytes), saved as {f.path}]"
-                     for f in files)

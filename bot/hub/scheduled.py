@@ -9,26 +9,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from bot.chats.conversations import Conversations
 from bot.chats.sessions import Session, SessionKey
-from bot.hub.delivery import Delivery
-from bot.hub.runner import TurnContext
+from bot.delivery import Delivery
 from bot.i18n import t
+from bot.lanes import Lanes
 from bot.messages import ChatRef
 from bot.replies import Reply
+from bot.run.runner import AgentRunner
+from bot.run.turn import TurnContext
 from bot.scheduler.clock import Clock
 from bot.scheduler.runner import Claim
 from bot.scheduler.service import HEARTBEAT_FILE, HEARTBEAT_OK, local_time, zone
 from bot.store import Job, Store
 from bot.tree.model import Message
 
-if TYPE_CHECKING:
-    from bot.hub.hub import Hub
-
 log = logging.getLogger("bothub.scheduler")
-
 
 
 def heartbeat_prompt(checklist: str) -> str:
@@ -37,33 +36,36 @@ def heartbeat_prompt(checklist: str) -> str:
 
 
 class JobTurns:
-    """The scheduler's dispatch: puts each claimed job into its chat's lane; every run ends with `finish`."""
+    """The scheduler's dispatch: puts each claimed job through its chat's door; every run ends with `finish`."""
 
-    def __init__(self, hub: Hub, store: Store, clock: Clock, workspace: Path) -> None:
-        self.hub = hub
+    def __init__(self, lanes: Lanes, delivery: Callable[[str], Delivery | None], conversations: Conversations,
+                 runner: AgentRunner, store: Store, clock: Clock, workspace: Path, language: str) -> None:
+        self.lanes = lanes
+        self.delivery = delivery  # the platform's, if it runs in this process
+        self.conversations = conversations
+        self.runner = runner
         self.store = store
         self.clock = clock
         self.workspace = workspace
+        self.language = language  # unless the chat chose its own
 
     async def __call__(self, claim: Claim) -> None:
         job, where = claim.job, claim.job.where
-        delivery = self.hub.deliveries.get(where.platform) if where is not None else None
+        delivery = self.delivery(where.platform) if where is not None else None
         if where is None or delivery is None:
             log.warning("job %s has no running platform to post to (%s)", job.id, where)
             await self.store.jobs.finish(job.id, self.clock.now(), "platform not running")
             return
-        key = SessionKey(where.platform, where.chat_id, where.thread_id)
-        # with replicas, only the chat's owner runs anything in its lane
-        self.hub.owners.when_owned(key.storage_key, lambda: self.hub.sessions.lane(key).submit(
-            lambda: self.run(claim, where, key, delivery)))
+        # with replicas, it runs once this replica owns the chat
+        self.lanes.run(SessionKey(where.platform, where.chat_id, where.thread_id),
+                       lambda session: self.run(claim, where, session, delivery))
 
-    async def run(self, claim: Claim, where: ChatRef, key: SessionKey, delivery: Delivery) -> None:
+    async def run(self, claim: Claim, where: ChatRef, session: Session, delivery: Delivery) -> None:
         job, result = claim.job, "error"
-        session = self.hub.sessions.get(key)
         session.last_chat = session.last_chat or where
         try:
-            await self.hub.conversations.ensure(session)
-            lang = self.hub.language(session)
+            await self.conversations.ensure(session)
+            lang = session.settings.language or self.language
             if claim.advance.missed:
                 when = local_time(job.next_due or self.clock.now(), zone(job.timezone))
                 sent = await delivery.send(where, Reply(t(lang, "job_missed", id=job.id, text=job.text, when=when)))
@@ -93,7 +95,7 @@ class JobTurns:
     async def _post(self, job: Job, where: ChatRef, session: Session, delivery: Delivery, lang: str) -> str:
         key = "reminder_for" if where.is_group else "reminder"
         text = t(lang, key, text=job.text, name=job.created_by_name)
-        conversations = self.hub.conversations
+        conversations = self.conversations
         conversations.add(session, Message.new("user", f"[scheduled reminder] {job.text}", job_id=str(job.id)))
         conversations.add(session, Message.new("assistant", text, job_id=str(job.id)))
         sent = await delivery.send(where, Reply(text))
@@ -111,13 +113,13 @@ class JobTurns:
         before = session.cursor
         turn = TurnContext(where, job.created_by, job.created_by_name, prompt, False, lang,
                            session.conversation_id, str(job.id), silent)
-        await self.hub.runner.answer(session, turn, delivery)
+        await self.runner.answer(session, turn, delivery)
         last = session.path[-1] if session.path else None
         if last is None or last.role != "assistant" or last.job_id != str(job.id):
             return "failed"
         if silent is not None and last.content.strip() == silent and before is not None:
             # nothing to say: the turn stays in the tree as a side branch, the conversation goes on as before
-            await self.hub.conversations.move_cursor(session, before)
+            await self.conversations.move_cursor(session, before)
             return "ok (silent)"
         return "answered"
 

@@ -20,7 +20,7 @@ class Health:
     def __init__(self, adapters: Sequence[Adapter], metrics: Metrics,
                  replica: Callable[[], dict[str, object] | None] | None = None,
                  clock: Callable[[], float] = time.time) -> None:
-        self.adapters = adapters  # the App's live list: adapters added later are reported too
+        self.adapters = adapters
         self.metrics = metrics
         self._replica = replica  # this replica's id, roles and chats, when there are several
         self.last_event: dict[str, float] = {}

@@ -9,7 +9,8 @@ from typing import Any
 from aiohttp import web
 
 from bot.chats.api_tokens import ApiTokens
-from bot.web.dashboard import DEPS, Deps, chat_key, render_page, url
+from bot.web.actions import change_settings
+from bot.web.dashboard import DEPS, Deps, render_page, url
 
 AUDIT_SHOWN = 50
 
@@ -73,10 +74,9 @@ async def chat_settings(request: web.Request) -> web.StreamResponse:
     language, model = str(form.get("language") or ""), str(form.get("model") or "")
     if language not in ("en", "zh") or (model and model not in models(deps)):
         raise web.HTTPBadRequest(text="choose a language (en, zh) and one of the allowed models")
-    session = deps.services.sessions.get(chat_key(chat))
-    await deps.services.set_setting(session, language=language, **({"model": model} if model else {}))
+    saved = await change_settings(deps.services, chat, {"language": language, **({"model": model} if model else {})})
     await deps.store.dashboard.add_audit("dashboard", "chat-settings", chat, f"language={language} model={model}")
-    raise _back("Saved.", "/chats/view", chat=chat)
+    raise _back("Saved." if saved else "Queued: saved after the chat's current answer.", "/chats/view", chat=chat)
 
 
 async def forget(request: web.Request) -> web.StreamResponse:

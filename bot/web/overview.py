@@ -33,8 +33,7 @@ async def overview_page(request: web.Request) -> web.Response:
             "bothub_adapter_restarts_total", {"platform": name}) or 0)
     incoming, outgoing = activity.per_minute("in"), activity.per_minute("out")
     p50, p95 = activity.first_text()
-    lanes = sorted((lane for lane in deps.services.sessions.lanes() if lane.busy or lane.queued),
-                   key=lambda lane: -lane.queued)[:TOP_QUEUES]
+    lanes = sorted(deps.services.lanes.active(), key=lambda lane: -lane.queued)[:TOP_QUEUES]
     today = utc_today()
     usage = deps.store.usage
     context = {

@@ -18,12 +18,16 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.adapter",),  # the adapter contract and spec discovery
     ("bot.config", "bot.llmconfig"),  # platform sections come from the adapter specs; the model side apart
     ("bot.httpkit",),  # what the HTTP adapters share with the dashboard: SSE, sign-in, CSRF, Markdown, netguard
+    ("bot.delivery",),  # sending, editing, pacing, "typing…", the final edit: what an adapter needs around it
     ("bot.tree", "bot.ops"),
     ("bot.media",),  # attachments to files: capped, sniffed, images normalized
     ("bot.store",),
+    ("bot.replicas",),  # which chats and shared roles this replica holds: the store's claims, nothing above
     ("bot.scheduler",),  # time forms, next due times, the claiming loop; runs reach chats via bot.hub.scheduled
     ("bot.agent",),
     ("bot.chats",),
+    ("bot.lanes",),  # the one door into a chat's lane: ownership, the session cache, submitting
+    ("bot.run",),  # one agent turn, a file per step: prompt, model turns, persisting, the hand-off to delivery
     ("bot.commands",),
     ("bot.hub",),
     ("bot.web",),  # the dashboard: reads the store, acts through the hub's services

@@ -23,7 +23,7 @@ def _is_title_request(body: dict[str, Any]) -> bool:
 
 
 async def _title(app: App, chat: str = "recording:c1") -> str:
-    conv_id = app.hub.sessions.get(SessionKey("recording", chat.split(":")[1])).conversation_id
+    conv_id = app.lanes.session(SessionKey("recording", chat.split(":")[1])).conversation_id
     info = await app.store.conversations.get(chat, conv_id or "")
     assert info is not None
     return info.title
@@ -55,7 +55,7 @@ async def test_the_answer_is_delivered_while_the_title_request_is_held(tmp_path:
         assert rec.texts() == ["Rome in May is warm; book the early train.", "and in June?"]
         await rec.say("/list")
         await app.hub.idle()
-        assert rec.texts()[-1].startswith(f"▶ `{app.hub.sessions.get(SessionKey('recording', 'c1')).conversation_id}"
+        assert rec.texts()[-1].startswith(f"▶ `{app.lanes.session(SessionKey('recording', 'c1')).conversation_id}"
                                           "` Rome trip in May · 4 msgs")
 
 

@@ -17,7 +17,7 @@ async def test_tree_skills_roles_and_list_show_exactly_this_chat(tmp_path: Path,
         for text in ("one", "two", "/goto 2", "branch", "/tree", "/skills", "/roles", "/list"):
             await rec.say(text)
             await app.hub.idle()
-        conversation = app.hub.sessions.get(SessionKey("recording", "c1")).conversation_id
+        conversation = app.lanes.session(SessionKey("recording", "c1")).conversation_id
     tree, skills, roles, listing = (reply for _, reply in list(rec.visible.values())[-4:])
     assert tree.title == f"Conversation {conversation}" and tree.monospace
     system, *lines = tree.text.split("\n")

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from bot.adapter import RateLimited
+from bot.agent.events import FailureKind
 from bot.chats.sessions import SessionKey, Sessions
-from bot.hub.delivery import MAX_ATTEMPTS
+from bot.delivery.sending import MAX_ATTEMPTS
+from bot.i18n import STRINGS
 from tests.fakes.openai_api import FakeOpenAI, Text
 from tests.harness import RecordingAdapter, running_app
 
@@ -88,3 +90,9 @@ async def test_idle_sessions_are_evicted_least_recently_used_first_but_never_a_b
     sd = sessions.get(d)  # a is idle now and the least recently used
     assert len(sessions) == 2 and sessions.get(c) is sc and sessions.get(d) is sd
     assert sessions.get(b) is not sb and sessions.get(a) is not sa  # both were dropped; they reload lazily
+
+
+def test_every_run_failure_kind_has_its_reason_in_english_and_chinese() -> None:
+    for kind in FailureKind:
+        en, zh = STRINGS[kind.reason]
+        assert en.strip() and zh.strip(), kind

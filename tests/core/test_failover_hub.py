@@ -48,7 +48,7 @@ async def test_a_503_is_answered_by_the_next_link_in_one_message(tmp_path: Path,
         await app.hub.idle()
         await app.traces.drain()
         assert rec.texts() == ["the spare model answers"]
-        path = app.hub.sessions.get(SessionKey("recording", "c1")).path
+        path = app.lanes.session(SessionKey("recording", "c1")).path
         trace = await app.store.traces.get(CHAT, path[-1].trace_id or "")
     assert trace is not None and trace.outcome == "ok"
     assert [(s.name, s.outcome) for s in trace.steps] == [("main/fake-model", "error"),

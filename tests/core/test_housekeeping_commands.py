@@ -24,7 +24,7 @@ async def _say(rec: RecordingAdapter, app: App, *texts: str, chat: str = "c1") -
 
 
 def _current(app: App, chat: str = "c1") -> str:
-    conv_id = app.hub.sessions.get(SessionKey("recording", chat)).conversation_id
+    conv_id = app.lanes.session(SessionKey("recording", chat)).conversation_id
     assert conv_id is not None
     return conv_id
 
@@ -144,7 +144,7 @@ async def test_undo_window_and_the_purge_of_rows_and_files(tmp_path: Path, fake:
         await rec.say("keep this", attachments=(Attachment("file", "notes.txt", "text/plain", None, "h1"),))
         await app.hub.idle()
         doomed = _current(app)
-        [upload] = list((app.hub.runner.workdir(app.hub.sessions.get(SessionKey("recording", "c1"))) / "uploads")
+        [upload] = list((app.hub.runner.workdir(app.lanes.session(SessionKey("recording", "c1"))) / "uploads")
                         .iterdir())
         await _say(rec, app, "/new", "a later chat")
         searched = await _say(rec, app, "/search keep")

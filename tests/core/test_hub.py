@@ -15,7 +15,7 @@ async def test_dm_message_is_answered_and_stored(tmp_path: Path, fake: FakeOpenA
     async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
         await rec.say("hello bot")
         await wait_for(lambda: rec.texts() == ["hello bot"])
-        session = app.hub.sessions.get(SessionKey("recording", "c1"))
+        session = app.lanes.session(SessionKey("recording", "c1"))
         assert [m.role for m in session.path] == ["user", "assistant"]
     assert fake.requests[0]["body"]["messages"][-1] == {"role": "user", "content": "hello bot"}
 
@@ -73,7 +73,7 @@ async def test_llm_failure_is_polite_keeps_message_and_retry_branches(tmp_path: 
         await rec.say("/retry")
         await wait_for(lambda: len(rec.texts()) == 2)
         assert rec.texts()[1] == "please answer"
-        session = app.hub.sessions.get(SessionKey("recording", "c1"))
+        session = app.lanes.session(SessionKey("recording", "c1"))
         assert [m.role for m in session.path] == ["user", "assistant"]
         tree = await app.conversations.tree(session, "")
         assert sum(1 for m in tree.messages.values() if m.role == "user") == 1
@@ -97,7 +97,7 @@ async def test_other_chats_conversation_is_not_found(tmp_path: Path, fake: FakeO
     async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
         await rec.say("secret of b", chat_id="b")
         await app.hub.idle()
-        b_id = app.hub.sessions.get(SessionKey("recording", "b")).conversation_id
+        b_id = app.lanes.session(SessionKey("recording", "b")).conversation_id
         await rec.say(f"/switch {b_id}", chat_id="a")
         await rec.say("/switch 0badc0de", chat_id="a")
         await app.hub.idle()
@@ -130,7 +130,7 @@ async def test_stop_cancels_run_keeps_partial_and_clears_queue(tmp_path: Path, f
         await wait_for(lambda: any("two" in t for t in rec.texts()))
         await rec.say("/stop")
         await app.hub.idle()
-        session = app.hub.sessions.get(SessionKey("recording", "c1"))
+        session = app.lanes.session(SessionKey("recording", "c1"))
         last = session.path[-1]
         assert last.role == "assistant" and last.interrupted and last.content.startswith("one two")
     partial, stopped = rec.texts()

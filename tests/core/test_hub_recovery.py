@@ -7,7 +7,16 @@ from pathlib import Path
 from bot.adapter import ChatUnavailable
 from bot.chats.sessions import SessionKey
 from bot.hub.inbox import decode_message, encode_message
-from bot.messages import Attachment, ButtonPress, ChatRef, IncomingMessage, Interaction, ReplyTo, SentRef
+from bot.messages import (
+    Attachment,
+    AttachmentKind,
+    ButtonPress,
+    ChatRef,
+    IncomingMessage,
+    Interaction,
+    ReplyTo,
+    SentRef,
+)
 from bot.replies import Reply
 from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
 from tests.harness import RecordingAdapter, running_app, wait_for
@@ -22,7 +31,7 @@ async def test_stop_while_a_tool_waits_does_not_break_the_conversation(tmp_path:
         await wait_for(lambda: any("/approve" in str(r.buttons) for _, r in rec.sent))  # waiting for approval
         await rec.say("/stop")
         await app.hub.idle()
-        session = app.hub.sessions.get(SessionKey("recording", "c1"))
+        session = app.lanes.session(SessionKey("recording", "c1"))
         assert session.path[-1].tool_calls  # the call was stored, its result never came
         await rec.say("never mind, just say hi")
         await wait_for(lambda: rec.texts()[-1] == "never mind, just say hi")
@@ -83,5 +92,13 @@ async def test_queued_messages_cut_by_a_restart_are_answered_after_it(tmp_path: 
 def test_an_inbox_event_round_trips_every_field() -> None:
     for origin in (None, ReplyTo("m1"), ButtonPress("p1", None), ButtonPress("p2", "m9"), Interaction("i1")):
         msg = IncomingMessage("discord", "c1", "t1", "m1", "u1", "Ann 安", True, True, "/goto 7", reply_to="m0",
-                              attachments=(Attachment("photo", "a.png"), Attachment("voice")), origin=origin)
-        assert decode_message(encode_message(msg)) == msg
+                              attachments=tuple(Attachment(kind, f"a.{kind}") for kind in AttachmentKind),
+                              origin=origin)
+        decoded = decode_message(encode_message(msg))
+        assert decoded == msg and all(type(a.kind) is AttachmentKind for a in decoded.attachments)
+
+
+def test_a_stored_attachment_kind_this_version_does_not_know_is_other() -> None:
+    msg = IncomingMessage("discord", "c1", None, "m1", "u1", "Ann", False, True, "",
+                          attachments=(Attachment("hologram"),))  # type: ignore[arg-type]
+    assert decode_message(encode_message(msg)).attachments == (Attachment(AttachmentKind.OTHER),)

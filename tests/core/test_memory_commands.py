@@ -53,8 +53,8 @@ async def test_a_reloaded_session_reads_the_memory_written_while_it_was_dropped(
         await app.store.memories.add(chat_a, "fact", "the user's cat is called Miso")  # as another replica would
         await rec.say("a asks again", chat_id="a")  # the session is still here, with the lines cached with it
         await app.hub.idle()
-        app.hub.sessions.forget(chat_a)
-        app.hub.sessions.forget(chat_b)
+        app.lanes.forget(chat_a)
+        app.lanes.forget(chat_b)
         await rec.say("a asks after the reload", chat_id="a")
         await rec.say("b asks after the reload", chat_id="b")
         await app.hub.idle()

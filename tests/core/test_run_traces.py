@@ -35,7 +35,7 @@ async def run_trace(app: App) -> tuple[Trace, list[str | None]]:
     """The chat's only run: its stored trace and the trace id of each message on the path."""
     await app.hub.idle()
     await app.traces.drain()
-    path = app.hub.sessions.get(SessionKey("recording", "c1")).path
+    path = app.lanes.session(SessionKey("recording", "c1")).path
     ids = {m.trace_id for m in path} - {None}
     assert len(ids) == 1
     trace = await app.store.traces.get(CHAT, ids.pop() or "")

@@ -26,7 +26,7 @@ async def test_reasoning_is_kept_out_of_the_answer_and_stored_in_the_trace(
         await app.hub.idle()
         await app.traces.drain()
         assert rec.texts() == [chat_text]
-        answer = app.hub.sessions.get(SessionKey("recording", "c1")).path[-1]
+        answer = app.lanes.session(SessionKey("recording", "c1")).path[-1]
         trace = await app.store.traces.get("recording:c1", answer.trace_id or "")
     assert (answer.role, answer.content) == ("assistant", "It is four.")  # the model never sees it again
     assert trace is not None and trace.steps[0].reasoning == "Two plus two.\nThat is four."

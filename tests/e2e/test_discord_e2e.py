@@ -122,7 +122,7 @@ async def test_direct_message_flow(app: App, discord_fake: FakeDiscord, fake: Fa
     assert discord_fake.calls_to("POST", rf"/channels/{DM_CHANNEL_ID}/typing")  # the model was silent for a second
     await discord_fake.dispatch("MESSAGE_CREATE", discord_fake.user_message("/status", dm=True))
     await wait_for(lambda: len(_shown(discord_fake, DM_CHANNEL_ID)) == 2)
-    session = app.hub.sessions.get(SessionKey("discord", DM_CHANNEL_ID))
+    session = app.lanes.session(SessionKey("discord", DM_CHANNEL_ID))
     assert _shown(discord_fake, DM_CHANNEL_ID)[-1] == (
         f"Conversation `{session.conversation_id}` (hello from a DM)\nModel: fake-model\nMessages: 2\n"
         "Cursor: [2] (see /tree)\nRole: default")
@@ -148,7 +148,7 @@ async def test_switch_shows_archive_and_delete_buttons_and_delete_offers_undo(
         app: App, discord_fake: FakeDiscord, fake: FakeOpenAI) -> None:
     await _mention(discord_fake, "notes about the garden")
     await _answered(discord_fake, CHANNEL_ID, "notes about the garden")
-    garden = app.hub.sessions.get(SessionKey("discord", CHANNEL_ID)).conversation_id
+    garden = app.lanes.session(SessionKey("discord", CHANNEL_ID)).conversation_id
     await discord_fake.dispatch("INTERACTION_CREATE", discord_fake.slash("new"))
     await _answered(discord_fake, CHANNEL_ID, "New conversation")
     await discord_fake.dispatch("INTERACTION_CREATE", discord_fake.slash("switch", {"conversation": garden}))
@@ -168,4 +168,4 @@ async def test_switch_shows_archive_and_delete_buttons_and_delete_offers_undo(
 
     await discord_fake.dispatch("INTERACTION_CREATE", discord_fake.button_press(switched["id"], "/undo"))
     await wait_for(lambda: "Restored conversation" in discord_fake.messages[switched["id"]]["content"])
-    assert app.hub.sessions.get(SessionKey("discord", CHANNEL_ID)).conversation_id == garden
+    assert app.lanes.session(SessionKey("discord", CHANNEL_ID)).conversation_id == garden

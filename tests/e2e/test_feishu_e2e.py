@@ -157,7 +157,7 @@ async def test_card_buttons_archive_then_list_all_and_switch_back(
         app: App, feishu_fake: FakeFeishu, fake: FakeOpenAI) -> None:
     await mention(app, feishu_fake, "ev-h1", "notes on the quarterly report")
     await answered(feishu_fake, "notes on the quarterly report")
-    report = app.hub.sessions.get(SessionKey("feishu", GROUP)).conversation_id
+    report = app.lanes.session(SessionKey("feishu", GROUP)).conversation_id
     await mention(app, feishu_fake, "ev-h2", "/new")
     await mention(app, feishu_fake, "ev-h3", f"/switch {report}")
     await wait_for(lambda: any(f'"/archive {report}"' in m["content"] for m in feishu_fake.messages.values()))
@@ -176,4 +176,4 @@ async def test_card_buttons_archive_then_list_all_and_switch_back(
     await push(app, card_action_event("ev-h7", f"/switch {report}", card_message_id=list_id, chat_id=GROUP,
                                       token=VERIFICATION_TOKEN))
     await wait_for(lambda: "It was archived" in feishu_fake.messages[list_id]["content"])
-    assert app.hub.sessions.get(SessionKey("feishu", GROUP)).conversation_id == report
+    assert app.lanes.session(SessionKey("feishu", GROUP)).conversation_id == report

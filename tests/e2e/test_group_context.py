@@ -120,7 +120,7 @@ async def test_talk_is_never_answered_nor_stored_in_the_tree(tmp_path: Path, fak
         await driver.ask("hello bot")
         tree = driver.shown("group")
         assert len(fake.requests) == 1 and all("secret plan" not in text for text in tree)
-        session = app.hub.sessions.get(SessionKey(driver.name, *driver.place("group")))
+        session = app.lanes.session(SessionKey(driver.name, *driver.place("group")))
         assert all("secret plan" not in m.content for m in session.path)  # the tree holds only the exchange
         assert [m.role for m in session.path] == ["user", "assistant"]
         await driver.ask("/tree")

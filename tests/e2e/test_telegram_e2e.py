@@ -218,7 +218,7 @@ def jpeg_bytes() -> bytes:
 async def test_housekeeping_buttons_delete_undo_and_search(app: App, tg: FakeTelegram, fake: FakeOpenAI) -> None:
     tg.inject_message(42, "planning a trip to Rome")
     await _answered(tg, 42, "planning a trip to Rome")
-    rome = app.hub.sessions.get(SessionKey("telegram", "42")).conversation_id
+    rome = app.lanes.session(SessionKey("telegram", "42")).conversation_id
     for shown, text in enumerate(("/new", "a recipe for soup"), 2):
         tg.inject_message(42, text)
         await wait_for(lambda: len(tg.bot_texts(42)) == shown)  # noqa: B023 (awaited at once)

@@ -31,7 +31,7 @@ def jpeg(width: int = 3000, height: int = 1500, exif: bool = True) -> bytes:
 
 
 def chat_folder(app: object) -> Path:
-    session = app.hub.sessions.get(SessionKey("recording", "c1"))  # type: ignore[attr-defined]
+    session = app.lanes.session(SessionKey("recording", "c1"))  # type: ignore[attr-defined]
     return app.hub.runner.workdir(session)  # type: ignore[attr-defined]
 
 
@@ -66,7 +66,7 @@ async def test_a_non_vision_model_hears_where_the_image_was_saved(tmp_path: Path
     async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
         fake.script(Text("noted"))
         await send(rec, app, "", (Attachment("image", "cat.png", "image/jpeg", None, "h1"), jpeg(40, 40)))
-        path = app.hub.sessions.get(SessionKey("recording", "c1")).path
+        path = app.lanes.session(SessionKey("recording", "c1")).path
     content = fake.requests[0]["body"]["messages"][-1]["content"]
     assert isinstance(content, str) and content.startswith("[image attached: cat.png (image/jpeg, ")
     assert content.endswith("-cat.png]") and "saved as uploads/" in content
@@ -171,7 +171,7 @@ async def test_the_tree_keeps_files_across_jsonl_and_retry(tmp_path: Path, fake:
         await app.hub.idle()
         await rec.say("/tree")
         await app.hub.idle()
-        session = app.hub.sessions.get(SessionKey("recording", "c1"))
+        session = app.lanes.session(SessionKey("recording", "c1"))
         conv = await app.conversations.tree(session, "")
     exported = export_jsonl(conv, {})
     again = import_jsonl(exported, "")

@@ -30,8 +30,8 @@ async def test_run_past_its_deadline_keeps_partial_and_frees_the_lane(tmp_path: 
         await rec.say("take your time")
         await rec.say("next one")
         await wait_for(lambda: "next one" in rec.texts(), within=10)
-        session = app.hub.sessions.get(SessionKey("recording", "c1"))
-        await wait_for(lambda: not app.hub.sessions.lane(session.key).busy, within=10)  # "next one" is stored last
+        session = app.lanes.session(SessionKey("recording", "c1"))
+        await wait_for(lambda: not app.lanes.busy(session.key), within=10)  # "next one" is stored last
         interrupted = [m for m in session.path if m.interrupted]
     assert len(interrupted) == 1 and interrupted[0].content.startswith("slow words")
     first = rec.texts()[0]

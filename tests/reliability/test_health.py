@@ -101,9 +101,8 @@ async def test_two_apps_keep_separate_metrics(tmp_path: Path, fake: FakeOpenAI) 
 async def test_watchdog_restarts_an_adapter_that_stays_down(tmp_path: Path, fake: FakeOpenAI) -> None:
     (tmp_path / "x").mkdir()
     cfg, env = make_config(tmp_path / "x", fake.base_url)
-    app = App(cfg, env)
     flaky = FlakyAdapter()
-    app.add_adapter(flaky)
+    app = App(cfg, env, adapters=(flaky,))
     app.watchdog.check_every, app.watchdog.down_grace, app.watchdog.first_backoff = 0.02, 0.1, 0.1
     await app.start()
     try:

@@ -15,9 +15,8 @@ CONTEXT_ERROR = Error(400, code="context_length_exceeded",
 async def test_sdk_retries_429_and_5xx_before_the_stream(tmp_path: Path, fake: FakeOpenAI) -> None:
     cfg, env = make_config(tmp_path, fake.base_url)
     cfg.llm.max_retries = 2  # running_app turns retries off; this test is about them
-    app = App(cfg, env)
     rec = RecordingAdapter()
-    app.add_adapter(rec)
+    app = App(cfg, env, adapters=(rec,))
     await app.start()
     try:
         fake.script(Error(429, retry_after=0.05), Error(503), Text("made it"))

@@ -36,7 +36,7 @@ def run_shell(fake: FakeOpenAI, command: str) -> None:
 
 
 def chat_folder(app: App, chat_id: str) -> Path:
-    return app.runner.workdir(app.hub.sessions.get(SessionKey("telegram", chat_id)))
+    return app.runner.workdir(app.lanes.session(SessionKey("telegram", chat_id)))
 
 
 def buttons(rec: RecordingAdapter) -> list[str]:

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from bot.hub.ownership import ChatOwnership
+from bot.replicas.ownership import ChatOwnership
 from bot.store.inbox import InboxEntry
 from bot.store.postgres import PostgresStore
 from bot.store.postgres.claims import PostgresClaims

@@ -33,7 +33,7 @@ async def test_the_owner_answers_what_another_replica_accepted(tmp_path: Path, f
             assert rb.texts("c1") == [] and ra.texts("c2") == []
             assert a.store.claims.sessions == {"recording:c1"}
             assert b.store.claims.sessions == {"recording:c2"}
-            assert a.hub.owners.claims.replica == "a"
+            assert a.lanes.owners.claims.replica == "a"
         finally:
             await b_app.__aexit__(None, None, None)  # b stops: its chats are released
         await ra.say("again", "c2", message_id="m5")

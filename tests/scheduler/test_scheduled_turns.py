@@ -21,7 +21,7 @@ CHAT = "recording:c1"
 
 
 def path_of(app: App, chat_id: str = "c1") -> list[tuple[str, str, bool]]:
-    session = app.hub.sessions.get(SessionKey("recording", chat_id))
+    session = app.lanes.session(SessionKey("recording", chat_id))
     return [(m.role, m.content, m.job_id is not None) for m in session.path]
 
 
@@ -127,8 +127,7 @@ async def test_a_due_job_waits_in_the_lane_behind_a_running_answer(tmp_path: Pat
         await rec.say("hello")
         await wait_for(lambda: len(fake.requests) == 1)  # the answer is streaming
         clock.advance(minutes=1)
-        lane = app.hub.sessions.lane(SessionKey("recording", "c1"))
-        await wait_for(lambda: lane.queued == 1)  # claimed, and queued behind the answer
+        await wait_for(lambda: app.lanes.queued(SessionKey("recording", "c1")) == 1)  # claimed, queued behind it
         assert "⏰ Reminder: stretch" not in rec.texts()
         await app.hub.idle()
         assert path_of(app) == [("user", "hello", False), ("assistant", "one two three four five", False),

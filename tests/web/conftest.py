@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -13,7 +14,7 @@ import pytest_asyncio
 
 from bot.app import App
 from tests.fakes.openai_api import FakeOpenAI
-from tests.harness import make_config, running_app
+from tests.harness import RecordingAdapter, make_config, running_app
 from tests.web.browser import Browser, chromium
 
 PASSWORD = "correct horse battery staple"
@@ -29,11 +30,12 @@ class Dashboard:
 
 
 @asynccontextmanager
-async def serving(tmp_path: Path, fake: FakeOpenAI, platforms: tuple[str, ...] = ()) -> AsyncIterator[Dashboard]:
+async def serving(tmp_path: Path, fake: FakeOpenAI, platforms: tuple[str, ...] = (),
+                  adapters: tuple[Any, ...] = ()) -> AsyncIterator[Dashboard]:
     """The app with its web server on 127.0.0.1 (signed in with PASSWORD) and the given adapters."""
     config = {"server": {"enabled": True, "port": 0}}
     async with running_app(tmp_path, fake.base_url, platforms, config=config,
-                           env={"BOTHUB_ADMIN_PASSWORD": PASSWORD}) as app:
+                           env={"BOTHUB_ADMIN_PASSWORD": PASSWORD}, adapters=adapters) as app:
         yield Dashboard(app, f"http://127.0.0.1:{app.web_port}")
 
 
@@ -41,6 +43,19 @@ async def serving(tmp_path: Path, fake: FakeOpenAI, platforms: tuple[str, ...] =
 async def dashboard(tmp_path: Path, fake: FakeOpenAI) -> AsyncIterator[Dashboard]:
     async with serving(tmp_path, fake) as hub:
         yield hub
+
+
+@pytest_asyncio.fixture
+async def chatting(tmp_path: Path, fake: FakeOpenAI) -> AsyncIterator[Dashboard]:
+    """The dashboard with an in-memory platform to chat on (`recording(dashboard)`)."""
+    async with serving(tmp_path, fake, adapters=(RecordingAdapter(),)) as hub:
+        yield hub
+
+
+def recording(dashboard: Dashboard) -> RecordingAdapter:
+    chat = dashboard.app.adapters[0]
+    assert isinstance(chat, RecordingAdapter)
+    return chat
 
 
 @pytest_asyncio.fixture
@@ -80,7 +95,6 @@ async def sign_in(browser: Browser, dashboard: Dashboard, password: str = PASSWO
 def api_routes(tmp_path: Path) -> list[tuple[str, str]]:
     """(method, path) of every /api/v1/ route the server mounts: the dashboard's and the HTTP API adapter's."""
     cfg, env = make_config(tmp_path, "http://127.0.0.1:9/v1")
-    app = App(cfg, env)
-    app.load_adapter("api")
+    app = App(cfg, env, platforms=("api",))
     return [(r.method, r.resource.canonical) for r in app.web.router.routes()
             if r.resource is not None and r.resource.canonical.startswith("/api/v1/") and r.method != "HEAD"]

@@ -3,28 +3,32 @@
 from __future__ import annotations
 
 import aiohttp
+import pytest
 
 from bot.chats.sessions import SessionKey
 from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
-from tests.harness import RecordingAdapter
 from tests.web.browser import Browser
-from tests.web.conftest import Dashboard, sign_in
+from tests.web.conftest import Dashboard, recording, sign_in
 from tests.web.test_api import signed_in
 
 CHAT = "recording:c1"
 
 
+@pytest.fixture
+def dashboard(chatting: Dashboard) -> Dashboard:
+    """Every run here needs a platform to chat on."""
+    return chatting
+
+
 async def traced_run(dashboard: Dashboard, fake: FakeOpenAI) -> tuple[str, str, list[str]]:
     """One answered question with a tool call: (conversation id, trace id, ids of the messages on the path)."""
-    chat = RecordingAdapter()
-    dashboard.app.add_adapter(chat)
-    await chat.start(dashboard.app.hub.handle)
+    chat = recording(dashboard)
     fake.script(ToolCalls([("call_1", "list_files", '{"dirpath": "."}')]), Text("Your folder is empty."))
     await chat.say("what is in my folder?")
     await dashboard.app.hub.idle()
     await dashboard.app.traces.drain()
     conv_id = (await dashboard.app.store.conversations.recent(CHAT))[0].id
-    path = dashboard.app.hub.sessions.get(SessionKey("recording", "c1")).path
+    path = dashboard.app.lanes.session(SessionKey("recording", "c1")).path
     trace_id = path[-1].trace_id
     assert trace_id is not None
     return conv_id, trace_id, [m.id for m in path]

@@ -9,9 +9,9 @@ import aiohttp
 from playwright.async_api import expect
 
 from bot.tree.model import Message
-from tests.harness import RecordingAdapter, wait_for
+from tests.harness import wait_for
 from tests.web.browser import Browser
-from tests.web.conftest import PASSWORD, Dashboard, sign_in
+from tests.web.conftest import PASSWORD, Dashboard, recording, sign_in
 from tests.web.seed import big_tree, linear
 
 
@@ -43,11 +43,10 @@ async def test_chats_list_to_tree_to_node_detail(dashboard: Dashboard, browser: 
     await browser.screenshot("tree")
 
 
-async def test_branch_here_moves_the_cursor_and_the_next_message_branches(dashboard: Dashboard,
+async def test_branch_here_moves_the_cursor_and_the_next_message_branches(chatting: Dashboard,
                                                                          browser: Browser) -> None:
-    chat = RecordingAdapter()
-    dashboard.app.add_adapter(chat)
-    await chat.start(dashboard.app.hub.handle)
+    dashboard = chatting
+    chat = recording(dashboard)
     await chat.say("first question")
     await wait_for(lambda: len(chat.texts()) == 1)
     await chat.say("second question")

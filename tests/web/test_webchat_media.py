@@ -64,7 +64,7 @@ async def test_a_file_the_agent_sends_downloads_intact_and_only_here(
     await expect(page.locator("#log .bubble.bot")).to_have_count(1)
     src = await page.locator("#tree-panel").get_attribute("data-src")
     assert src is not None and "chat=web%3A" in src
-    session = vision_chat.app.hub.sessions.get(SessionKey("web", src.split("chat=web%3A")[1]))
+    session = vision_chat.app.lanes.session(SessionKey("web", src.split("chat=web%3A")[1]))
     folder = vision_chat.app.hub.runner.workdir(session)
     folder.mkdir(parents=True, exist_ok=True)
     report = b"quarter,revenue\nQ1,10\n" * 500

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from bot.adapter import ChatUnavailable
-from bot.hub.delivery import Delivery
+from bot.delivery import Delivery
 from bot.messages import ButtonPress, ChatRef, InboundEvent, IncomingMessage, Overheard, ReplyTo
 from bot.replies import Button, Reply
 from tests.adapters.contract.driver import ABILITIES, Driver, payload

@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 
 from bot.adapter import SendFailed
-from bot.hub.delivery import Delivery, StreamWriter
-from bot.hub.pacing import Pacer
+from bot.delivery import Delivery, StreamWriter
+from bot.delivery.pacing import Pacer
 from bot.messages import ButtonPress, ChatRef, Interaction, ReplyTo, SentRef
 from bot.replies import Reply
 from tests.harness import ROOMY, RecordingAdapter, wait_for
@@ -137,7 +137,7 @@ async def test_a_long_reply_notes_each_message_as_it_is_sent_but_the_last() -> N
 
 async def test_typing_is_sent_at_most_once_per_interval_in_each_chat(monkeypatch: pytest.MonkeyPatch) -> None:
     """Back-to-back answers in one chat share one "typing…": each call would spend the platform's budget."""
-    monkeypatch.setattr("bot.hub.delivery.TYPING_EVERY", 0.2)
+    monkeypatch.setattr("bot.delivery.sending.TYPING_EVERY", 0.2)
     rec = RecordingAdapter()
     delivery = Delivery(rec)
     chat, other, thread = ChatRef("recording", "c1"), ChatRef("recording", "c2"), ChatRef("recording", "c1", "t1")

@@ -1,0 +1,143 @@
+"""A growing answer on a platform: shown at once, then coalesced edits, then the final edit of every part."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+
+from bot.delivery.sending import Delivery
+from bot.messages import ChatRef, SentRef
+from bot.replies import Reply, split_text
+
+log = logging.getLogger("bothub.delivery")
+FIRST_SEND_WAIT = 0.02  # seconds: an answer that arrives in one piece (a quick model) is sent once
+
+
+class StreamWriter:
+    """Shows a growing answer: first text at once, then edits no faster than the platform allows.
+
+    Only the newest text matters, so intermediate edits coalesce and are skipped when the chat has no
+    budget; `finish` always delivers the complete answer, continuing in new messages past the limit.
+    A part that is not the last one no longer changes (`split_text` cuts by a prefix), so it is
+    finalized as soon as the answer outgrows it.
+
+    `sent` are messages an earlier process sent for this reply: they are edited, not sent again. `on_sent`
+    learns the ids whenever a message is added, except the last part of `finish` (what follows it is the
+    answer's own write, which ends the reply's life in the inbox).
+    """
+
+    def __init__(self, delivery: Delivery, chat: ChatRef, sent: Sequence[str] = (),
+                 on_sent: Callable[[list[str]], Awaitable[None]] | None = None) -> None:
+        self._d = delivery
+        self._chat = chat
+        caps = delivery.caps
+        self._interval = caps.group_edit_interval if chat.is_group else caps.edit_interval
+        self._text = ""
+        self._refs = [SentRef(chat, message_id) for message_id in sent]
+        self._shown = [""] * len(sent)  # what they show is not known: the first update edits them
+        self._inherited = set(range(len(sent)))  # not edited by this process yet: they may be gone
+        self._final = [False] * len(sent)  # whether what each message shows was delivered as final
+        self._on_sent = on_sent
+        self._last = 0.0
+        self._flusher: asyncio.Task[None] | None = None
+        self._sending = False
+
+    @property
+    def visible(self) -> bool:
+        return bool(self._refs)
+
+    def feed(self, delta: str) -> None:
+        self._text += delta
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+
+    async def _flush(self) -> None:
+        # The first text waits only a moment (what the user waits for): an answer that is complete by then goes
+        # out once, whole, with no message id to note; later updates wait for the platform's edit interval, so
+        # a short answer costs its send and one final edit. When a chat is short of budget, `_show` skips the
+        # partial send and the answer goes out whole, in one call.
+        wait = self._last + self._interval - time.monotonic() if self._refs else FIRST_SEND_WAIT
+        if wait > 0:
+            await asyncio.sleep(wait)
+        self._sending = True
+        parts = split_text(self._text, self._d.caps.max_text) if self._text.strip() else []
+        try:
+            for i, part in enumerate(parts):
+                if await self._show(i, part, final=i < len(parts) - 1):
+                    await self._record()
+        finally:
+            self._sending = False
+            self._last = time.monotonic()
+
+    async def _show(self, i: int, part: str, *, final: bool) -> bool:
+        """Show part i; True when that took a new message."""
+        if i < len(self._refs):
+            # the same text needs no edit, unless the platform shows the stream open until told it is final
+            closing = final and not self._final[i] and self._d.caps.closes_streams
+            if self._shown[i] == part and not closing:
+                return False
+            if await self._d.edit(self._refs[i], Reply(part), final=final):
+                self._shown[i], self._final[i] = part, final
+                self._inherited.discard(i)
+                return False
+            if not (final and i in self._inherited):
+                return False
+            # an earlier process's message that cannot be edited (deleted, too old): the part goes out anew
+        ref = await (self._d.send if final else self._d.send_if_budget)(self._chat, Reply(part))
+        if ref is None:
+            return False
+        if i < len(self._refs):
+            self._inherited.discard(i)
+            self._refs[i], self._shown[i], self._final[i] = ref, part, final
+        else:
+            self._refs.append(ref)
+            self._shown.append(part)
+            self._final.append(final)
+        return True
+
+    async def _record(self) -> None:
+        """Tell `on_sent` which messages the reply has; a failure to note them is logged, not shown."""
+        if self._on_sent is not None:
+            try:
+                await self._on_sent([ref.message_id for ref in self._refs])
+            except Exception:
+                log.exception("could not note the messages of a reply in %s", self._chat.chat_id)
+
+    async def finish(self, final_text: str | None = None) -> None:
+        """Deliver the complete answer; what the chat shows equals `final_text` (or everything fed)."""
+        if self._flusher is not None and not self._flusher.done():
+            if self._sending:  # a request is in flight: let it land so its message id is known
+                with contextlib.suppress(Exception):
+                    await self._flusher
+            else:  # still waiting for its slot: the final update below replaces it
+                self._flusher.cancel()
+        if final_text is not None:
+            self._text = final_text
+        parts = split_text(self._text, self._d.caps.max_text) if self._text.strip() else []
+        for i, part in enumerate(parts):
+            if await self._show(i, part, final=True) and i < len(parts) - 1:
+                await self._record()
+
+
+class HeldReply:
+    """Stands in for a StreamWriter when a run may have nothing to say (a heartbeat): nothing shows while the
+    model works, and the whole answer is sent at the end unless it is exactly the silent reply."""
+
+    visible = False
+
+    def __init__(self, delivery: Delivery, chat: ChatRef, silent: str) -> None:
+        self._d = delivery
+        self._chat = chat
+        self._silent = silent
+        self._text = ""
+
+    def feed(self, delta: str) -> None:
+        self._text += delta
+
+    async def finish(self, final_text: str | None = None) -> None:
+        text = self._text if final_text is None else final_text
+        if text.strip() and text.strip() != self._silent:
+            await self._d.send(self._chat, Reply(text))

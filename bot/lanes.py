@@ -1,0 +1,159 @@
+"""The one door into a chat's lane: all work for a chat runs there, one piece at a time, on the replica that
+owns the chat, with the chat's cached session. Nothing else submits to a lane or reads the session cache.
+
+What the door guarantees, with several replicas on one database (with the embedded store there is one
+process, which owns every chat, and everything runs at once where it arrives):
+
+- An inbox entry (a platform message, a command such as /retry, an HTTP API request) is routed only on the
+  chat's owner: `arrive` routes it here when this replica owns the chat or can claim it now; otherwise it
+  waits in the inbox and the owner pulls it (NOTIFY, or the sweep). Routed, it enters the lane with `run`
+  and its entry id, behind no entry accepted after it.
+- Other work (a scheduled run, a dashboard action) enters with `run` alone and starts only once this
+  replica owns the chat: at once when it does or can claim it, else after the owner lets the chat go (idle
+  for IDLE_RELEASE seconds) or dies; never while another replica owns it. Such work is held in memory:
+  if this process stops before it owns the chat, the work is gone (a scheduled job is then claimed again
+  once its claim is stale).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+
+from bot.chats.sessions import Lane, Session, SessionKey, Sessions
+from bot.replicas.ownership import ChatOwnership
+from bot.store.claims import Claims
+from bot.store.inbox import InboxEntry, InboxStore
+
+Work = Callable[[Session], Awaitable[None]]  # runs in the chat's lane with its (cached, maybe unloaded) session
+Route = Callable[[InboxEntry], Awaitable[bool]]  # routes an entry pulled here; False: its platform is not here
+Accept = Callable[[], Awaitable[int | None]]  # stores an event in the inbox: its entry id, None for a redelivery
+
+
+class Lanes:
+    def __init__(self, claims: Claims, inbox: InboxStore) -> None:
+        self._sessions = Sessions()
+        self._inbox = inbox
+        self._route: Route | None = None
+        self._platforms: Callable[[], Sequence[str]] = tuple
+        self._halting = False  # runs are being cancelled for good: their inbox entries wait for the next owner
+        self._stopping = False
+        self.owners = ChatOwnership(claims, inbox, self._pulled, self._sessions.busy_at, self.forget, self.halt,
+                                    lambda: self._platforms())
+
+    @property
+    def shared(self) -> bool:
+        """Other replicas may own chats (a shared database)."""
+        return self.owners.claims.shared
+
+    @property
+    def halting(self) -> bool:
+        """Work cancelled now is cut for good (shutdown, or the chats were lost): its inbox entry stays."""
+        return self._halting
+
+    async def start(self, route: Route, platforms: Callable[[], Sequence[str]]) -> None:
+        """Take part in ownership; `route` gets the entries this replica pulls (like an adapter's on_message)
+        and `platforms` says which platforms' chats it may claim."""
+        self._route, self._platforms = route, platforms
+        await self.owners.start()
+
+    async def _pulled(self, entry: InboxEntry) -> bool:
+        assert self._route is not None, "entries are pulled only after start"
+        return await self._route(entry)
+
+    def session(self, key: SessionKey) -> Session:
+        """The chat's cached session, for the gate (its language, where it last spoke); work gets it from `run`."""
+        return self._sessions.get(key)
+
+    async def arrive(self, key: SessionKey, accept: Accept, route: Callable[[int], Awaitable[None]]) -> None:
+        """An event for the chat: `accept` puts it in the inbox, then `route` runs here if this replica owns
+        the chat (claimed now if nobody does); else the owner pulls it. One arrival at a time per chat, so the
+        inbox's order is the lane's."""
+        async with self._sessions.get(key).intake:
+            entry = await accept()
+            if entry is not None:
+                await self.owners.arrived(key.storage_key, entry, lambda: route(entry))
+
+    def run(self, key: SessionKey, work: Work, entry: int | None = None) -> None:
+        """Run `work` in the chat's lane on the chat's owner (the module docstring says when). `entry`: the
+        inbox entry it answers, which reached this replica through `arrive` or a pull."""
+        if entry is not None:
+            self._submit(key, work, entry)
+        else:
+            self.owners.when_owned(key.storage_key, lambda: self._submit(key, work))
+
+    def _submit(self, key: SessionKey, work: Work, entry: int | None = None) -> None:
+        async def job() -> None:
+            await work(self._sessions.get(key))
+
+        self._sessions.lane(key).submit(job, entry)
+
+    def queued(self, key: SessionKey) -> int:
+        return self._sessions.lane(key).queued
+
+    def busy(self, key: SessionKey) -> bool:
+        """The chat's lane is running or holds work."""
+        return self._sessions.busy_at(key.storage_key)
+
+    def forget(self, storage_key: str) -> None:
+        """Drop an idle chat's cached session: while another replica owns the chat, it may change it."""
+        self._sessions.forget(storage_key)
+
+    async def interrupt(self, key: SessionKey) -> tuple[bool, int]:
+        """/stop: cancel the chat's running work and drop what waits (dropped entries leave the inbox
+        unanswered); returns (was_running, dropped) once the cut run has wound down."""
+        lane = self._sessions.lane(key)
+        stopped = await lane.interrupt()
+        await self._inbox.finish(lane.take_dropped())
+        return stopped
+
+    async def answered(self, key: SessionKey) -> None:
+        """Returns once everything queued for this chat so far is done."""
+        await self._sessions.lane(key).join()
+
+    async def idle(self) -> None:
+        """Wait until every chat's lane is empty (e.g. piped console input fully answered)."""
+        while busy := self._busy():
+            for lane in busy:
+                await lane.join()
+
+    def active(self) -> list[Lane]:
+        """Lanes running or holding work, for the dashboard's overview."""
+        return [lane for lane in self._sessions.lanes() if lane.busy or lane.queued]
+
+    async def halt(self) -> None:
+        """This replica lost its claims: stop every run now (their entries stay in the inbox for the chat's
+        next owner) and forget the cached sessions."""
+        self._halting = True
+        try:
+            await self._cut(self._busy())
+        finally:
+            self._halting = self._stopping
+        self._sessions.forget_all()
+
+    async def shutdown(self, grace: float) -> None:
+        """Let runs finish for `grace` seconds, then cut what is left (answered after the restart)."""
+        busy = self._busy()
+        if not busy:
+            return
+        await asyncio.wait([asyncio.ensure_future(lane.join()) for lane in busy], timeout=grace)
+        self._halting = self._stopping = True
+        await self._cut(busy)  # a cut run keeps its partial answer, marked interrupted
+
+    async def _cut(self, lanes: list[Lane]) -> None:
+        for lane in lanes:
+            lane.stop()
+            lane.take_dropped()
+        for lane in lanes:
+            await lane.join()
+
+    def _busy(self) -> list[Lane]:
+        return [lane for lane in self._sessions.lanes() if lane.busy]
+
+    async def stop_taking(self) -> None:
+        """Shutdown, first step: no more entries from wake-ups or sweeps."""
+        await self.owners.stop_taking()
+
+    async def stop(self) -> None:
+        """Shutdown, last step: give every chat up."""
+        await self.owners.stop()

@@ -1,0 +1,1 @@
+"""Replicas sharing one database: which chats this one answers, and which shared roles (poller, shards) it holds."""

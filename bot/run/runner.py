@@ -1,0 +1,227 @@
+"""One agent turn for a session, step by step: assemble the prompt (prompt.py), run the model's turns
+(model.py), persist every step (persist.py), hand the answer to delivery (handoff.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from bot.agent.compaction import Compactor
+from bot.agent.events import (
+    AgentEvent,
+    ModelTurn,
+    RunFailed,
+    RunFinished,
+    StepMessage,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+)
+from bot.agent.group_context import GroupContext
+from bot.agent.loop import AgentLoop
+from bot.agent.memory import Memory
+from bot.agent.prompt import PromptBuilder
+from bot.agent.titles import Titler
+from bot.agent.tokens import TokenCounter
+from bot.agent.tools.registry import ToolContext
+from bot.agent.trace import RunTrace, Tracer
+from bot.chats.conversations import Conversations
+from bot.chats.folders import chat_folder
+from bot.chats.sessions import Session
+from bot.config import Config
+from bot.delivery import Delivery
+from bot.i18n import t
+from bot.ops.metrics import Metrics
+from bot.ops.tracelog import current_trace
+from bot.run.handoff import FailureNotices, ReplyOut
+from bot.run.model import ModelTurns
+from bot.run.persist import Transcript
+from bot.run.prompt import PromptAssembly
+from bot.run.turn import TurnContext, user_message
+
+log = logging.getLogger("bothub.runner")
+
+End = RunFinished | RunFailed | None  # how the model's turns ended (None: they were cut short)
+
+
+class AgentRunner:
+    def __init__(
+        self,
+        cfg: Config,
+        conversations: Conversations,
+        loop: AgentLoop,
+        prompts: PromptBuilder,
+        compactor: Compactor,
+        memory: Memory | None = None,
+        metrics: Metrics | None = None,
+        group_context: GroupContext | None = None,
+        tracer: Tracer | None = None,
+        titler: Titler | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.conversations = conversations
+        self.compactor = compactor
+        self.memory = memory
+        self.metrics = metrics or Metrics()
+        self.tracer = tracer or Tracer(None)
+        self.titler = titler  # None: conversations keep their first message as title
+        self.loop = loop
+        counter = TokenCounter()
+        assembly = PromptAssembly(cfg, loop.tools, prompts, compactor, counter, memory, group_context)
+        self.assembly = assembly
+        self.model_turns = ModelTurns(loop, assembly, counter, self.metrics, cfg.llm.context_tokens)
+        self.failures = FailureNotices()
+
+    def workdir(self, session: Session) -> Path:
+        """Each chat's own folder for file tools."""
+        return chat_folder(self.cfg.data_dir, session.key.storage_key)
+
+    async def load(self, session: Session) -> None:
+        """Load a session that is not in memory (one store call), then what its prompt reads next to it: the memory
+        lines and the conversation's summaries, read afresh like the session (a dropped session may have moved on
+        at another replica), together (one wait, not two in a row) and before the user message's write is queued
+        ahead of them; both stay cached while the session is used."""
+        if session.loaded:
+            return
+        await self.conversations.ensure(session)
+        chat, conv_id = session.key.storage_key, session.conversation_id
+        assert conv_id is not None
+        self.compactor.drop_cached(chat, conv_id)
+        if self.memory is None:
+            await self.compactor.summaries(chat, conv_id)
+            return
+        self.memory.drop_cached(chat)
+        await asyncio.gather(self.memory.for_prompt(chat), self.compactor.summaries(chat, conv_id))
+
+    async def answer(self, session: Session, turn: TurnContext, delivery: Delivery) -> None:
+        """Store the user's message (the session is loaded), then answer it."""
+        self.conversations.add(session, user_message(turn))  # stored while the model is asked; `run` waits
+        await self.run(session, turn, delivery)
+
+    async def resume(self, session: Session, turn: TurnContext, delivery: Delivery) -> None:
+        """Answer a message accepted earlier or on another replica: if its user message was stored already
+        (the latest user message on the path says the same and has no complete answer yet), answer from the
+        cursor."""
+        at = next((i for i in range(len(session.path) - 1, -1, -1) if session.path[i].role == "user"), None)
+        answered = at is not None and any(m.role == "assistant" and not m.tool_calls and not m.interrupted
+                                          for m in session.path[at + 1:])  # then it was an earlier, equal message
+        if at is not None and not answered and session.path[at].content == user_message(turn).content:
+            await self.run(session, turn, delivery)
+        else:
+            await self.answer(session, turn, delivery)
+
+    async def run(self, session: Session, turn: TurnContext, delivery: Delivery) -> None:
+        """Answer from the cursor (a user message) and persist each step.
+
+        Model failures become a polite reply. A run past its deadline ends like /stop: the partial answer
+        is kept, marked interrupted. The final answer is delivered outside the deadline, so pacing in a busy
+        group can never turn a finished answer into an "interrupted" one.
+        """
+        model = session.settings.model  # /model picks it per chat
+        trace = self.tracer.start(session.key.storage_key, session.conversation_id, str(model or self.loop.model))
+        logged_as = current_trace.set(trace.id)  # every log line of this run names its trace
+        try:
+            await self._run(session, turn, delivery, trace, str(model) if model else None)
+        finally:
+            log.debug("run ended %s in %s", trace.outcome, session.key.storage_key)
+            current_trace.reset(logged_as)
+            self.tracer.finish(trace)  # stored after the run, in the background
+
+    async def _run(self, session: Session, turn: TurnContext, delivery: Delivery, trace: RunTrace,
+                   model: str | None) -> None:
+        prompt = await self.assembly.prompt(session, turn, trace)
+        events = self.model_turns.events(session, prompt, self._tools(session, turn, delivery), model, trace)
+        out, transcript = ReplyOut(delivery, turn), Transcript(self.conversations, session, turn, trace.id)
+        started, end, delivered = time.monotonic(), None, False
+        try:
+            try:
+                async with asyncio.timeout(self.cfg.llm.run_deadline):
+                    end = await self._follow(events, trace, out, transcript)
+            except TimeoutError:
+                await self._cut("deadline", session, trace, started, out, transcript)
+                return
+            except asyncio.CancelledError:
+                await self._cut("interrupted", session, trace, started, out, transcript)
+                raise
+            finally:
+                out.stop_typing()
+            await self._deliver(end, session, turn, out, delivery)
+            delivered = True
+        finally:
+            finishes = transcript.close(delivered)
+        self.metrics.run_finished("ok" if isinstance(end, RunFinished) else "failed", time.monotonic() - started)
+        await transcript.flush(finishes)
+        if isinstance(end, RunFinished) and turn.silent_reply is None:
+            self._title_first_exchange(session, end.text)
+
+    def _tools(self, session: Session, turn: TurnContext, delivery: Delivery) -> ToolContext:
+        """What the run's tools may reach: this chat's folder, its asker's rights, the chat itself."""
+        return ToolContext(
+            chat=session.key.storage_key,
+            workdir=self.workdir(session),
+            user_id=turn.user_id,
+            user_name=turn.user_name,
+            is_admin=turn.is_admin,
+            is_group=turn.chat.is_group,
+            notify=lambda reply: delivery.send(turn.chat, reply),  # approvals ask in this chat
+            where=turn.chat,
+            conversation_id=session.conversation_id,
+            send_file=lambda file: delivery.send_file(turn.chat, file),
+            user_text=turn.user_text,
+        )
+
+    async def _follow(self, events: AsyncIterator[AgentEvent], trace: RunTrace, out: ReplyOut,
+                      transcript: Transcript) -> End:
+        """Each event to where it goes: text to the chat, steps to the tree, tools to "typing…"."""
+        end: End = None
+        async for event in events:
+            trace.observe(event)
+            if isinstance(event, TextDelta):
+                transcript.text(event.text)
+                out.feed(event.text)
+            elif isinstance(event, StepMessage):
+                transcript.step(event)
+            elif isinstance(event, ToolStarted | ToolFinished):
+                out.tool(isinstance(event, ToolStarted))
+                if isinstance(event, ToolStarted):
+                    self.metrics.tool_called(event.name)
+            elif not isinstance(event, ModelTurn):
+                end = event
+        return end
+
+    async def _deliver(self, end: End, session: Session, turn: TurnContext, out: ReplyOut,
+                       delivery: Delivery) -> None:
+        chat_key = session.key.storage_key
+        if isinstance(end, RunFinished):
+            self.failures.succeeded(chat_key)
+            await out.finish(end.text or t(turn.lang, "empty_answer"))
+        elif isinstance(end, RunFailed):
+            self.metrics.error(end.kind, end.error_id)
+            await out.finish()
+            await self.failures.report(chat_key, end, turn, delivery)
+
+    async def _cut(self, outcome: str, session: Session, trace: RunTrace, started: float, out: ReplyOut,
+                   transcript: Transcript) -> None:
+        """A run stopped (/stop, shutdown) or past its deadline keeps and shows what it said so far."""
+        trace.outcome = outcome
+        if outcome == "deadline":
+            self.metrics.error("deadline")
+            log.warning("run in %s passed its %ss deadline; stopped", session.key.storage_key,
+                        self.cfg.llm.run_deadline)
+        self.metrics.run_finished(outcome, time.monotonic() - started)
+        out.stop_typing()
+
+        async def keep() -> None:
+            await transcript.keep_partial()
+            await out.cut(transcript.partial)
+
+        await asyncio.shield(keep())
+
+    def _title_first_exchange(self, session: Session, answer: str) -> None:
+        """After the answer to a conversation's first message (number 1), ask for a title in the background."""
+        question = next((m for m in reversed(session.path) if m.role == "user"), None)
+        if self.titler is not None and question is not None and question.number == 1 and session.conversation_id:
+            self.titler.request(session.key.storage_key, session.conversation_id, question.content, answer)
