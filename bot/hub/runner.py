@@ -43,7 +43,7 @@ from bot.media.vision import ImageParts
 from bot.messages import ChatRef
 from bot.ops.metrics import Metrics
 from bot.ops.tracelog import current_trace
-from bot.replies import Reply
+from bot.replies import Button, Reply
 from bot.scheduler.service import zone
 from bot.tree.model import AttachedFile, Message
 
@@ -211,7 +211,7 @@ class AgentRunner:
                             end = event
             except TimeoutError:
                 trace.outcome = "deadline"
-                self.metrics.error("deadline")
+                self.metrics.error("deadline", chat=chat_key, trace=trace.id)
                 self.metrics.run_finished("deadline", time.monotonic() - started)
                 log.warning("run in %s passed its %ss deadline; stopped", chat_key, self.cfg.llm.run_deadline)
                 typing.cancel()
@@ -229,7 +229,7 @@ class AgentRunner:
                 self._last_failure.pop(chat_key, None)
                 await stream.finish(end.text or t(turn.lang, "empty_answer"))
             elif isinstance(end, RunFailed):
-                self.metrics.error(end.kind, end.error_id)
+                self.metrics.error(end.kind, end.error_id, chat_key, trace.id)
                 await stream.finish()
                 await self._report_failure(chat_key, end, turn, delivery)
             delivered = True
@@ -332,7 +332,9 @@ class AgentRunner:
         if last is not None and now - last < QUIET_AFTER_FAILURE:
             return
         reason = t(turn.lang, f"reason_{event.kind}" if f"reason_{event.kind}" in STRINGS else "reason_other")
-        await delivery.send(turn.chat, Reply(t(turn.lang, "llm_failed", reason=reason, error_id=event.error_id)))
+        retry = Button(t(turn.lang, "retry_button"), "/retry")  # one press, where buttons exist
+        await delivery.send(turn.chat, Reply(t(turn.lang, "llm_failed", reason=reason, error_id=event.error_id),
+                                             buttons=((retry,),)))
 
 
 class TypingIndicator:
