@@ -84,7 +84,7 @@ WEB_STRINGS: dict[str, tuple[str, str]] = {
     "tree_interrupted": ("interrupted", "已中断"),
     "tree_cursor": ("cursor", "光标"),
     "tree_more": ("{n} more messages", "另有 {n} 条消息"),
-    "tree_below": ("{n} more below", "下方另有 {n} 条"),
+    "tree_folded": ("a branch of {n} messages", "一个 {n} 条消息的分支"),
     "detail_time": ("time", "时间"),
     "detail_author": ("author", "作者"),
     "detail_model": ("model", "模型"),

@@ -116,18 +116,21 @@ class TreeIndex:
 
     def _branch(self, head: str, budget: list[int], depth: int, force: bool) -> Branch:
         on_path = head in self.path
-        if not (force or on_path or (depth < MAX_NEST and budget[0] > 0)):
-            return Branch([self.node(head)], self.size[head], folded=True)
+        if not (force or on_path or (depth < MAX_NEST and budget[0] > 0)):  # drawn as a loader: no row at all
+            return Branch([Gap(head, self.size[head])], self.size[head], folded=True)
         ids = self.run(head)
-        items = self._fold(ids)
+        items = self._fold(ids, tight=budget[0] <= 0)
         budget[0] -= sum(isinstance(i, Node) for i in items)
         children = [self._branch(c, budget, depth + 1, False) for c in self.kids[ids[-1]]]
         return Branch(items, self.size[head], children=children)
 
-    def _fold(self, ids: list[str]) -> list[Node | Gap]:
-        if len(ids) <= RUN_LONG:
+    def _fold(self, ids: list[str], tight: bool = False) -> list[Node | Gap]:
+        """A run with its middle folded; `tight` (the page's budget is spent: a run on the cursor's path deep in a
+        big tree) keeps only the fork at its end and the cursor."""
+        if len(ids) <= (2 if tight else RUN_LONG):
             return [self.node(i) for i in ids]
-        keep = set(range(RUN_EDGE)) | set(range(len(ids) - RUN_EDGE, len(ids)))
+        edge = 0 if tight else RUN_EDGE
+        keep = set(range(edge)) | set(range(len(ids) - max(edge, 1), len(ids)))
         if self.cursor in ids:
             at = ids.index(self.cursor)
             keep |= {at - 1, at, at + 1}
