@@ -256,7 +256,11 @@
       return;
     }
     const code = event.target.closest("button.copy-code");
-    if (code) { copy(code, code.parentElement.querySelector("code")?.innerText || "", words.wc_code_copy); return; }
+    if (code) {
+      const text = (code.parentElement.querySelector("code")?.innerText || "").replace(/\n$/, "");
+      copy(code, text, words.wc_code_copy);
+      return;
+    }
     const act = event.target.closest("[data-act]");
     if (!act) return;
     const bubble = act.closest(".bubble");
