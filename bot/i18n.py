@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.web.strings import WEB_STRINGS
+from bot.i18n_web import WEB_STRINGS
 
 STRINGS: dict[str, tuple[str, str]] = {
     # (en, zh)
@@ -247,7 +247,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "scheduler_off": ("Scheduling is turned off on this bot.", "此机器人未启用定时任务。"),
 }
 
-STRINGS.update(WEB_STRINGS)  # the dashboard's and web chat's words live beside their pages, in this one table
+CHAT_KEYS = frozenset(STRINGS)  # what the chats say; the web's words must not shadow any (a test checks)
+STRINGS.update(WEB_STRINGS)  # the dashboard's and web chat's words, kept in a file of their own, in this one table
 
 
 def t(lang: str, key: str, **values: object) -> str:

@@ -24,7 +24,7 @@ from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
 
 HERE = Path(__file__).parent
-STATIC = {"webchat.js": "text/javascript", "sidebar.js": "text/javascript", "webchat.css": "text/css"}
+STATIC = {name: "text/javascript" for name in ("bubbles.js", "webchat.js", "sidebar.js")} | {"webchat.css": "text/css"}
 PAGE = 30  # messages per history page: a screenful and a bit, older ones load as the reader scrolls up
 SCRIPT_STRINGS = ("wc_copy", "wc_copied", "wc_retry", "wc_branch", "wc_trace", "wc_not_sent", "wc_start", "wc_no_match",
                   "wc_tools", "wc_interrupted", "wc_unanswered", "wc_messages", "untitled", "wc_code_copy")

@@ -65,7 +65,7 @@ async def test_rename_archive_and_delete_persist_across_a_restart(tmp_path: Path
         assert listing.buttons[0][0].label == "📦 Archived (1)"
         everything = await _say(rec, app, "/list all")
         assert everything.title == "All conversations (2)"
-        assert everything.text.split("\n") == [f"· `{notes}` old notes · 📦 archived · 2 msgs · now",
+        assert everything.text.split("\n") == [f"· `{notes}` old notes · 📦 archived · 2 msgs · just now",
                                               f"▶ `{trip}` Trip to Rome · 2 msgs · just now"]  # by last activity
         assert (await _say(rec, app, f"/switch {moved}")).text == f"No conversation {moved!r} in this chat."
         switched = await _say(rec, app, f"/switch {notes}")

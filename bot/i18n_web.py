@@ -1,4 +1,5 @@
-"""The dashboard's and the web chat's words in English and Chinese (en, zh): one part of the i18n table."""
+"""The dashboard's and the web chat's words in English and Chinese (en, zh): a part of the one i18n table
+(`bot.i18n` merges it), kept apart so the chat strings stay readable."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ WEB_STRINGS: dict[str, tuple[str, str]] = {
     "search_chat": ("chat key (optional)", "聊天键（可选）"),
     "search_platform": ("platform (optional)", "平台（可选）"),
     "search_count": ("{n} result(s)", "{n} 条结果"),
-    "search_none": ("Nothing found.", "没有找到。"),
+    "search_no_hits": ("Nothing found.", "没有找到。"),
     "search_hint": ("Search every chat's messages: type a few words above.", "搜索所有聊天的消息：在上方输入几个词。"),
     # the tree
     "tree_count": ("{n} messages", "{n} 条消息"),
@@ -184,6 +185,16 @@ WEB_STRINGS: dict[str, tuple[str, str]] = {
                          "每个令牌拥有自己的一组聊天（见 README 的 HTTP API 一节）："),
     "admin_audit": ("Audit log", "审计日志"),
     "admin_no_audit": ("Nothing yet.", "还没有记录。"),
+    "notice_no_code": ("No pending code {code} on {platform} (expired or decided already).",
+                       "{platform} 上没有待处理的配对码 {code}（已过期或已处理）。"),
+    "notice_pair_approve": ("Approved: {platform} user {user}.", "已批准：{platform} 用户 {user}。"),
+    "notice_pair_deny": ("Denied: {platform} user {user}.", "已拒绝：{platform} 用户 {user}。"),
+    "notice_saved": ("Saved.", "已保存。"),
+    "notice_no_memory": ("There is no memory number {n}.", "没有第 {n} 条记忆。"),
+    "notice_forgot": ("Forgot memory {n}.", "已忘记第 {n} 条记忆。"),
+    "notice_no_token": ("There is no live token {id}.", "没有有效的令牌 {id}。"),
+    "notice_revoked": ("Revoked token {id}: requests with it now get 401.",
+                       "已吊销令牌 {id}：使用它的请求现在会得到 401。"),
     # the web chat
     "wc_title": ("Web chat", "网页聊天"),
     "wc_conversations": ("Conversations", "会话"),
