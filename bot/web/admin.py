@@ -9,8 +9,8 @@ from typing import Any
 from aiohttp import web
 
 from bot.chats.api_tokens import ApiTokens
+from bot.httpkit import lang
 from bot.i18n import t
-from bot.web import lang
 from bot.web.dashboard import DEPS, Deps, chat_key, render_page, url
 
 AUDIT_SHOWN = 50

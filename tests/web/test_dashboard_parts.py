@@ -13,12 +13,12 @@ from aiohttp.test_utils import make_mocked_request
 from adapters.web.render import render
 from bot.commands.conversations import _ago
 from bot.commands.info import help_
+from bot.httpkit import lang
 from bot.i18n import CHAT_KEYS, STRINGS, t
 from bot.i18n_web import WEB_STRINGS
 from bot.ops.logring import LogRing
 from bot.replies import Reply
 from bot.store.dashboard import NodeRow
-from bot.web import lang
 from bot.web.overview import nice_top, traffic_chart
 from bot.web.treeview import Branch, Gap, Node, TreeIndex
 from tests.web.browser import REPO
