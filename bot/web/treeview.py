@@ -3,7 +3,8 @@
 A run is a chain of messages each with one child; it ends at a fork, whose children are drawn as branches
 side by side under it, in the order they were made (never reordered by the cursor, so a tree looks the same
 before and after a "Branch here"). Long runs show their ends (and the cursor) and fold the middle into a gap;
-once a page has drawn `BUDGET` messages, further branches off the cursor's path are drawn folded. Gaps and
+once a page has drawn `BUDGET` messages, further branches off the cursor's path are drawn as loaders and runs on
+it keep only the fork they end in (and the cursor). Gaps and
 folded branches load on demand, so a 10 000-message tree costs one pass over its skeleton and a few hundred
 drawn rows. Each node also knows its branch's tip (the cursor on the cursor's path, else the newest leaf below
 it): the web chat goes there when a node is clicked. Pure: no I/O.
@@ -51,7 +52,7 @@ class Gap:
 class Branch:
     items: list[Node | Gap]  # the run, its head first
     size: int  # messages in the head's subtree
-    folded: bool = False  # only the head is drawn; the rest loads on demand
+    folded: bool = False  # drawn as a loader (its one item a Gap for the whole subtree); it loads on demand
     children: list[Branch] = field(default_factory=list)  # the fork under the run's last message, oldest first
 
 
