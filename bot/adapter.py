@@ -16,12 +16,13 @@ import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.messages import Attachment, ChatRef, InboundEvent, SentRef
+from bot.messages import Attachment, ChatRef, HistoryPage, InboundEvent, SentRef
 from bot.replies import Reply
 
 MessageHandler = Callable[[InboundEvent], Awaitable[None]]  # addressed messages and overheard group talk
@@ -36,6 +37,8 @@ class ConversationChoice:
     id: str
     title: str
     archived: bool = False
+    updated_at: datetime | None = None
+    messages: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +80,8 @@ class AdapterServices:
     # an HTTP API bearer token → its holder; None for an unknown or revoked token
     check_token: Callable[[str], Awaitable[TokenHolder | None]] | None = None
     share: Share | None = None  # None: one process, which holds every role
+    # (chat, before message id or None, limit) → a page of the chat's current branch, newest last
+    history: Callable[[ChatRef, str | None, int], Awaitable[HistoryPage]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

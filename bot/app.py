@@ -34,6 +34,7 @@ from bot.agent.workspace import check_workspace, prepare_workspace
 from bot.chats.access import Access, Verdict
 from bot.chats.api_tokens import ApiTokens
 from bot.chats.conversations import Conversations
+from bot.chats.history import ChatHistory
 from bot.chats.housekeeping import Housekeeping
 from bot.chats.pairing import Pairing
 from bot.chats.sessions import IDLE_SESSIONS, SessionKey
@@ -44,6 +45,7 @@ from bot.hub.intake import MediaIntake
 from bot.hub.scheduled import JobTurns
 from bot.lanes import Lanes
 from bot.messages import ChatRef, IncomingMessage
+from bot.ops import logring
 from bot.ops.health import Health
 from bot.ops.metrics import Metrics
 from bot.ops.redact import secret_values
@@ -140,7 +142,8 @@ class App:
         self.watchdog = Watchdog(self.adapters, self._start_adapter, self.metrics, skip=self.starter.retrying)
         self.admin_password = env.get("BOTHUB_ADMIN_PASSWORD") or None
         if cfg.server.dashboard:
-            mount(self.web, Deps(cfg, self.store, services, self.health, self.metrics), self.admin_password)
+            logs = logring.install(secret_values(env))  # the dashboard's log view
+            mount(self.web, Deps(cfg, self.store, services, self.health, self.metrics, logs), self.admin_password)
         self._web_runner: web.AppRunner | None = None
         self._housekeeping: asyncio.Task[None] | None = None
         self.web_port: int | None = None  # the bound port (config may say 0)
@@ -172,7 +175,7 @@ class App:
                 return []
             key = SessionKey(chat.platform, chat.chat_id, chat.thread_id).storage_key
             infos = await self.store.conversations.recent(key, limit=50, include_archived=True)
-            return [ConversationChoice(i.id, i.title, i.archived) for i in infos]
+            return [ConversationChoice(i.id, i.title, i.archived, i.updated_at, i.message_count) for i in infos]
 
         def add_route(method: str, path: str, handler: WebHandler) -> None:
             self._adapter_routes = True
@@ -181,7 +184,7 @@ class App:
         return AdapterServices(list_conversations, self.store.inbox.seen, add_route, self.cfg.language,
                                self.hub.answered, menu(), self.cfg.media.max_bytes,
                                ApiTokens(self.store.api_tokens, self.store.dashboard).check,
-                               self.partitions.share)
+                               self.partitions.share, ChatHistory(self.store.conversations).page)
 
     def _replica_report(self) -> dict[str, object] | None:
         """For /readyz: who this replica is and what it holds (nothing to say for the one-process store)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bot.i18n_web import WEB_STRINGS
+
 STRINGS: dict[str, tuple[str, str]] = {
     # (en, zh)
     "text_only": (
@@ -60,6 +62,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "list_empty": ("No conversations yet — just send a message.", "还没有会话——直接发消息即可开始。"),
     "list_line": ("{mark} `{id}` {title} · {count} msgs · {when}", "{mark} `{id}` {title} · {count} 条 · {when}"),
     "untitled": ("(empty)", "（空）"),
+    "ago_now": ("just now", "刚刚"),
+    "ago_m": ("{n} min ago", "{n} 分钟前"),
+    "ago_h": ("{n} h ago", "{n} 小时前"),
+    "ago_d": ("{n} d ago", "{n} 天前"),
     "not_found": ("No conversation {id!r} in this chat.", "本聊天中没有会话 {id!r}。"),
     "ambiguous": ("{id!r} matches several conversations: {ids}", "{id!r} 匹配多个会话：{ids}"),
     "switched": ("Switched to conversation `{id}` ({title}).", "已切换到会话 `{id}`（{title}）。"),
@@ -96,6 +102,7 @@ STRINGS: dict[str, tuple[str, str]] = {
                   "已切换到 [{n}] {preview}。下一条消息将从这里分叉。"),
     "goto_missing": ("There is no message [{n}] — see /tree.", "没有序号为 [{n}] 的消息——请查看 /tree。"),
     "retry_nothing": ("There is no message of yours to answer again.", "没有可以重新回答的消息。"),
+    "retry_button": ("↻ Retry", "↻ 重试"),
     "stopped": ("Stopped. {dropped} queued message(s) dropped.", "已停止。丢弃了 {dropped} 条排队消息。"),
     "nothing_to_stop": ("Nothing is running.", "当前没有正在运行的任务。"),
     "interrupted": ("(interrupted)", "（已中断）"),
@@ -239,6 +246,9 @@ STRINGS: dict[str, tuple[str, str]] = {
                           "工作区中没有 HEARTBEAT.md，没有可执行的检查清单。"),
     "scheduler_off": ("Scheduling is turned off on this bot.", "此机器人未启用定时任务。"),
 }
+
+CHAT_KEYS = frozenset(STRINGS)  # what the chats say; the web's words must not shadow any (a test checks)
+STRINGS.update(WEB_STRINGS)  # the dashboard's and web chat's words, kept in a file of their own, in this one table
 
 
 def t(lang: str, key: str, **values: object) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 
@@ -124,3 +125,27 @@ class SentRef:
 
     chat: ChatRef
     message_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryMessage:
+    """One message of a chat's current branch, as a chat window shows it (the text is Markdown)."""
+
+    id: str
+    number: int  # its `/goto N` number
+    role: str  # "user" | "assistant"
+    text: str
+    created_at: datetime
+    trace_id: str | None = None  # the run that wrote an answer
+    tools: tuple[str, ...] = ()  # tools an answer's step called
+    interrupted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPage:
+    """A page of the current branch, oldest first: `more` says older messages lie above `messages[0]`."""
+
+    conversation_id: str | None
+    title: str
+    messages: tuple[HistoryMessage, ...]
+    more: bool

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
@@ -20,8 +21,16 @@ os.environ.setdefault("PTB_TIMEDELTA", "true")
 
 
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict[str, Callable[[], Any]]:
-    """The tests run on the loop `bothub run` runs on (uvloop where it is installed)."""
-    return {"bothub": eventloop.policy().new_event_loop}
+    """The tests run on the loop `bothub run` runs on (uvloop where it is installed).
+
+    One factory object for the whole run: pytest-asyncio parametrizes by it, and a new bound method per test
+    would end every module-scoped fixture (a shared browser, a shared hub) after its first test."""
+    return {"bothub": _new_loop()}
+
+
+@functools.cache
+def _new_loop() -> Callable[[], Any]:
+    return eventloop.policy().new_event_loop
 
 
 @pytest_asyncio.fixture

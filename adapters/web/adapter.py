@@ -1,7 +1,9 @@
-"""Web chat lifecycle and endpoints: the page, a POST per message, and an SSE stream of replies per tab."""
+"""Web chat lifecycle and endpoints: the page, a POST per message, an SSE stream of replies per tab, and the
+reads a chat window needs (the branch so far, page by page, and the chat's conversations)."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 from urllib.parse import quote
@@ -10,17 +12,22 @@ import jinja2
 from aiohttp import web
 
 from adapters.web.files import WebFiles
-from adapters.web.inbound import PLATFORM, BadMessage, parse_form, parse_post
+from adapters.web.inbound import PLATFORM, USER, BadMessage, parse_form, parse_post
 from adapters.web.outbound import Channels
-from adapters.web.render import render
+from adapters.web.render import history_page, render
 from bot.adapter import AdapterServices, Capabilities, FileTransfer, MessageHandler
-from bot.httpkit import sse
+from bot.httpkit import lang, sse
 from bot.httpkit.auth import WebSession
 from bot.httpkit.security import SESSION
+from bot.i18n import t
 from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
 
 HERE = Path(__file__).parent
+STATIC = {name: "text/javascript" for name in ("bubbles.js", "webchat.js", "sidebar.js")} | {"webchat.css": "text/css"}
+PAGE = 30  # messages per history page: a screenful and a bit, older ones load as the reader scrolls up
+SCRIPT_STRINGS = ("wc_copy", "wc_copied", "wc_retry", "wc_branch", "wc_trace", "wc_not_sent", "wc_start", "wc_no_match",
+                  "wc_tools", "wc_interrupted", "wc_unanswered", "wc_messages", "untitled", "wc_code_copy")
 _pages = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                             undefined=jinja2.StrictUndefined)
 
@@ -47,10 +54,13 @@ class WebChatAdapter:
         self._files = WebFiles(self._channels.publish)
         self._max_file_bytes = services.max_file_bytes
         self._on_message: MessageHandler | None = None
+        self._services = services
         services.add_route("GET", "/webchat", self._page)
         services.add_route("POST", "/webchat/send", self._post)
         services.add_route("GET", "/webchat/events", self._events)
-        services.add_route("GET", "/webchat/webchat.js", self._script)
+        services.add_route("GET", "/webchat/static/{name}", self._static)
+        services.add_route("GET", "/webchat/history", self._history)
+        services.add_route("GET", "/webchat/conversations", self._conversations)
         services.add_route("GET", "/webchat/files/{token}", self._file)
 
     @property
@@ -79,13 +89,35 @@ class WebChatAdapter:
         self._channels.publish(chat.chat_id, "typing", {})
 
     async def _page(self, request: web.Request) -> web.Response:
-        session = _session(request)
+        session, language = _session(request), lang.pick(request)
+        strings = {key: t(language, key) for key in SCRIPT_STRINGS}
         html = _pages.get_template("webchat.html").render(
-            csrf=session.csrf, chat=f"{PLATFORM}:{session.chat_id}")
+            csrf=session.csrf, chat=f"{PLATFORM}:{session.chat_id}", lang=language, strings=json.dumps(strings),
+            t=lambda key, **values: t(language, key, **values), path=request.path_qs)
         return web.Response(text=html, content_type="text/html")
 
-    async def _script(self, request: web.Request) -> web.FileResponse:
-        return web.FileResponse(HERE / "static" / "webchat.js", headers={"Content-Type": "text/javascript"})
+    async def _static(self, request: web.Request) -> web.FileResponse:
+        name = request.match_info["name"]
+        if name not in STATIC:
+            raise web.HTTPNotFound()
+        return web.FileResponse(HERE / "static" / name, headers={"Content-Type": STATIC[name]})
+
+    async def _history(self, request: web.Request) -> web.Response:
+        """The signed-in session's own branch, `PAGE` messages above `before` (the cursor when absent)."""
+        session = _session(request)
+        if self._services.history is None:
+            return web.json_response({"error": "history is not available"}, status=503)
+        before = request.query.get("before") or None
+        page = await self._services.history(ChatRef(PLATFORM, session.chat_id), before, PAGE)
+        return web.json_response(history_page(page), headers={"Cache-Control": "no-store"})
+
+    async def _conversations(self, request: web.Request) -> web.Response:
+        session = _session(request)
+        found = await self._services.list_conversations(ChatRef(PLATFORM, session.chat_id), USER)
+        return web.json_response({"conversations": [
+            {"id": c.id, "title": c.title, "archived": c.archived, "messages": c.messages,
+             "updated_at": c.updated_at.isoformat() if c.updated_at else ""} for c in found]},
+            headers={"Cache-Control": "no-store"})
 
     async def _post(self, request: web.Request) -> web.Response:
         session = _session(request)

@@ -11,6 +11,7 @@ from adapters.web.files import kind_of
 from bot.messages import Attachment, ButtonPress, IncomingMessage
 
 PLATFORM = "web"
+USER = "admin"  # whoever signed in to the dashboard: one person, the admin
 MAX_TEXT = 32_000  # characters one message may carry
 MAX_PARTS = 50  # form fields and files in one post; more is not a chat message
 TOO_BIG = "too-big"  # the handle of a file not kept: intake refuses it by its size before fetching
@@ -67,6 +68,6 @@ def _message(chat_id: str, text: str, button: bool, attachments: tuple[Attachmen
     message_id = uuid.uuid4().hex
     origin = ButtonPress(message_id, None) if button else None
     return IncomingMessage(
-        platform=PLATFORM, chat_id=chat_id, thread_id=None, message_id=message_id, user_id="admin",
-        user_name="admin", is_group=False, mentioned=True, text=text, origin=origin, attachments=attachments,
+        platform=PLATFORM, chat_id=chat_id, thread_id=None, message_id=message_id, user_id=USER,
+        user_name=USER, is_group=False, mentioned=True, text=text, origin=origin, attachments=attachments,
     )

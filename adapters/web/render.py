@@ -1,4 +1,5 @@
-"""Reply → the JSON the page draws: Markdown as safe HTML (raw HTML off, unsafe links dropped), buttons."""
+"""Reply → the JSON the page draws: Markdown as safe HTML (raw HTML off, unsafe links dropped), buttons; and
+the same for a page of the conversation so far."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 from markupsafe import escape
 
 from bot.httpkit.markdown import markdown
+from bot.messages import HistoryMessage, HistoryPage
 from bot.replies import Reply
 
 
@@ -17,3 +19,15 @@ def render(reply: Reply) -> dict[str, Any]:
         "html": html,
         "buttons": [[{"label": b.label, "action": b.action} for b in row] for row in reply.buttons],
     }
+
+
+def history_entry(message: HistoryMessage) -> dict[str, Any]:
+    """A stored message: its number for `/goto`, its time, and the run that wrote it (for "show trace")."""
+    return {"id": message.id, "number": message.number, "role": message.role, "html": str(markdown(message.text)),
+            "text": message.text, "at": message.created_at.isoformat(), "trace": message.trace_id or "",
+            "tools": list(message.tools), "interrupted": message.interrupted}
+
+
+def history_page(page: HistoryPage) -> dict[str, Any]:
+    return {"conversation": page.conversation_id or "", "title": page.title, "more": page.more,
+            "messages": [history_entry(m) for m in page.messages]}

@@ -1,7 +1,7 @@
 """The HTTP kit: what the dashboard and the HTTP adapters (web chat, API) share, below both in the layering.
 
 Server-sent events (`sse`), the in-memory sign-in sessions (`auth`), the one security middleware with its
-CSRF check and headers (`security`), Markdown → safe HTML (`markdown`), and the SSRF guard for URLs someone
-else chose (`netguard`, used by web_fetch and API callbacks). It imports nothing else from bot/, so an
-adapter may use it without reaching into core.
+CSRF check and headers (`security`), Markdown → safe HTML (`markdown`), the browser's language (`lang`),
+and the SSRF guard for URLs someone else chose (`netguard`, used by web_fetch and API callbacks). It imports
+nothing else from bot/, so an adapter may use it without reaching into core.
 """

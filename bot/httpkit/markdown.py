@@ -25,4 +25,4 @@ def _markdown() -> MarkdownIt:
     """Made for the first message shown, not at start-up (markdown-it is ≈ 60 modules)."""
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"html": False}).disable("image")
+    return MarkdownIt("commonmark", {"html": False, "breaks": True}).disable("image")  # a chat line break stays one

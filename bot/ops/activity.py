@@ -26,6 +26,8 @@ class Event:
     platform: str = ""
     detail: str = ""  # tool name, run outcome, error kind and id
     value: float = 0.0  # seconds (first text, run) where it applies
+    chat: str = ""  # errors: the chat's storage key, when one run failed
+    trace: str = ""  # errors: that run's trace id
 
 
 Listener = Callable[[Event], None]
@@ -49,8 +51,9 @@ class Activity:
         self._tokens_day = ""
         self._listeners: set[Listener] = set()
 
-    def record(self, kind: str, platform: str = "", detail: str = "", value: float = 0.0) -> None:
-        event = Event(self._clock(), kind, platform, detail, value)
+    def record(self, kind: str, platform: str = "", detail: str = "", value: float = 0.0, chat: str = "",
+               trace: str = "") -> None:
+        event = Event(self._clock(), kind, platform, detail, value, chat, trace)
         minute = int(event.at // 60)
         self._minutes.setdefault(minute, Counter())[kind] += 1
         for old in [m for m in self._minutes if m <= minute - WINDOW_MINUTES]:

@@ -86,9 +86,10 @@ class Metrics:
                    ("bothub_errors_total", {"kind": "internal"})]
         return int(sum(self.registry.get_sample_value(name, labels) or 0 for name, labels in samples))
 
-    def error(self, kind: str, error_id: str = "") -> None:
+    def error(self, kind: str, error_id: str = "", chat: str = "", trace: str = "") -> None:
+        """Counted, and kept among the recent errors with the chat and run trace it came from, when known."""
         self.errors.labels(kind).inc()
-        self.activity.record("error", detail=f"{kind} {error_id}".strip())
+        self.activity.record("error", chat.partition(":")[0], f"{kind} {error_id}".strip(), chat=chat, trace=trace)
 
     def instrument(self, adapter: Adapter) -> CountingAdapter:
         return CountingAdapter(adapter, self)

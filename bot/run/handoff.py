@@ -11,7 +11,7 @@ from bot.agent.events import RunFailed
 from bot.delivery import Delivery, HeldReply, StreamWriter
 from bot.delivery.typing import TypingIndicator
 from bot.i18n import t
-from bot.replies import Reply
+from bot.replies import Button, Reply
 from bot.run.turn import TurnContext
 
 log = logging.getLogger("bothub.runner")
@@ -73,4 +73,6 @@ class FailureNotices:
         if last is not None and now - last < QUIET_AFTER_FAILURE:
             return
         reason = t(turn.lang, event.kind.reason)
-        await delivery.send(turn.chat, Reply(t(turn.lang, "llm_failed", reason=reason, error_id=event.error_id)))
+        retry = Button(t(turn.lang, "retry_button"), "/retry")  # one press, where buttons exist
+        await delivery.send(turn.chat, Reply(t(turn.lang, "llm_failed", reason=reason, error_id=event.error_id),
+                                             buttons=((retry,),)))

@@ -148,7 +148,7 @@ class AgentRunner:
                 raise
             finally:
                 out.stop_typing()
-            await self._deliver(end, session, turn, out, delivery)
+            await self._deliver(end, session, turn, out, delivery, trace.id)
             delivered = True
         finally:
             finishes = transcript.close(delivered)
@@ -193,13 +193,13 @@ class AgentRunner:
         return end
 
     async def _deliver(self, end: End, session: Session, turn: TurnContext, out: ReplyOut,
-                       delivery: Delivery) -> None:
+                       delivery: Delivery, trace_id: str) -> None:
         chat_key = session.key.storage_key
         if isinstance(end, RunFinished):
             self.failures.succeeded(chat_key)
             await out.finish(end.text or t(turn.lang, "empty_answer"))
         elif isinstance(end, RunFailed):
-            self.metrics.error(end.kind, end.error_id)
+            self.metrics.error(end.kind, end.error_id, chat_key, trace_id)
             await out.finish()
             await self.failures.report(chat_key, end, turn, delivery)
 
@@ -208,7 +208,7 @@ class AgentRunner:
         """A run stopped (/stop, shutdown) or past its deadline keeps and shows what it said so far."""
         trace.outcome = outcome
         if outcome == "deadline":
-            self.metrics.error("deadline")
+            self.metrics.error("deadline", chat=session.key.storage_key, trace=trace.id)
             log.warning("run in %s passed its %ss deadline; stopped", session.key.storage_key,
                         self.cfg.llm.run_deadline)
         self.metrics.run_finished(outcome, time.monotonic() - started)

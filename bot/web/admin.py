@@ -9,6 +9,8 @@ from typing import Any
 from aiohttp import web
 
 from bot.chats.api_tokens import ApiTokens
+from bot.httpkit import lang
+from bot.i18n import t
 from bot.web.actions import change_settings
 from bot.web.dashboard import DEPS, Deps, render_page, url
 
@@ -41,6 +43,11 @@ async def _form(request: web.Request, *names: str) -> list[str]:
     return [str(v).strip() for v in values]
 
 
+def _say(request: web.Request, key: str, **values: object) -> str:
+    """A notice in the signed-in browser's language."""
+    return t(lang.pick(request), key, **values)
+
+
 def _back(notice: str, path: str = "/admin", **params: str) -> web.HTTPSeeOther:
     return web.HTTPSeeOther(url(path, notice=notice, **params))
 
@@ -52,9 +59,10 @@ async def pairing(request: web.Request) -> web.StreamResponse:
     pairing = deps.services.pairing
     user = await (pairing.approve(platform, code) if decision == "approve" else pairing.deny(platform, code))
     if user is None:
-        raise _back(f"No pending code {code} on {platform} (expired or decided already).")
+        raise _back(_say(request, "notice_no_code", code=code, platform=platform))
     await deps.store.dashboard.add_audit("dashboard", f"pair-{decision}", platform, user)
-    raise _back(f"{'Approved' if decision == 'approve' else 'Denied'}: {platform} user {user}.")
+    raise _back(_say(request, "notice_pair_approve" if decision == "approve" else "notice_pair_deny",
+                             platform=platform, user=user))
 
 
 async def approval(request: web.Request) -> web.StreamResponse:
@@ -76,7 +84,7 @@ async def chat_settings(request: web.Request) -> web.StreamResponse:
         raise web.HTTPBadRequest(text="choose a language (en, zh) and one of the allowed models")
     saved = await change_settings(deps.services, chat, {"language": language, **({"model": model} if model else {})})
     await deps.store.dashboard.add_audit("dashboard", "chat-settings", chat, f"language={language} model={model}")
-    raise _back("Saved." if saved else "Queued: saved after the chat's current answer.", "/chats/view", chat=chat)
+    raise _back(_say(request, "notice_saved" if saved else "notice_queued"), "/chats/view", chat=chat)
 
 
 async def forget(request: web.Request) -> web.StreamResponse:
@@ -84,9 +92,9 @@ async def forget(request: web.Request) -> web.StreamResponse:
     deps = request.app[DEPS]
     chat, number = await _form(request, "chat", "number")
     if not number.isdecimal() or not await deps.services.memory.forget(chat, int(number)):
-        raise _back(f"There is no memory number {number}.", "/chats/view", chat=chat)
+        raise _back(_say(request, "notice_no_memory", n=number), "/chats/view", chat=chat)
     await deps.store.dashboard.add_audit("dashboard", "forget", chat, number)
-    raise _back(f"Forgot memory {number}.", "/chats/view", chat=chat)
+    raise _back(_say(request, "notice_forgot", n=number), "/chats/view", chat=chat)
 
 
 async def api_token_create(request: web.Request) -> web.StreamResponse:
@@ -101,8 +109,8 @@ async def api_token_create(request: web.Request) -> web.StreamResponse:
 async def api_token_revoke(request: web.Request) -> web.StreamResponse:
     token_id, = await _form(request, "id")
     if not await _tokens(request.app[DEPS]).revoke(token_id, "dashboard"):
-        raise _back(f"There is no live token {token_id}.")
-    raise _back(f"Revoked token {token_id}: requests with it now get 401.")
+        raise _back(_say(request, "notice_no_token", id=token_id))
+    raise _back(_say(request, "notice_revoked", id=token_id))
 
 
 def _tokens(deps: Deps) -> ApiTokens:

@@ -125,6 +125,15 @@ async def panel_fragment(request: web.Request) -> web.Response:
     return render_page("_panel.html", request, {"info": info, "tree": index.tree()})
 
 
+async def trace_page(request: web.Request) -> web.Response:
+    """One run's trace, only through the chat it ran in (another chat's id is "not found", like an unknown one)."""
+    deps, chat = request.app[DEPS], _param(request, "chat")
+    found = await deps.store.traces.get(chat, _param(request, "id")) if chat else None
+    if found is None:
+        raise web.HTTPNotFound(text="no such trace in this chat")
+    return render_page("trace.html", request, {"chat": chat, "trace": found})
+
+
 async def export(request: web.Request) -> web.Response:
     deps = request.app[DEPS]
     info = await conversation(deps, _param(request, "chat"), _param(request, "conv"))
@@ -156,4 +165,5 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/tree/subtree", subtree_fragment)
     app.router.add_get("/tree/panel", panel_fragment)
     app.router.add_get("/tree/export", export)
+    app.router.add_get("/trace", trace_page)
     app.router.add_post("/tree/branch", branch)

@@ -12,10 +12,13 @@ from aiohttp import web
 from bot.chats.sessions import SessionKey
 from bot.commands.services import CommandServices
 from bot.config import Config, ConfigError
+from bot.httpkit import lang
 from bot.httpkit.auth import is_loopback
 from bot.httpkit.markdown import markdown
 from bot.httpkit.security import AUTH, SESSION
+from bot.i18n import t
 from bot.ops.health import Health
+from bot.ops.logring import LogRing
 from bot.ops.metrics import Metrics
 from bot.store import Store
 from bot.web import render
@@ -32,6 +35,7 @@ class Deps:
     services: CommandServices  # the same conversations, sessions and prompts the chat commands use
     health: Health
     metrics: Metrics
+    logs: LogRing = field(default_factory=LogRing)  # the last log lines, for the log view
     trees: IndexCache = field(default_factory=IndexCache)  # big trees' indexes, while unchanged
 
 
@@ -55,10 +59,12 @@ def url(path: str, **params: Any) -> str:
 
 def render_page(name: str, request: web.Request, context: dict[str, Any], status: int = 200) -> web.Response:
     """Render a template with what every page shows: the CSRF token, sign-in state, the current path."""
-    session = request.get(SESSION)
+    session, language = request.get(SESSION), lang.pick(request)
     common = {"csrf": session.csrf if session else "", "signed_in": session is not None,
-              "open_access": request.app[AUTH].open_access, "path": request.path,
-              "webchat": any(r.canonical == "/webchat" for r in request.app.router.resources())}
+              "open_access": request.app[AUTH].open_access, "path": request.path, "path_qs": request.path_qs,
+              "webchat": any(r.canonical == "/webchat" for r in request.app.router.resources()),
+              "lang": language, "t": functools.partial(t, language),
+              "role_label": functools.partial(render.role_label, language)}
     html = _pages().get_template(name).render({**common, **context})
     return web.Response(text=html, status=status, content_type="text/html", charset="utf-8")
 
@@ -71,7 +77,7 @@ def _pages() -> jinja2.Environment:
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("bot.web", "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined)
-    env.globals.update(url=url, markdown=markdown, role_label=render.role_label)
+    env.globals.update(url=url, markdown=markdown)
     env.filters["timestamp"] = render.timestamp
     return env
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from bot.httpkit import lang
 from bot.httpkit.auth import SESSION_COOKIE, TooManyAttempts
 from bot.httpkit.security import AUTH, SESSION, set_session_cookie
+from bot.i18n import t
 from bot.web.dashboard import render_page
 
 
@@ -27,10 +29,10 @@ async def login(request: web.Request) -> web.StreamResponse:
     try:
         session = auth.check_password(password if isinstance(password, str) else "", request.remote or "?")
     except TooManyAttempts as e:
-        context = {"next": target, "error": f"Too many attempts. Try again in {e.retry_after:.0f} s."}
+        context = {"next": target, "error": t(lang.pick(request), "login_too_many", seconds=e.retry_after)}
         return render_page("login.html", request, context, status=429)
     except PermissionError:
-        context = {"next": target, "error": "Wrong password."}
+        context = {"next": target, "error": t(lang.pick(request), "login_wrong")}
         return render_page("login.html", request, context, status=401)
     response = web.HTTPSeeOther(target)
     set_session_cookie(request, response, session)

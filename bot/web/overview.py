@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import asdict
+from typing import Any
 
 from aiohttp import web
 
@@ -13,15 +14,33 @@ from bot.httpkit import sse
 from bot.ops.activity import Event
 from bot.web.dashboard import DEPS, render_page
 
-CHART_HEIGHT = 60
+CHART_HEIGHT = 100  # the plot area of the traffic chart, in SVG units; axes and labels sit around it
+SLOT = 10  # SVG units per minute: an "in" bar and an "out" bar side by side
 TOP_QUEUES = 10
 FEEDS: web.AppKey[set[asyncio.Queue[str | None]]] = web.AppKey("dashboard_feeds")
 
 
-def bars(counts: list[int]) -> list[tuple[int, int, int]]:
-    """(x, height, count) per minute for a server-drawn SVG bar chart, scaled to the busiest minute."""
-    top = max(counts) or 1
-    return [(i * 10, max(round(c / top * CHART_HEIGHT), 1 if c else 0), c) for i, c in enumerate(counts)]
+def nice_top(value: int) -> int:
+    """The y axis' top: the busiest minute rounded up to 1, 2 or 5 × 10ⁿ (at least 1)."""
+    step = 1
+    while True:
+        for factor in (1, 2, 5):
+            if value <= step * factor:
+                return step * factor
+        step *= 10
+
+
+def traffic_chart(incoming: list[int], outgoing: list[int]) -> dict[str, Any]:
+    """Both series on one server-drawn SVG: (x, y, height, count) bars, the y axis' top and the minutes shown."""
+    top = nice_top(max([*incoming, *outgoing, 1]))
+
+    def bars(counts: list[int], offset: int) -> list[tuple[int, int, int, int]]:
+        heights = [max(round(c / top * CHART_HEIGHT), 1) if c else 0 for c in counts]
+        return [(i * SLOT + offset, CHART_HEIGHT - h, h, c) 
+                for i, (h, c) in enumerate(zip(heights, counts, strict=True))]
+
+    return {"in": bars(incoming, 1), "out": bars(outgoing, 5), "top": top, "half": top / 2,
+            "width": len(incoming) * SLOT, "height": CHART_HEIGHT, "minutes": len(incoming)}
 
 
 async def overview_page(request: web.Request) -> web.Response:
@@ -37,11 +56,11 @@ async def overview_page(request: web.Request) -> web.Response:
     today = utc_today()
     usage = deps.store.usage
     context = {
-        "adapters": adapters, "in_bars": bars(incoming), "out_bars": bars(outgoing),
+        "adapters": adapters, "chart": traffic_chart(incoming, outgoing),
         "in_last": sum(incoming[-5:]) / 5, "out_last": sum(outgoing[-5:]) / 5, "p50": p50, "p95": p95,
         "tokens": sorted(activity.tokens_today().items(), key=lambda kv: -kv[1]),
         "lanes": [(lane.name, lane.queued, lane.busy) for lane in lanes], "errors": list(activity.errors),
-        "chart_height": CHART_HEIGHT, "providers": deps.metrics.providers(),
+        "providers": deps.metrics.providers(),
         "cost_today": await usage.totals(today), "cost_month": await usage.totals(today.replace(day=1)),
         "top_chats": await usage.breakdown(today.replace(day=1), "chat", TOP_QUEUES),
     }

@@ -1,14 +1,15 @@
-"""How the dashboard labels roles and shows times (message text goes through bot/httpkit/markdown.py)."""
+"""How the dashboard labels roles and shows times, in the browser's language (message text: bot/httpkit/markdown.py)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-ROLE_LABELS = {"system": "System", "user": "You", "assistant": "AI", "tool": "Tool result"}
+from bot.i18n import STRINGS, t
 
 
-def role_label(role: str) -> str:
-    return ROLE_LABELS.get(role, role)
+def role_label(lang: str, role: str) -> str:
+    key = f"role_{role}"
+    return t(lang, key) if key in STRINGS else role
 
 
 def timestamp(seconds: float) -> str:

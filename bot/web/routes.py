@@ -6,9 +6,10 @@ from pathlib import Path
 
 from aiohttp import web
 
+from bot.httpkit import lang
 from bot.httpkit.auth import Auth
 from bot.httpkit.security import AUTH, security
-from bot.web import admin, api, chats, login, overview, search
+from bot.web import admin, api, chats, login, logs, overview, search
 from bot.web.dashboard import DEPS, Deps
 
 STATIC = Path(__file__).parent / "static"
@@ -20,5 +21,6 @@ def mount(app: web.Application, deps: Deps, password: str | None) -> None:
     app[AUTH] = Auth(password)
     app[DEPS] = deps
     app.router.add_static("/static/", STATIC, name="static")
-    for module in (login, chats, search, overview, admin, api):
+    for module in (login, chats, search, overview, admin, api, logs):
         module.add_routes(app)
+    app.router.add_get("/lang", lang.switch)

@@ -1,11 +1,13 @@
-"""The browser's tree: each message's fixed `/goto` number, drawn as nested runs and branches.
+"""The browser's tree: each message's fixed `/goto` number, drawn as runs and forks.
 
-A run is a chain of messages each with one child, or, on the cursor's path, with the path's child: the
-other children of a path message hang beside it as side branches. Only branch points off the path nest
-their children, so nesting grows with how often a path leaves the cursor's path, never with its length.
-Long runs show their ends (and the cursor) and fold the middle into a gap; once a page has drawn `BUDGET`
-messages, further branches are drawn folded. Gaps and folded branches load on demand, so a 10 000-message
-tree costs one pass over its skeleton and a few hundred drawn rows. Pure: no I/O.
+A run is a chain of messages each with one child; it ends at a fork, whose children are drawn as branches
+side by side under it, in the order they were made (never reordered by the cursor, so a tree looks the same
+before and after a "Branch here"). Long runs show their ends (and the cursor) and fold the middle into a gap;
+once a page has drawn `BUDGET` messages, further branches off the cursor's path are drawn as loaders and runs on
+it keep only the fork they end in (and the cursor). Gaps and
+folded branches load on demand, so a 10 000-message tree costs one pass over its skeleton and a few hundred
+drawn rows. Each node also knows its branch's tip (the cursor on the cursor's path, else the newest leaf below
+it): the web chat goes there when a node is clicked. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class Node:
     cursor: bool
     tool: bool = False
     interrupted: bool = False
+    tip: int = 0  # `/goto` number of the end of this node's branch
     kind = "node"  # for the template: a drawn message, not a gap
 
 
@@ -49,9 +52,8 @@ class Gap:
 class Branch:
     items: list[Node | Gap]  # the run, its head first
     size: int  # messages in the head's subtree
-    folded: bool = False  # only the head is drawn; the rest loads on demand
-    children: list[Branch] = field(default_factory=list)  # branches under the run's last message
-    sides: dict[str, list[Branch]] = field(default_factory=dict)  # branches off path messages inside the run
+    folded: bool = False  # drawn as a loader (its one item a Gap for the whole subtree); it loads on demand
+    children: list[Branch] = field(default_factory=list)  # the fork under the run's last message, oldest first
 
 
 class TreeIndex:
@@ -75,6 +77,10 @@ class TreeIndex:
         for node in reversed(order):
             for child in self.kids[node]:
                 self.size[node] += self.size[child]
+        self.leaf = {node: node for node in order}  # the newest leaf under each node
+        for node in reversed(order):
+            if self.kids[node]:
+                self.leaf[node] = self.leaf[self.kids[node][-1]]
         self.path: set[str] = set()
         node_id: str | None = cursor if cursor in self.reachable else root_id
         while node_id is not None and node_id not in self.path:
@@ -88,18 +94,18 @@ class TreeIndex:
     def node(self, message_id: str) -> Node:
         row = self.rows.get(message_id)
         on_path, cursor = message_id in self.path, message_id == self.cursor
+        tip_row = self.rows.get(self.cursor if on_path else self.leaf[message_id])
+        tip = tip_row.number if tip_row else 0
         if row is None:  # the root: the system prompt, never stored
-            return Node(0, message_id, "system", self.root_preview, None, on_path, cursor)
+            return Node(0, message_id, "system", self.root_preview, None, on_path, cursor, tip=tip)
         return Node(row.number, row.id, row.role, row.preview, row.created_at, on_path, cursor,
-                    row.has_tool_calls, row.interrupted)
+                    row.has_tool_calls, row.interrupted, tip)
 
     def run(self, head: str) -> list[str]:
+        """`head` and its descendants down to the first fork or leaf."""
         ids = [head]
-        while kids := self.kids[ids[-1]]:
-            onward = kids[0] if len(kids) == 1 else next((k for k in kids if k in self.path), None)
-            if onward is None:
-                break
-            ids.append(onward)
+        while len(kids := self.kids[ids[-1]]) == 1:
+            ids.append(kids[0])
         return ids
 
     def tree(self) -> Branch:
@@ -110,22 +116,22 @@ class TreeIndex:
         return self._branch(head, [BUDGET], 0, force)
 
     def _branch(self, head: str, budget: list[int], depth: int, force: bool) -> Branch:
-        open_it = force or (depth < MAX_NEST and (head in self.path or budget[0] > 0))
-        if not open_it:
-            return Branch([self.node(head)], self.size[head], folded=True)
+        on_path = head in self.path
+        if not (force or on_path or (depth < MAX_NEST and budget[0] > 0)):  # drawn as a loader: no row at all
+            return Branch([Gap(head, self.size[head])], self.size[head], folded=True)
         ids = self.run(head)
-        branching = {i for i, m in enumerate(ids[:-1]) if len(self.kids[m]) > 1}
-        items = self._fold(ids, branching)
+        items = self._fold(ids, tight=budget[0] <= 0)
         budget[0] -= sum(isinstance(i, Node) for i in items)
-        sides = {ids[i]: [self._branch(c, budget, depth + 1, False) for c in self.kids[ids[i]] if c != ids[i + 1]]
-                 for i in sorted(branching)}
         children = [self._branch(c, budget, depth + 1, False) for c in self.kids[ids[-1]]]
-        return Branch(items, self.size[head], children=children, sides=sides)
+        return Branch(items, self.size[head], children=children)
 
-    def _fold(self, ids: list[str], branching: set[int]) -> list[Node | Gap]:
-        if len(ids) <= RUN_LONG:
+    def _fold(self, ids: list[str], tight: bool = False) -> list[Node | Gap]:
+        """A run with its middle folded; `tight` (the page's budget is spent: a run on the cursor's path deep in a
+        big tree) keeps only the fork at its end and the cursor."""
+        if len(ids) <= (2 if tight else RUN_LONG):
             return [self.node(i) for i in ids]
-        keep = set(range(RUN_EDGE)) | set(range(len(ids) - RUN_EDGE, len(ids))) | branching
+        edge = 0 if tight else RUN_EDGE
+        keep = set(range(edge)) | set(range(len(ids) - max(edge, 1), len(ids)))
         if self.cursor in ids:
             at = ids.index(self.cursor)
             keep |= {at - 1, at, at + 1}

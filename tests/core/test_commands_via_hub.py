@@ -30,7 +30,7 @@ async def test_tree_skills_roles_and_list_show_exactly_this_chat(tmp_path: Path,
         "[    on] summarize-url (tool) — Fetch a public web page and summarize it in a few bullet points",
         "[    on] Weekly report (prompt) — 当用户请求“周报”、“weekly report”、“总结本周”时激活。"])
     assert (roles.title, roles.text) == ("Roles", "· coder\n· default")
-    assert (listing.title, listing.text) == ("Conversations (1)", f"▶ `{conversation}` one · 6 msgs · now")
+    assert (listing.title, listing.text) == ("Conversations (1)", f"▶ `{conversation}` one · 6 msgs · just now")
 
 
 async def test_approve_and_deny_through_the_hub(tmp_path: Path, fake: FakeOpenAI) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from playwright.async_api import expect
@@ -51,5 +52,19 @@ async def test_overview_counts_traffic_and_shows_errors_with_their_ids(webchat: 
     assert chat.startswith("web:") and int(chat_tokens.split()[0]) > 0
     errors = await overview.locator("table.errors td").all_inner_texts()
     assert errors[2] == f"server {shown_id.group(1)}"
-    assert await overview.locator("svg.bars.in rect[height='60']").count() == 1  # this minute is the busiest
+    assert await overview.locator("svg.chart .series.in rect[height='100']").count() == 1  # the busiest minute
+    assert await overview.locator("svg.chart .axis text").first.text_content() == "2"  # the y axis' top
     await browser.screenshot("overview")
+    chat_key = errors[1]
+    assert chat_key.startswith("web:")  # the error links to its chat …
+    assert await overview.get_attribute("table.errors a.error-chat", "href") == f"/chats/view?chat=web%3A{chat_key[4:]}"
+    href = await overview.get_attribute("table.errors a.error-trace", "href") or ""
+    trace_id = href.rpartition("id=")[2]
+    for _ in range(100):  # a run writes its trace once it has ended, right after the failure is shown
+        if await webchat.app.store.traces.get(chat_key, trace_id) is not None:
+            break
+        await asyncio.sleep(0.05)
+    await overview.click("table.errors a.error-trace")  # … and to its run's trace
+    await expect(overview.locator("dd.outcome")).to_contain_text("failed in")
+    await expect(overview.locator("dd.outcome code")).to_have_text(shown_id.group(1))
+    await expect(overview.locator("ol.trace-steps li.kind-model")).to_have_count(1)

@@ -64,8 +64,10 @@ async def test_branch_here_moves_the_cursor_and_the_next_message_branches(chatti
     await page.reload()
     tree = await page.inner_text("#tree")
     assert "[3] You: second question" in tree and "[5] You: a different second question" in tree
-    side = await page.locator("#tree ul.branches.side > li.branch > details > summary").all_inner_texts()
-    assert [h.split(":")[0] for h in side] == ["[3] You"]  # the old branch hangs beside the cursor's path
+    # issue 29: the new branch is a fork beside the old one, one level in, in the order they were made
+    heads = await page.locator("#tree ul.branches.fork > li.branch > .head").all_inner_texts()
+    assert [h.split(":")[0] for h in heads] == ["[3] You", "[5] You"]
+    assert await page.locator("#tree ul.branches.fork > li.branch").nth(0).locator("a.node").count() == 2
     assert (await page.inner_text("#tree a.node.cursor")).startswith("[6] AI")
     audit = await dashboard.app.store.dashboard.list_audit()
     assert [(a.actor, a.action) for a in audit] == [("dashboard", "branch")]

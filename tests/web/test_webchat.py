@@ -30,10 +30,10 @@ async def test_answers_stream_in_and_the_tree_panel_follows(webchat: Dashboard, 
     page = await open_chat(browser, webchat)
     fake.script(Text("Hello **there**, how can I help?", chunks=4, delay=0.1))
     await say(page, "hi bot", 1)
-    await expect(page.locator("#log .bubble.bot").last).to_have_text("Hello there, how can I help?")
+    await expect(page.locator("#log .bubble.bot .body").last).to_have_text("Hello there, how can I help?")
     assert await page.locator("#log .bubble.bot strong").inner_text() == "there"
     await expect(page.locator("#tree-panel a.node")).to_have_count(3)  # system, you, AI
-    assert await page.locator("#log .bubble.mine").all_inner_texts() == ["hi bot"]
+    assert await page.locator("#log .bubble.mine .body").all_inner_texts() == ["hi bot"]
     await browser.screenshot("webchat")
 
 
@@ -42,7 +42,10 @@ async def test_commands_and_buttons_work(webchat: Dashboard, browser: Browser) -
     await say(page, "first", 1)
     await say(page, "/goto 1", 2)  # a typed command
     await say(page, "second try", 3)  # branches under [1]
-    await expect(page.locator("#tree-panel ul.branches.side a.node")).to_have_count(1)  # the old answer [2]
+    # a fork under [1]: the old answer [2] first, the new branch beside it, both one level in
+    await expect(page.locator("#tree-panel ul.branches.fork > li.branch")).to_have_count(2)
+    heads = await page.locator("#tree-panel ul.branches.fork > li.branch > .head").all_inner_texts()
+    assert [h.split(":")[0] for h in heads] == ["[2] AI", "[3] You"]
     await say(page, "/tree", 4)
     tree = page.locator("#log .bubble.bot").last
     assert "[2] AI: first" in await tree.locator(".body").inner_text()
@@ -62,10 +65,12 @@ async def test_branch_here_from_the_tree_then_send_from_the_web_chat(webchat: Da
     await expect(page.locator("p.notice")).to_contain_text("Cursor moved")
     await page.click("header nav >> text=Web chat")
     await page.locator("body[data-stream=open]").wait_for()
-    await say(page, "question two, again", 1)
+    await page.locator("body[data-history=loaded]").wait_for()  # the chat shows the branch it moved to
+    assert await page.locator("#log .bubble .body").all_inner_texts() == ["question one", "question one"]
+    await say(page, "question two, again", 2)
     await expect(page.locator("#tree-panel a.node")).to_have_count(7)
-    side = await page.locator("#tree-panel ul.branches.side > li.branch > details > summary").all_inner_texts()
-    assert [s.split(":")[0] for s in side] == ["[3] You"]
+    heads = await page.locator("#tree-panel ul.branches.fork > li.branch > .head").all_inner_texts()
+    assert [h.split(":")[0] for h in heads] == ["[3] You", "[5] You"]  # made first, drawn first
     assert (await page.inner_text("#tree-panel a.node.cursor")).startswith("[6] AI: question two, again")
 
 

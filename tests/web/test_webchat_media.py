@@ -46,7 +46,7 @@ async def test_a_picked_photo_reaches_the_vision_model(vision_chat: Dashboard, b
     await page.set_input_files("#composer input[type=file]", str(photo))
     await page.fill("#composer textarea", "what is this?")
     await page.press("#composer textarea", "Enter")
-    await expect(page.locator("#log .bubble.bot")).to_have_text(["a red rectangle"])
+    await expect(page.locator("#log .bubble.bot .body")).to_have_text(["a red rectangle"])
     assert await page.locator("#log .bubble.mine .attached").all_inner_texts() == ["📎 red.jpg"]
     text, image = fake.requests[0]["body"]["messages"][-1]["content"]
     assert text["text"].startswith("what is this?\n[image attached: red.jpg (image/jpeg")

@@ -63,6 +63,17 @@ document.addEventListener("click", (event) => {
 
 window.bothub = { csrfToken, fetchHtml, replaceWithHtml };
 
+// The log view follows the log: its lines are fetched again every few seconds while "follow" is on.
+(function () {
+  const lines = document.getElementById("log-lines");
+  const follow = document.getElementById("follow");
+  if (!lines || !follow) return;
+  setInterval(async () => {
+    if (!follow.checked) return;
+    try { lines.innerHTML = await fetchHtml(lines.dataset.src); } catch (err) { /* next time */ }
+  }, 3000);
+})();
+
 // The overview's live feed: one line per event, newest first, at most 50.
 (function () {
   const feed = document.getElementById("feed");
