@@ -3,6 +3,8 @@ root, survives the JSONL export/import unchanged, and renders as a `/tree` withi
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,7 +46,7 @@ def check(conv: Conversation, numbers: dict[str, int]) -> None:
     for leaf in conv.get_leaf_ids():
         chain = conv.get_message_chain(leaf)
         assert chain[0].id == conv.root_id and chain[-1].id == leaf
-        assert all(child.parent_id == parent.id for parent, child in zip(chain, chain[1:], strict=False))
+        assert all(child.parent_id == parent.id for parent, child in itertools.pairwise(chain))
 
 
 @settings(max_examples=40, deadline=None)
