@@ -12,7 +12,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from bot.web import sse
+from bot.httpkit import sse
 from tests.fakes.serve import serve_local
 
 

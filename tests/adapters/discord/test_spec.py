@@ -10,6 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from adapters.discord import DiscordConfig, _not_voice, _sync
+from bot.commands import menu
 from tests.fakes.discord_api import GUILD_ID, TOKEN, FakeDiscord
 
 
@@ -35,14 +36,14 @@ def args(guild: str | None = None, remove_global: bool = False) -> argparse.Name
 ])
 async def test_discord_sync_refuses_wrong_arguments_in_one_line(
         env: dict[str, str], given: argparse.Namespace, error: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert await _sync(DiscordConfig(), env, given) == 2
+    assert await _sync(DiscordConfig(), env, given, menu()) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"bothub: {error}") and len(err.strip().splitlines()) == 1
 
 
 async def test_discord_sync_to_one_server_says_so(fake: FakeDiscord, capsys: pytest.CaptureFixture[str]) -> None:
     env = {"DISCORD_BOT_TOKEN": TOKEN, "DISCORD_API_BASE": fake.api_base}
-    assert await _sync(DiscordConfig(), env, args(GUILD_ID, remove_global=True)) == 0
+    assert await _sync(DiscordConfig(), env, args(GUILD_ID, remove_global=True), menu()) == 0
     out = capsys.readouterr().out
     assert out.startswith("synced ") and "guild commands exist only in that server, not in DMs" in out
 
