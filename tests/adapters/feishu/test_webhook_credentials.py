@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.adapters.feishu.conftest import ENCRYPT_KEY, VERIFICATION_TOKEN, StartAdapter
+from tests.fakes.feishu_api import APP_ID, APP_SECRET
 from tests.fakes.feishu_events import encrypt, message_event, signed_request
 
 SIGNED = ("X-Lark-Signature", "X-Lark-Request-Timestamp", "X-Lark-Request-Nonce")
@@ -82,3 +83,21 @@ async def test_a_push_with_an_absent_empty_or_wrong_token_or_encryption_is_refus
     await h.wait_received(1)
     await h.adapter.stop()  # quiescent: whatever was taken in has reached the hub
     assert [m.message_id for m in h.received] == ["om_in_ev-genuine"]
+
+
+async def test_what_feishu_does_not_sign_is_taken_without_a_signature(start_adapter: StartAdapter) -> None:
+    """Mutation-guided: the URL check is not signed even under an encrypt key, and a token-only webhook has no
+    signature at all; requiring one there would refuse Feishu itself."""
+    h = await start_adapter()
+    assert h.session is not None
+    challenge = json.dumps({"encrypt": encrypt(ENCRYPT_KEY, json.dumps(
+        {"challenge": "ch-1", "token": VERIFICATION_TOKEN, "type": "url_verification"}))}).encode()
+    async with h.session.post(h.url, data=challenge, headers={"Content-Type": "application/json"}) as resp:
+        assert resp.status == 200 and await resp.json() == {"challenge": "ch-1"}
+    plain = await start_adapter(secrets={"FEISHU_APP_ID": APP_ID, "FEISHU_APP_SECRET": APP_SECRET,
+                                         "FEISHU_VERIFICATION_TOKEN": VERIFICATION_TOKEN})
+    assert plain.session is not None
+    async with plain.session.post(plain.url, json=_event("ev-token-only")) as resp:
+        assert resp.status == 200
+    [msg] = await plain.wait_received(1)
+    assert msg.message_id == "om_in_ev-token-only"
