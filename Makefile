@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ARGS ?=
 
-.PHONY: run chat doctor test lint bench screenshots clean
+.PHONY: run chat doctor test lint bench screenshots mutation clean
 
 $(STAMP): pyproject.toml
 	@echo "==> first run: creating $(VENV) and installing bothub with its dependencies (a minute or two)"
@@ -32,6 +32,12 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/pytest -q --cov --cov-report=term:skip-covered
 
+# Mutation testing of the security-critical modules ([tool.mutmut] in pyproject.toml); MUTATE=path/to/module.py
+# runs one of them. The score is killed / (killed + survived); `mutmut browse` shows each survivor.
+mutation: $(STAMP)
+	$(BIN)/mutmut run $(if $(MUTATE),"$(subst /,.,$(MUTATE:.py=)).*")
+	$(BIN)/mutmut export-cicd-stats && cat mutants/mutmut-cicd-stats.json
+
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
@@ -39,4 +45,4 @@ screenshots: $(STAMP)  # the browser tests, saving their pictures to docs/img/ f
 	BOTHUB_SCREENSHOTS=1 $(BIN)/pytest -q tests/web
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.*
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.* mutants .hypothesis

@@ -11,6 +11,7 @@ import pytest
 import pytest_asyncio
 
 from bot.ops import eventloop
+from tests.fakes import budgets
 from tests.fakes.openai_api import FakeOpenAI
 from tests.postgres import PostgresServer
 
@@ -31,6 +32,16 @@ def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> d
 @functools.cache
 def _new_loop() -> Callable[[], Any]:
     return eventloop.policy().new_event_loop
+
+
+@pytest.fixture(autouse=True)
+def platform_budgets() -> Iterator[None]:
+    """Fails a test whose platform fakes saw the bot go over a platform's budget (tests/fakes/budgets.py),
+    even where the bot survived the 429 or its SDK waited."""
+    budgets.MADE.clear()
+    yield
+    fakes, budgets.MADE[:] = list(budgets.MADE), []
+    assert budgets.unexpected(fakes) == [], "the bot went over a platform's budget"
 
 
 @pytest_asyncio.fixture

@@ -129,7 +129,8 @@ def import_jsonl(text: str, system_prompt: str) -> Conversation:
     conv: Conversation | None = None
     cursor: str | None = None
     numbers: set[int] = set()
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    # "\n" only: str.splitlines() also breaks at U+0085, U+2028 and the like, which JSON keeps raw inside strings
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:

@@ -26,6 +26,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes.budgets import Judged, SlidingWindows
 from tests.fakes.discord_events import DiscordEvents, Interaction
 from tests.fakes.discord_files import AttachmentFiles
 from tests.fakes.discord_guild import (
@@ -57,6 +58,7 @@ TOKEN = "TEST-TOKEN"
 DISCORD_EPOCH_MS = 1420070400000
 TOKEN_LIFETIME = 15 * 60.0
 ACK_DEADLINE = 3.0  # seconds Discord waits for an interaction's first response
+GLOBAL_PER_SECOND = 50  # requests a bot may make per second over every route
 PRIVILEGED_INTENTS = {1 << 1: "GUILD_MEMBERS", 1 << 8: "GUILD_PRESENCES", 1 << 15: "MESSAGE_CONTENT"}
 
 
@@ -68,9 +70,12 @@ class Call:
     query: dict[str, str]
 
 
-class FakeDiscord(AttachmentFiles, DiscordEvents):
+class FakeDiscord(AttachmentFiles, DiscordEvents, Judged):
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         super().__init__()
+        Judged.__init__(self)
+        # what Discord allows, only recorded (budgets.py): the route limits, and 50 requests a second per bot
+        self.judge, self.global_judge = RouteLimits(), SlidingWindows(GLOBAL_PER_SECOND, 1.0)
         self.clock = clock  # unix seconds: interaction deadlines and token lifetimes
         self.limits = RouteLimits()
         self.enabled_intents = 1 << 15  # privileged intents switched on in the developer portal
@@ -218,7 +223,11 @@ class FakeDiscord(AttachmentFiles, DiscordEvents):
         # interaction callbacks and followups authenticate with the token in the URL, not the bot token
         if parts[0] not in ("interactions", "webhooks") and request.headers.get("Authorization") != f"Bot {TOKEN}":
             return error_response(401, 0, "401: Unauthorized")
+        if parts[0] not in ("interactions", "webhooks") and self.global_judge.over():
+            self.breach("global", "bot")
         bucket = route_bucket(request.method, parts)
+        if bucket is not None and self.judge.take(bucket)[1] is not None:
+            self.breach("per route", bucket)
         if bucket is None:
             return self._route(request.method, path, parts, body)
         headers, retry_after = self.limits.take(bucket)

@@ -20,9 +20,11 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from adapters.feishu.frames import CONTROL, DATA, Frame  # checked against lark-oapi's own class in test_frames.py
+from tests.fakes.budgets import Judged
 from tests.fakes.feishu_cardkit import TOO_LONG, CardEntity, CardKit, error, ok
 from tests.fakes.feishu_events import APP_ID, message_event
 from tests.fakes.feishu_files import ResourceFiles
+from tests.fakes.feishu_limits import FeishuLimits
 from tests.fakes.serve import serve_local
 
 APP_SECRET = "test-secret"
@@ -51,10 +53,12 @@ class Failure:
     reset: int = 1  # seconds in x-ogw-ratelimit-reset when the failure is a rate limit
 
 
-class FakeFeishu(ResourceFiles, CardKit):
+class FakeFeishu(ResourceFiles, CardKit, Judged):
     def __init__(self) -> None:
         ResourceFiles.__init__(self)
         CardKit.__init__(self)
+        Judged.__init__(self)
+        self.judge = FeishuLimits()  # Feishu's frequency limits, only recorded (budgets.py)
         self.calls: list[Call] = []
         self.messages: dict[str, dict[str, Any]] = {}
         self.chat_modes: dict[str, str] = {}  # chat_id → "p2p" | "group" | "topic"
@@ -146,6 +150,7 @@ class FakeFeishu(ResourceFiles, CardKit):
         self.calls.append(Call(request.method, request.path, dict(request.query), body, dict(request.headers)))
         if request.headers.get("Authorization", "").removeprefix("Bearer ") not in self._valid_tokens:
             return self._error(99991663, "Invalid access token for authorization.")
+        self._judge(request.method, request.path.removeprefix("/open-apis/").split("/"), body)
         for failure in self._failures:
             if failure.method == request.method and failure.path_part in request.path:
                 if failure.times is not None:
@@ -170,6 +175,21 @@ class FakeFeishu(ResourceFiles, CardKit):
         if route[1:4] == ("cardkit", "v1", "cards"):
             return self._cardkit(request.method, p, body or {})
         return self._error(404, "not found", 404)
+
+    def _judge(self, method: str, parts: list[str], body: Any) -> None:
+        """Count a message or card call against Feishu's limits; reads (GET) are not limited."""
+        if method == "GET" or parts[:2] not in (["im", "v1"], ["cardkit", "v1"]) or parts[2] in ("images", "files"):
+            return
+        if parts[0] == "cardkit":  # id_convert names a message, not a card: only the app's limit
+            api, target = "cardkit", parts[3] if len(parts) > 3 and parts[3] != "id_convert" else None
+        elif method == "POST" and len(parts) == 3:
+            api, target = "send", (body or {}).get("receive_id")
+        elif method == "POST" and parts[-1] == "reply":
+            api, target = "send", self.messages.get(parts[3], {}).get("chat_id")
+        else:
+            api, target = "update", parts[3] if len(parts) > 3 else None
+        if (rule := self.judge.refusal(api, target)) is not None:
+            self.breach(rule, target)
 
     def _messages(self, method: str, p: list[str], query: dict[str, str], body: dict[str, Any]) -> web.Response:
         if method == "POST" and len(p) == 3:

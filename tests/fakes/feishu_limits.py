@@ -25,6 +25,10 @@ class FeishuLimits:
 
     def allow(self, api: str, target: str | None) -> bool:
         """Spend one call of `api` ("send", "update" or "cardkit") on `target` (a chat, message or card)."""
+        return self.refusal(api, target) is None
+
+    def refusal(self, api: str, target: str | None) -> str | None:
+        """Like `allow`, naming the rule that refuses the call (None: allowed, and spent)."""
         now = self.clock()
         keys = [(f"{api} per app", "")] + ([] if target is None else [(self._scope(api), target)])
         windows = [self._windows[key] for key in keys]
@@ -33,10 +37,10 @@ class FeishuLimits:
                 window.popleft()
             if len(window) >= self._limit(rule):
                 self.causes[rule] += 1
-                return False
+                return rule
         for window in windows:
             window.append(now)
-        return True
+        return None
 
     @staticmethod
     def _scope(api: str) -> str:

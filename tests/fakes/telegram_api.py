@@ -19,6 +19,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from tests.fakes.budgets import Judged
 from tests.fakes.serve import serve_local
 from tests.fakes.telegram_files import FileMethods, Upload
 from tests.fakes.telegram_rules import (
@@ -45,12 +46,14 @@ BOT_USER = {"id": 1000001, "is_bot": True, "first_name": "Hub", "username": "hub
 DEFAULT_USER = {"id": 42, "is_bot": False, "first_name": "Ann", "last_name": "Lee", "username": "ann"}
 
 
-class FakeTelegram(FileMethods):
+class FakeTelegram(FileMethods, Judged):
     def __init__(self, token: str = TOKEN, bot_user: dict[str, Any] | None = None) -> None:
+        Judged.__init__(self)
         self.token = token
         self.bot_user = bot_user or dict(BOT_USER)
         self.calls: list[Call] = []
         self.flood: FloodLimits | None = FloodLimits()  # None only where a test says why
+        self.judge = FloodLimits()  # the same limits, only recorded: a breach fails the test (budgets.py)
         self.updates = UpdateFeed()
         self.webhook: dict[str, Any] | None = None
         self.webhook_statuses: list[int] = []
@@ -61,6 +64,8 @@ class FakeTelegram(FileMethods):
         self.downloads: list[str] = []  # file_ids the bot fetched
         self.port = 0
         self._failures: list[Failure] = []
+        self._holds: list[tuple[Callable[[str, dict[str, Any]], bool], asyncio.Event]] = []
+        self.held: list[Call] = []  # calls that reached a hold (answered, if at all, once it is released)
         self._blocked: set[int] = set()
         self._chats: dict[int, dict[str, Any]] = {}
         self._messages: dict[int, dict[int, ChatMessage]] = {}
@@ -122,6 +127,13 @@ class FakeTelegram(FileMethods):
     def rate_limit(self, method: str, retry_after: int, *, times: int = 1) -> None:
         self.fail(method, 429, f"Too Many Requests: retry after {retry_after}", retry_after=retry_after,
                   times=times)
+
+    def hold(self, matches: Callable[[str, dict[str, Any]], bool]) -> asyncio.Event:
+        """Calls for which `matches(method, params)` wait, unapplied, until the returned event is set: a
+        platform slow to take one request (a bot that hangs up meanwhile has sent nothing)."""
+        gate = asyncio.Event()
+        self._holds.append((matches, gate))
+        return gate
 
     def block(self, chat_id: int) -> None:
         """The user blocked the bot (or it was kicked): every call for that chat answers 403."""
@@ -237,6 +249,10 @@ class FakeTelegram(FileMethods):
             if handler is None:
                 raise ApiError(404, "Not Found")
             self._scripted_failure(method, params)
+            for matches, gate in self._holds:
+                if matches(method, params) and not gate.is_set():
+                    self.held.append(Call(method, params))
+                    await gate.wait()
             return web.json_response({"ok": True, "result": await handler(params)})
         except ApiError as e:
             return _error(e)
@@ -382,6 +398,8 @@ class FakeTelegram(FileMethods):
         return chat
 
     def _take_flood(self, chat_id: int, new_message: bool) -> None:
+        if self.judge.check(chat_id, new_message) is not None:
+            self.breach("flood limits", chat_id)
         if self.flood is not None and (retry_after := self.flood.check(chat_id, new_message)) is not None:
             raise ApiError(429, f"Too Many Requests: retry after {retry_after}", retry_after)
 

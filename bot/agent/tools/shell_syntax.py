@@ -224,7 +224,7 @@ class _Parser:
                 if self.peek(2) == "\\\n":
                     self.i += 2
                     continue
-                word.text += self.text[self.i + 1:self.i + 2]
+                word.text += self.text[self.i + 1:self.i + 2] or "\\"  # a backslash that ends the line is literal
                 word.quoted = True
                 self.i += 2
             elif ch == "'":

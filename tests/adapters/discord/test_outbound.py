@@ -57,6 +57,8 @@ async def test_every_answer_carries_the_routes_rate_limit_headers_and_a_sixth_po
             assert 0 < body["retry_after"] <= 5.0 and refused.headers["Retry-After"] in {"1", "2", "3", "4", "5"}
     assert remaining == ["4", "3", "2", "1", "0"]
     assert fake.limits.rejected == 1 and len(fake.messages) == 5
+    assert [b.rule for b in fake.budget_breaches] == ["per route"]  # the judge saw it too
+    fake.budget_allowance = "a client that ignores the headers, on purpose"
 
 
 async def test_send_never_exceeds_the_limit_even_if_rendering_grows(adapter: DiscordAdapter,

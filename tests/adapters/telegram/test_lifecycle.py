@@ -45,8 +45,8 @@ async def test_webhook_checks_the_secret(fake: FakeTelegram, webhook: WebhookHub
                                         "chat": {"id": 42, "type": "private", "first_name": "Ann"},
                                         "from": {"id": 42, "is_bot": False, "first_name": "Ann"}}}
     async with aiohttp.ClientSession() as client:
-        for secret in (None, "wrong"):
-            headers = {"X-Telegram-Bot-Api-Secret-Token": secret} if secret else {}
+        for secret in (None, "", " ", "wrong", "right-secret_", "right-secret_1x", "RIGHT-SECRET_1"):  # absent…wrong
+            headers = {"X-Telegram-Bot-Api-Secret-Token": secret} if secret is not None else {}
             async with client.post(webhook.url, json=body, headers=headers) as response:
                 assert response.status == 403
         async with client.post(webhook.url, json=body,

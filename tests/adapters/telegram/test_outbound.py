@@ -95,7 +95,7 @@ async def test_twenty_first_message_into_a_group_within_a_minute_is_refused(
     """Mutation of the hub's pacing in miniature: sending past the group rule gets Telegram's 429."""
     now = [1000.0]
     assert fake.flood is not None
-    fake.flood.clock = lambda: now[0]
+    fake.flood.clock = fake.judge.clock = lambda: now[0]
     fake.open_chat(GROUP)
     group = ChatRef("telegram", str(GROUP), is_group=True)
     for n in range(20):
@@ -108,13 +108,15 @@ async def test_twenty_first_message_into_a_group_within_a_minute_is_refused(
     now[0] += 40.0
     await adapter.send(group, Reply("one too many"))
     assert len(fake.bot_texts(GROUP)) == 21 and fake.flood.rejected == 1
+    assert [b.target for b in fake.budget_breaches] == [str(GROUP)]  # the judge saw the same one
+    fake.budget_allowance = "past the group rule on purpose"
 
 
 async def test_a_burst_past_the_per_chat_rule_is_refused_and_edits_count(
         fake: FakeTelegram, adapter: TelegramAdapter) -> None:
     now = [1000.0]
     assert fake.flood is not None
-    fake.flood.clock = lambda: now[0]
+    fake.flood.clock = fake.judge.clock = lambda: now[0]
     fake.open_chat(42)
     first = await adapter.send(DM, Reply("one"))
     await adapter.send(DM, Reply("two"))
@@ -125,6 +127,8 @@ async def test_a_burst_past_the_per_chat_rule_is_refused_and_edits_count(
     now[0] += 1.0
     await adapter.send(DM, Reply("four"))
     assert fake.bot_texts(42) == ["one, edited", "two", "four"]
+    assert [b.target for b in fake.budget_breaches] == ["42"]
+    fake.budget_allowance = "past the per-chat rule on purpose"
 
 
 async def test_blocked_chat_raises_chat_unavailable(fake: FakeTelegram, adapter: TelegramAdapter) -> None:
