@@ -264,6 +264,11 @@ def _apply_env(cfg: Config, env: dict[str, str]) -> None:
     if cfg.database.url and not cfg.database.url.startswith(("sqlite:///", "postgresql://", "postgres://")):
         raise ConfigError("database.url (or BOTHUB_DATABASE_URL) must start with sqlite:/// or postgresql://")
     cfg.replica_id = env.get("BOTHUB_REPLICA_ID") or cfg.replica_id
+    cfg.server.host = env.get("BOTHUB_HOST") or cfg.server.host
+    if port := env.get("BOTHUB_PORT"):
+        if not port.isdigit() or int(port) > 65535:
+            raise ConfigError(f"BOTHUB_PORT must be a port number from 0 to 65535, not {port!r}")
+        cfg.server.port = int(port)
     cfg.log_level = env.get("BOTHUB_LOG_LEVEL") or cfg.log_level
     language = env.get("BOTHUB_LANGUAGE")
     if language in LANGUAGES:

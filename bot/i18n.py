@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bot.i18n_cli import CLI_STRINGS
+
 STRINGS: dict[str, tuple[str, str]] = {
     # (en, zh)
     "text_only": (
@@ -239,6 +241,9 @@ STRINGS: dict[str, tuple[str, str]] = {
                           "工作区中没有 HEARTBEAT.md，没有可执行的检查清单。"),
     "scheduler_off": ("Scheduling is turned off on this bot.", "此机器人未启用定时任务。"),
 }
+
+
+STRINGS.update(CLI_STRINGS)
 
 
 def t(lang: str, key: str, **values: object) -> str:

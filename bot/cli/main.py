@@ -3,36 +3,24 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import logging
 import os
-import signal
 import sys
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from bot.adapter import AdapterSpec, CliCommand, installed_specs
-from bot.app import App
-from bot.cli import envfile
+from bot.cli import envfile, serve
 from bot.commands import menu
 from bot.config import Config, ConfigError, llm_setup_hint, load_config, shell_admins_problem
+from bot.i18n import t
 from bot.ops import eventloop, redact, tracelog
 
 log = logging.getLogger("bothub")
 CONSOLE_CHAT = "console:local"
-CONSOLE = "console"  # the local terminal chat: `bothub chat`, and `run` when no platform is configured
-WEB_CHAT = "web"  # the browser chat beside the dashboard, also started by `run` when no platform is configured
 QUIET_LOGGERS = ("httpx", "httpx2", "httpcore")
-
-
-@runtime_checkable
-class Interactive(Protocol):
-    """An adapter whose input can end (the terminal at EOF): serving stops when it does."""
-
-    async def wait_closed(self) -> None: ...
 
 
 def build_parser(specs: Sequence[AdapterSpec[Any]] = ()) -> argparse.ArgumentParser:
@@ -43,6 +31,11 @@ def build_parser(specs: Sequence[AdapterSpec[Any]] = ()) -> argparse.ArgumentPar
     common.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, metavar="DIR",
                         help="where the database, chat folders and workspace live (default: ./data or "
                              "$BOTHUB_DATA_DIR)")
+    common.add_argument("--port", type=int, default=argparse.SUPPRESS, metavar="N",
+                        help="the web server's port: dashboard, web chat, webhooks (default: 8080 or $BOTHUB_PORT; "
+                             "0: any free port)")
+    common.add_argument("--host", default=argparse.SUPPRESS, metavar="ADDR",
+                        help="the address it listens on (default: 127.0.0.1 or $BOTHUB_HOST)")
     parser = argparse.ArgumentParser(prog="bothub", parents=[common],
                                      description="One LLM agent in your chats. Without a command: `run`.",
                                      epilog="A .env file in the working directory is read first; variables "
@@ -91,6 +84,17 @@ def build_parser(specs: Sequence[AdapterSpec[Any]] = ()) -> argparse.ArgumentPar
     return parser
 
 
+def _server_options(cfg: Config, args: argparse.Namespace) -> str | None:
+    """--port and --host win over BOTHUB_PORT/BOTHUB_HOST and the config file."""
+    port: int | None = getattr(args, "port", None)
+    if port is not None:
+        if not 0 <= port <= 65535:
+            return t(cfg.language, "cli_port_range", port=port)
+        cfg.server.port = port
+    cfg.server.host = getattr(args, "host", cfg.server.host)
+    return None
+
+
 def _version() -> str:
     try:
         return metadata.version("bothub")
@@ -113,8 +117,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if data_dir:
         cfg.data_dir = data_dir
+    if (problem := _server_options(cfg, args)) is not None:
+        print(f"bothub: {problem}", file=sys.stderr)
+        return 2
     command = args.command or "run"
-    console_only = command == "chat" or (command == "run" and not cfg.enabled_platforms)
+    terminal = command == "chat" or not serve.headless()
+    console_only = terminal and (command == "chat" or (command == "run" and not cfg.enabled_platforms))
     level = cfg.log_level
     if console_only and "BOTHUB_LOG_LEVEL" not in os.environ and level == "INFO":
         level = "WARNING"  # the terminal is the chat: only problems go to stderr
@@ -127,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     config_path = config_arg or Path(env.get("BOTHUB_CONFIG") or "bothub.yaml")
     if warning := redact.readable_secrets_warning(config_path):
         log.warning("%s", warning)
+    for name, meant in envfile.unknown_names(env):
+        log.warning("%s", t(cfg.language, "cli_env_unknown_meant" if meant else "cli_env_unknown", name=name,
+                            meant=meant))
     for noisy in QUIET_LOGGERS + tuple(name for spec in specs for name in spec.loggers):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
     if (contributed := getattr(args, "adapter_command", None)) is not None:
@@ -142,49 +153,13 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         if cfg.server.enabled is None:
             cfg.server.enabled = command == "run"  # the dashboard comes with the hub, not with `bothub chat`
-        chat_name = getattr(args, "chat", "local")
-        return eventloop.run(_serve(cfg, platforms, chat_name, env))
+        names = serve.prepare(cfg, platforms, env, terminal)
+        if isinstance(names, str):
+            print(f"bothub: {names}", file=sys.stderr)
+            return 2
+        env["BOTHUB_CONSOLE_CHAT"] = getattr(args, "chat", "local")
+        return eventloop.run(serve.serve(cfg, names, env, web_only=serve.CONSOLE not in names and not platforms))
     return eventloop.run(_tool(cfg, command, args, env))
-
-
-async def _serve(cfg: Config, platforms: list[str], chat_name: str, environ: dict[str, str]) -> int:
-    env = {**environ, "BOTHUB_CONSOLE_CHAT": chat_name}
-    console: Interactive | None = None
-    try:
-        local = [CONSOLE, WEB_CHAT] if cfg.server.enabled and cfg.server.dashboard else [CONSOLE]
-        app = App(cfg, env, platforms=platforms or local)
-        console = next((a for a in app.adapters if isinstance(a, Interactive)), None)
-    except ConfigError as e:
-        print(f"bothub: {e}", file=sys.stderr)
-        return 2
-    stop, exit_code = asyncio.Event(), 0
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
-    try:
-        await app.start()
-        if app.web_port is not None and cfg.server.dashboard:
-            base = f"http://{_url_host(cfg.server.host)}:{app.web_port}"
-            chat = f", web chat at {base}/webchat" if WEB_CHAT in (a.name for a in app.adapters) else ""
-            print(f"dashboard: open {base}/{chat}", file=sys.stderr)
-        waiters: list[asyncio.Future[Any]] = [asyncio.ensure_future(stop.wait())]
-        if console is not None:
-            waiters.append(asyncio.ensure_future(console.wait_closed()))
-        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        for w in waiters:
-            w.cancel()
-        if console is not None and not stop.is_set():
-            await app.hub.idle()  # end of piped input: answer everything first
-            if failed := app.metrics.failed_answers():  # a script must know that answers are missing
-                print(f"bothub: {failed} answer(s) failed", file=sys.stderr)
-                exit_code = 1
-    except (ConfigError, OSError) as e:  # a platform refused the credentials at start, or the port is taken
-        print(f"bothub: {e}", file=sys.stderr)
-        return 2
-    finally:
-        await app.stop()
-    return exit_code
 
 
 async def _adapter_command(cfg: Config, spec: AdapterSpec[Any], command: CliCommand[Any],
@@ -195,12 +170,6 @@ async def _adapter_command(cfg: Config, spec: AdapterSpec[Any], command: CliComm
     except ConfigError as e:
         print(f"bothub: {e}", file=sys.stderr)
         return 2
-
-
-def _url_host(host: str) -> str:
-    if host in ("0.0.0.0", "::", ""):
-        return "127.0.0.1"
-    return f"[{host}]" if ":" in host else host
 
 
 async def _tool(cfg: Config, command: str, args: argparse.Namespace, env: dict[str, str]) -> int:

@@ -1,0 +1,46 @@
+"""The command line's and `bothub doctor`'s own lines (en, zh); bot/i18n.py merges them into its one table."""
+
+from __future__ import annotations
+
+CLI_STRINGS: dict[str, tuple[str, str]] = {
+    "cli_port_busy": (
+        "the web server cannot listen on {host}:{port} ({why}): start with --port N (or set BOTHUB_PORT=N; "
+        "0 picks a free one), or stop what uses it",
+        "Web 服务器无法监听 {host}:{port}（{why}）：用 --port N 启动（或设置 BOTHUB_PORT=N；0 表示任选空闲端口），"
+        "或停止占用它的程序",
+    ),
+    "cli_port_busy_console": ("bothub: {line}. The console chat starts without the dashboard and web chat.",
+                              "bothub：{line}。控制台聊天照常启动，但没有管理面板和网页聊天。"),
+    "cli_port_range": ("--port must be from 0 to 65535, not {port}", "--port 必须在 0 到 65535 之间，而不是 {port}"),
+    "cli_dashboard_closed": (
+        "bothub: the dashboard and web chat stay closed: without BOTHUB_ADMIN_PASSWORD they open only on a "
+        "loopback address, and the server listens on {host}. Set the password to sign in; webhooks and "
+        "/healthz work meanwhile.",
+        "bothub：管理面板和网页聊天保持关闭：未设置 BOTHUB_ADMIN_PASSWORD 时它们只在回环地址上开放，而服务器监听"
+        "在 {host}。设置密码即可登录；在此期间 webhook 和 /healthz 照常工作。",
+    ),
+    "cli_nothing_to_serve": (
+        "nothing to serve: no platform is configured, there is no terminal for the console chat, and the web "
+        "server is off (server.enabled). Set a platform's token, or turn the web server on for the web chat.",
+        "没有可提供的服务：未配置任何平台，没有供控制台聊天使用的终端，Web 服务器也已关闭（server.enabled）。"
+        "请设置某个平台的令牌，或打开 Web 服务器以使用网页聊天。",
+    ),
+    "cli_answers_failed": ("bothub: {count} answer(s) failed", "bothub：{count} 个回答失败"),
+    "cli_dashboard_at": ("dashboard: open {base}/", "管理面板：打开 {base}/"),
+    "cli_dashboard_chat_at": ("dashboard: open {base}/, web chat at {base}/webchat",
+                              "管理面板：打开 {base}/，网页聊天在 {base}/webchat"),
+    "cli_headless_web": (
+        "no platform is configured and there is no terminal: serving the web chat at {base}/webchat until "
+        "stopped (SIGTERM)",
+        "未配置平台且没有终端：在 {base}/webchat 提供网页聊天，直到被停止（SIGTERM）",
+    ),
+    "cli_headless_health": (
+        "no platform is configured and there is no terminal: serving {base}/healthz and webhooks until stopped "
+        "(SIGTERM)",
+        "未配置平台且没有终端：提供 {base}/healthz 和 webhook，直到被停止（SIGTERM）",
+    ),
+    "cli_env_unknown": ("{name} is set, but bothub reads no variable of that name",
+                        "设置了 {name}，但 bothub 不读取这个名字的变量"),
+    "cli_env_unknown_meant": ("{name} is set, but bothub reads no variable of that name — did you mean {meant}?",
+                              "设置了 {name}，但 bothub 不读取这个名字的变量——你是想设置 {meant} 吗？"),
+}
