@@ -84,7 +84,7 @@ class App:
                                     self._job_changes.set) if cfg.scheduler.enabled else None)
         self.metrics = Metrics()
         self.llm = LLMClient(cfg.llm, on_usage=lambda model, used: self.metrics.activity.add_tokens(
-            model, used.prompt_tokens + used.completion_tokens))
+            model, used.prompt_tokens + used.completion_tokens), env=env)  # env: the proxy variables
         workspace = cfg.workspace_dir
         if restored := prepare_workspace(workspace):
             log.info("workspace %s: created %s", workspace, ", ".join(restored))

@@ -129,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=level, format=tracelog.LOG_FORMAT)
     tracelog.install()  # every line logged during an agent run names its trace
     env = dict(os.environ)  # the secrets stay here, handed to what needs them, and leave the process environment
+    cfg.network.apply(env)  # network.proxy: the proxy variables every outbound client reads
     redact.install(env)  # tokens and keys never reach the log, whoever logs them (names from the specs)
     redact.route_library_loggers()
     redact.scrub_environment(os.environ)
