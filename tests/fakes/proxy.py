@@ -59,33 +59,59 @@ class FakeProxy:
                 await writer.wait_closed()
 
     async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
-        first, *lines = head.split("\r\n")
-        method, target, version = first.split(" ")
-        fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines if line)}
-        auth = fields.get("proxy-authorization")
-        self.visits.append(Visit(method, target, auth))
-        if self.credentials is not None and auth != self.credentials:
-            writer.write(b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic\r\n"
-                         b"Content-Length: 0\r\nConnection: close\r\n\r\n")
-            await writer.drain()
-            return
-        if method == "CONNECT":
-            host, _, port = target.rpartition(":")
-            up_reader, up_writer = await asyncio.open_connection(host.strip("[]"), int(port))
-            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        else:
-            url = urlsplit(target)
-            up_reader, up_writer = await asyncio.open_connection(url.hostname, url.port or 80)
-            kept = [line for line in lines if line and not line.lower().startswith(("proxy-authorization:",
-                                                                                    "proxy-connection:"))]
-            path = url.path or "/"
-            origin = f"{method} {path}{'?' + url.query if url.query else ''} {version}"
-            up_writer.write(("\r\n".join([origin, *kept]) + "\r\n\r\n").encode("latin-1"))
+        """CONNECT: a tunnel. Otherwise each request (a kept-alive connection carries several) is recorded and
+        sent on in origin form; the answers flow back as they come."""
+        method, target, version, lines = await _read_head(reader)
+        upstream: asyncio.StreamWriter | None = None
+        answers: asyncio.Task[None] | None = None
         try:
-            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+            while True:
+                auth = _field(lines, "proxy-authorization")
+                self.visits.append(Visit(method, target, auth))
+                if self.credentials is not None and auth != self.credentials:
+                    writer.write(b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic\r\n"
+                                 b"Content-Length: 0\r\nConnection: close\r\n\r\n")
+                    await writer.drain()
+                    return
+                if method == "CONNECT":
+                    host, _, port = target.rpartition(":")
+                    up_reader, upstream = await asyncio.open_connection(host.strip("[]"), int(port))
+                    writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    await asyncio.gather(_pipe(reader, upstream), _pipe(up_reader, writer))
+                    return
+                url = urlsplit(target)
+                if upstream is None:
+                    up_reader, upstream = await asyncio.open_connection(url.hostname, url.port or 80)
+                    answers = asyncio.create_task(_pipe(up_reader, writer))
+                kept = [line for line in lines if not line.lower().startswith(("proxy-authorization:",
+                                                                               "proxy-connection:"))]
+                origin = f"{method} {url.path or '/'}{'?' + url.query if url.query else ''} {version}"
+                body = await reader.readexactly(int(_field(lines, "content-length") or 0))
+                upstream.write(("\r\n".join([origin, *kept]) + "\r\n\r\n").encode("latin-1") + body)
+                if _field(lines, "upgrade"):  # a websocket: from here on, frames both ways
+                    await _pipe(reader, upstream)
+                    return
+                method, target, version, lines = await _read_head(reader)
         finally:
-            up_writer.close()
+            if answers is not None:
+                answers.cancel()
+            if upstream is not None:
+                upstream.close()
+
+
+async def _read_head(reader: asyncio.StreamReader) -> tuple[str, str, str, list[str]]:
+    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+    first, *lines = head.split("\r\n")
+    method, target, version = first.split(" ")
+    return method, target, version, [line for line in lines if line]
+
+
+def _field(lines: list[str], name: str) -> str | None:
+    for line in lines:
+        key, _, value = line.partition(":")
+        if key.strip().lower() == name:
+            return value.strip()
+    return None
 
 
 async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
