@@ -60,4 +60,19 @@ CLI_STRINGS: dict[str, tuple[str, str]] = {
     "doctor_mcp_failed": ("MCP server {name}: {error}", "MCP 服务器 {name}：{error}"),
     "doctor_mcp_ok": ("MCP server {name}: {count} tools: {tools}", "MCP 服务器 {name}：{count} 个工具：{tools}"),
     "doctor_mcp_none_allowed": ("(none allowed)", "（均未允许）"),
+    "service_not_root": ("install-service must run as root (it creates a user and writes /etc)",
+                         "install-service 必须以 root 运行（它会创建用户并写入 /etc）"),
+    "service_unreachable": (
+        "the bothub user could not reach {path}: {blocked} is closed to other users or hidden from services "
+        "(ProtectHome). Put the checkout where services can read it, e.g. /opt/bothub, and run make run there once",
+        "bothub 用户无法访问 {path}：{blocked} 对其他用户关闭，或对服务不可见（ProtectHome）。请把代码放在服务"
+        "可读的位置，例如 /opt/bothub，并在那里运行一次 make run",
+    ),
+    "service_wrote": ("wrote {path}", "已写入 {path}"),
+    "service_next": (
+        "next: put the secrets into /etc/bothub/bothub.env (at least OPENAI_API_KEY and a platform token), then\n"
+        "  systemctl daemon-reload && systemctl enable --now bothub\n  journalctl -u bothub -f   # the log",
+        "下一步：把密钥写入 /etc/bothub/bothub.env（至少 OPENAI_API_KEY 和一个平台令牌），然后\n"
+        "  systemctl daemon-reload && systemctl enable --now bothub\n  journalctl -u bothub -f   # 查看日志",
+    ),
 }

@@ -72,6 +72,10 @@ def build_parser(specs: Sequence[AdapterSpec[Any]] = ()) -> argparse.ArgumentPar
     token.add_argument("action", choices=["create", "list", "revoke"], help="what to do")
     token.add_argument("value", nargs="?", default="", metavar="NAME|ID",
                        help="create: a name for the system that will use it; revoke: the token's id")
+    service = add("install-service", "as root: install the systemd unit, /etc/bothub (config, env file), "
+                  "/var/lib/bothub and the bothub user, with permissions that work")
+    service.add_argument("--root", type=Path, default=Path("/"), metavar="DIR",
+                         help="write under DIR instead of / (a staging root for an image)")
     pair = add("pair", "approve a DM pairing code (dm_policy: pairing)")
     pair.add_argument("action", choices=["approve"], help="what to do with the code")
     pair.add_argument("code", help="the code the bot gave the person")
@@ -144,6 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     if (contributed := getattr(args, "adapter_command", None)) is not None:
         spec, extra = contributed
         return eventloop.run(_adapter_command(cfg, spec, extra, args, env))
+    if command == "install-service":
+        from bot.cli import service  # as root, once: nothing of serving is needed
+
+        return service.install(args.root, cfg.language)
     if command in ("run", "chat"):
         if not (cfg.llm.api_key or cfg.llm.base_url):
             print(llm_setup_hint(), file=sys.stderr)
