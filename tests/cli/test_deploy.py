@@ -102,3 +102,34 @@ async def test_the_image_config_starts_headless_with_only_the_copied_env(tmp_pat
 def test_compose_starts_with_only_the_copied_env() -> None:
     compose = (DEPLOY / "docker-compose.yml").read_text(encoding="utf-8")
     assert ":?" not in compose  # no variable the copied .env lacks stops `docker compose up`
+
+
+def test_the_reverse_proxy_examples_stream_every_event_route_and_name_the_webhooks() -> None:
+    """deploy/nginx.conf turns buffering off exactly for the routes that answer with server-sent events."""
+    import re
+
+    from adapters.feishu import FeishuConfig
+    from adapters.telegram import TelegramConfig
+
+    nginx = (DEPLOY / "nginx.conf").read_text(encoding="utf-8")
+    caddy = (DEPLOY / "Caddyfile").read_text(encoding="utf-8")
+    pattern = re.search(r"location ~ (\^/\S+) \{\n(?:.*\n)*?\s+proxy_buffering off;", nginx)
+    assert pattern is not None
+    streams = [path for path, _ in _event_routes()]
+    assert streams and all(re.fullmatch(pattern.group(1), path) for path in streams)
+    for webhook in (TelegramConfig().webhook_path, FeishuConfig().webhook_path):
+        assert webhook in nginx
+    assert "ssl_certificate " in nginx and "X-Forwarded-Proto" in nginx and "$http_upgrade" in nginx
+    assert "reverse_proxy 127.0.0.1:8080" in caddy and "flush_interval -1" in caddy
+
+
+def _event_routes() -> list[tuple[str, str]]:
+    """(path, file) of every GET route named …/events (the server-sent event streams), read from the source."""
+    import re
+
+    found = []
+    for source in [*(REPO / "bot").rglob("*.py"), *(REPO / "adapters").rglob("*.py")]:
+        text = source.read_text(encoding="utf-8")
+        routes = re.findall(r'add_(?:get|route)\((?:"GET", )?"(/[a-z/]*events)"', text)
+        found += [(path, source.name) for path in routes]
+    return found

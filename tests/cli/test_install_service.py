@@ -4,7 +4,6 @@ made, with the environment systemd would give it: it must read its config, write
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import signal
 import subprocess
@@ -64,8 +63,8 @@ def mode_and_owner(path: Path) -> tuple[int, int, int]:
     return info.st_mode & 0o777, info.st_uid, info.st_gid
 
 
-@pytest.mark.timeout(180)
-async def test_the_service_user_reads_its_config_writes_its_data_and_serves(base: Path, fake: FakeOpenAI) -> None:
+def install_and_check(base: Path) -> tuple[Path, Path, int, int]:
+    """`bothub install-service --root`, and every owner and mode it promises: (root, venv, uid, gid)."""
     root, venv = staging_root(base), service_venv(base)
     done = subprocess.run([str(venv / "bin" / "bothub"), "install-service", "--root", str(root)],
                           capture_output=True, text=True, timeout=120, cwd=base)
@@ -84,7 +83,13 @@ async def test_the_service_user_reads_its_config_writes_its_data_and_serves(base
     assert f"ExecStart={venv}/bin/bothub run" in text and "User=bothub" in text
     verified = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
     assert verified.returncode == 0, verified.stderr
+    return root, venv, uid, gid
 
+
+@pytest.mark.timeout(180)
+async def test_the_service_user_reads_its_config_writes_its_data_and_serves(base: Path, fake: FakeOpenAI) -> None:
+    root, venv, uid, gid = await asyncio.to_thread(install_and_check, base)
+    etc, state = root / "etc" / "bothub", root / "var" / "lib" / "bothub"
     env = {**envfile.parse(etc / "bothub.env"),  # EnvironmentFile=, then the unit's Environment= lines
            "PATH": "/usr/bin:/bin", "BOTHUB_CONFIG": str(etc / "bothub.yaml"), "BOTHUB_DATA_DIR": str(state),
            "OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": API_KEY, "BOTHUB_PORT": "0"}
