@@ -11,10 +11,11 @@ from dotenv import dotenv_values
 
 # Every BOTHUB_* variable something reads; a name outside this set is a typo or a setting that does not exist.
 KNOWN = frozenset({
-    "BOTHUB_ADMIN_PASSWORD", "BOTHUB_CONFIG", "BOTHUB_CONSOLE_CHAT", "BOTHUB_DATABASE_URL", "BOTHUB_DATA_DIR",
+    "BOTHUB_ADMIN_PASSWORD", "BOTHUB_CONFIG", "BOTHUB_CONSOLE_CHAT",
+    "BOTHUB_CONSOLE_HISTORY", "BOTHUB_DATABASE_URL", "BOTHUB_DATA_DIR",
     "BOTHUB_HOST", "BOTHUB_LANGUAGE", "BOTHUB_LOG_LEVEL", "BOTHUB_MODEL", "BOTHUB_PORT", "BOTHUB_REPLICA_ID",
     "BOTHUB_WORKSPACE",
-    "BOTHUB_SCREENSHOTS",  # the browser tests: save their pictures to docs/img/
+    "BOTHUB_SCREENSHOTS", "BOTHUB_CHROMIUM",  # the browser tests: save pictures to docs/img/, which browser
 })
 
 

@@ -166,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(names, str):
             print(f"bothub: {names}", file=sys.stderr)
             return 2
-        env["BOTHUB_CONSOLE_CHAT"] = getattr(args, "chat", "local")
+        env["BOTHUB_CONSOLE_CHAT"] = chat = getattr(args, "chat", "local")
+        env["BOTHUB_CONSOLE_HISTORY"] = str(cfg.data_dir / "console" / f"{chat}.history")
         return eventloop.run(serve.serve(cfg, names, env, web_only=serve.CONSOLE not in names and not platforms))
     return eventloop.run(_tool(cfg, command, args, env))
 
