@@ -40,7 +40,7 @@ async def list_(ctx: CommandContext) -> Reply:
         current = info.id == ctx.session.conversation_id
         title = (info.title or ctx.t("untitled")) + (f" · {ctx.t('archived_mark')}" if info.archived else "")
         lines.append(ctx.t("list_line", mark="▶" if current else "·", id=info.id, title=title,
-                           count=info.message_count, when=_ago(now, info.updated_at)))
+                           count=info.message_count, when=_ago(ctx, now, info.updated_at)))
         if not current:
             buttons.append(Button(ctx.t("switch_button", id=info.id), f"/switch {info.id}"))
     rows = tuple(tuple(buttons[i : i + 2]) for i in range(0, len(buttons), 2))
@@ -77,9 +77,10 @@ def manage_buttons(ctx: CommandContext, conv_id: str) -> tuple[Button, ...]:
             Button(ctx.t("delete_button"), f"/delete {conv_id}"))
 
 
-def _ago(now: datetime, then: datetime) -> str:
+def _ago(ctx: CommandContext, now: datetime, then: datetime) -> str:
+    """How long ago, in the chat's language: `5m` / `5 分钟前`, and under a minute `just now` / `刚刚`."""
     seconds = int((now - then).total_seconds())
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
         if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return "now"
+            return ctx.t(f"ago_{unit}", n=seconds // size)
+    return ctx.t("ago_now")

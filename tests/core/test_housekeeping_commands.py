@@ -60,13 +60,13 @@ async def test_rename_archive_and_delete_persist_across_a_restart(tmp_path: Path
     async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:  # message ids go on counting
         listing = await _say(rec, app, "/list")
         assert listing.title == "Conversations (1)"
-        assert listing.text == f"▶ `{trip}` Trip to Rome · 2 msgs · now"
+        assert listing.text == f"▶ `{trip}` Trip to Rome · 2 msgs · just now"
         assert _actions(listing) == [["/list all"]]
         assert listing.buttons[0][0].label == "📦 Archived (1)"
         everything = await _say(rec, app, "/list all")
         assert everything.title == "All conversations (2)"
-        assert everything.text.split("\n") == [f"· `{notes}` old notes · 📦 archived · 2 msgs · now",
-                                              f"▶ `{trip}` Trip to Rome · 2 msgs · now"]  # by last activity
+        assert everything.text.split("\n") == [f"· `{notes}` old notes · 📦 archived · 2 msgs · just now",
+                                              f"▶ `{trip}` Trip to Rome · 2 msgs · just now"]  # by last activity
         assert (await _say(rec, app, f"/switch {moved}")).text == f"No conversation {moved!r} in this chat."
         switched = await _say(rec, app, f"/switch {notes}")
         assert switched.text == (f"Switched to conversation `{notes}` (old notes). "
@@ -85,7 +85,7 @@ async def test_deleting_the_last_conversation_starts_a_new_one(tmp_path: Path, f
         assert fresh != only
         assert reply.text.split("\n")[1] == f"You are now in conversation `{fresh}` ((empty))."
         await _say(rec, app, "after the delete")
-        assert (await _say(rec, app, "/list")).text == f"▶ `{fresh}` after the delete · 2 msgs · now"
+        assert (await _say(rec, app, "/list")).text == f"▶ `{fresh}` after the delete · 2 msgs · just now"
         assert fake.requests[-1]["body"]["messages"][1:] == [{"role": "user", "content": "after the delete"}]
 
 
