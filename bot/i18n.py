@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.i18n_cli import CLI_STRINGS
+from bot.i18n_help import HELP_STRINGS
 
 STRINGS: dict[str, tuple[str, str]] = {
     # (en, zh)
@@ -248,6 +249,7 @@ STRINGS: dict[str, tuple[str, str]] = {
 
 
 STRINGS.update(CLI_STRINGS)
+STRINGS.update(HELP_STRINGS)
 
 
 def t(lang: str, key: str, **values: object) -> str:

@@ -75,4 +75,17 @@ CLI_STRINGS: dict[str, tuple[str, str]] = {
         "下一步：把密钥写入 /etc/bothub/bothub.env（至少 OPENAI_API_KEY 和一个平台令牌），然后\n"
         "  systemctl daemon-reload && systemctl enable --now bothub\n  journalctl -u bothub -f   # 查看日志",
     ),
+    "cli_init_created": ("workspace {path}: created {files}", "工作区 {path}：已创建 {files}"),
+    "cli_init_nothing": ("workspace {path}: created nothing (all files exist)",
+                         "工作区 {path}：无需创建（文件均已存在）"),
+    "cli_no_database": ("bothub: no database at {path} yet (wrong --data-dir? it is created on first start)",
+                        "bothub：{path} 还没有数据库（--data-dir 写错了？它在首次启动时创建）"),
+    "cli_import_failed": ("bothub: cannot import {file}: {error}", "bothub：无法导入 {file}：{error}"),
+    "cli_imported": ("imported {count} messages as conversation {id} in chat {chat}; it is now the chat's active "
+                     "conversation",
+                     "已导入 {count} 条消息，成为聊天 {chat} 中的会话 {id}；它现在是该聊天的当前会话"),
+    "cli_no_pairing": ("bothub: no pending {platform} pairing with code {code} (codes expire after an hour)",
+                       "bothub：没有待处理的 {platform} 配对码 {code}（配对码一小时后过期）"),
+    "cli_paired": ("approved {platform} user {user}", "已批准 {platform} 用户 {user}"),
+    "cli_no_chats": ("no chats yet", "还没有聊天"),
 }

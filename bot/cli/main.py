@@ -23,64 +23,50 @@ CONSOLE_CHAT = "console:local"
 QUIET_LOGGERS = ("httpx", "httpx2", "httpcore")
 
 
-def build_parser(specs: Sequence[AdapterSpec[Any]] = ()) -> argparse.ArgumentParser:
-    """The global options are accepted before and after the subcommand (`bothub chat --data-dir D`)."""
+def build_parser(specs: Sequence[AdapterSpec[Any]] = (), lang: str = "en") -> argparse.ArgumentParser:
+    """The global options are accepted before and after the subcommand (`bothub chat --data-dir D`); the help
+    speaks BOTHUB_LANGUAGE (the config file is not read yet when it is shown)."""
+    def h(key: str, **values: object) -> str:
+        return t(lang, f"help_{key}", **values)
+
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", type=Path, default=argparse.SUPPRESS, metavar="FILE",
-                        help="YAML config file (default: ./bothub.yaml or $BOTHUB_CONFIG)")
-    common.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, metavar="DIR",
-                        help="where the database, chat folders and workspace live (default: ./data or "
-                             "$BOTHUB_DATA_DIR)")
-    common.add_argument("--port", type=int, default=argparse.SUPPRESS, metavar="N",
-                        help="the web server's port: dashboard, web chat, webhooks (default: 8080 or $BOTHUB_PORT; "
-                             "0: any free port)")
-    common.add_argument("--host", default=argparse.SUPPRESS, metavar="ADDR",
-                        help="the address it listens on (default: 127.0.0.1 or $BOTHUB_HOST)")
-    parser = argparse.ArgumentParser(prog="bothub", parents=[common],
-                                     description="One LLM agent in your chats. Without a command: `run`.",
-                                     epilog="A .env file in the working directory is read first; variables "
-                                            "already set in the environment win.")
+    common.add_argument("--config", type=Path, default=argparse.SUPPRESS, metavar="FILE", help=h("config"))
+    common.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, metavar="DIR", help=h("data_dir"))
+    common.add_argument("--port", type=int, default=argparse.SUPPRESS, metavar="N", help=h("port"))
+    common.add_argument("--host", default=argparse.SUPPRESS, metavar="ADDR", help=h("host"))
+    parser = argparse.ArgumentParser(prog="bothub", parents=[common], description=h("bothub"), epilog=h("epilog"))
     parser.add_argument("--version", action="version", version=f"bothub {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name: str, text: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, parents=[common], help=text, description=text)
 
-    add("run", "start the hub: every configured platform, or the console chat when none is")
-    chat = add("chat", "chat in this terminal; piped stdin is a script, one message or command per line")
-    chat.add_argument("--chat", default="local", metavar="NAME", help="local chat name; each keeps its own "
-                      "history (default: local)")
-    init = add("init", "create a workspace with the default files (never overwrites yours)")
-    init.add_argument("path", nargs="?", type=Path, help="workspace folder (default: <data dir>/workspace)")
-    add("doctor", "check workspace, config, LLM endpoint and platform credentials")
-    add("chats", "list the chats in the database with their keys and conversation counts")
-    export = add("export", "print a conversation as JSONL (seed 000 format)")
-    export.add_argument("conversation_id", metavar="ID", help="conversation id as /list shows it (a unique "
-                        "prefix is enough)")
-    export.add_argument("--chat", default=CONSOLE_CHAT, metavar="KEY",
-                        help=f"the chat that owns it, as `bothub chats` shows it (default: {CONSOLE_CHAT})")
-    imp = add("import", "import a JSONL conversation into a chat and make it the active one")
-    imp.add_argument("file", type=Path, help="a file written by `bothub export`")
-    imp.add_argument("--chat", default=CONSOLE_CHAT, metavar="KEY",
-                     help=f"the chat to import into (default: {CONSOLE_CHAT})")
-    migrate = add("migrate-store", "copy a SQLite store into an empty PostgreSQL database and check the counts")
-    migrate.add_argument("--from", dest="source", metavar="URL",
-                         help="sqlite:///path (default: this config's database)")
+    add("run", h("run"))
+    chat = add("chat", h("chat"))
+    chat.add_argument("--chat", default="local", metavar="NAME", help=h("chat_name"))
+    init = add("init", h("init"))
+    init.add_argument("path", nargs="?", type=Path, help=h("init_path"))
+    add("doctor", h("doctor"))
+    add("chats", h("chats"))
+    export = add("export", h("export"))
+    export.add_argument("conversation_id", metavar="ID", help=h("export_id"))
+    export.add_argument("--chat", default=CONSOLE_CHAT, metavar="KEY", help=h("export_chat", default=CONSOLE_CHAT))
+    imp = add("import", h("import"))
+    imp.add_argument("file", type=Path, help=h("import_file"))
+    imp.add_argument("--chat", default=CONSOLE_CHAT, metavar="KEY", help=h("import_chat", default=CONSOLE_CHAT))
+    migrate = add("migrate-store", h("migrate"))
+    migrate.add_argument("--from", dest="source", metavar="URL", help=h("migrate_from"))
     migrate.add_argument("--to", dest="target", required=True, metavar="URL", help="postgresql://user@host/db")
-    token = add("api-token", "create, list or revoke HTTP API tokens (a new token is printed once, then only "
-                "its digest is kept)")
-    token.add_argument("action", choices=["create", "list", "revoke"], help="what to do")
-    token.add_argument("value", nargs="?", default="", metavar="NAME|ID",
-                       help="create: a name for the system that will use it; revoke: the token's id")
-    service = add("install-service", "as root: install the systemd unit, /etc/bothub (config, env file), "
-                  "/var/lib/bothub and the bothub user, with permissions that work")
-    service.add_argument("--root", type=Path, default=Path("/"), metavar="DIR",
-                         help="write under DIR instead of / (a staging root for an image)")
-    pair = add("pair", "approve a DM pairing code (dm_policy: pairing)")
-    pair.add_argument("action", choices=["approve"], help="what to do with the code")
-    pair.add_argument("code", help="the code the bot gave the person")
+    token = add("api-token", h("token"))
+    token.add_argument("action", choices=["create", "list", "revoke"], help=h("token_action"))
+    token.add_argument("value", nargs="?", default="", metavar="NAME|ID", help=h("token_value"))
+    service = add("install-service", h("service"))
+    service.add_argument("--root", type=Path, default=Path("/"), metavar="DIR", help=h("service_root"))
+    pair = add("pair", h("pair"))
+    pair.add_argument("action", choices=["approve"], help=h("pair_action"))
+    pair.add_argument("code", help=h("pair_code"))
     pair.add_argument("--platform", required=True, choices=[s.name for s in specs if s.config_model().access],
-                      help="where the person wrote from")
+                      help=h("pair_platform"))
     for spec in specs:
         for extra in spec.commands:
             extra.arguments(add(extra.name, extra.help))
@@ -110,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     os.umask(0o077)  # the database, chat folders and exports are the owner's alone
     envfile.load(Path(".env"), os.environ)
     specs = installed_specs()
-    args = build_parser(specs).parse_args(argv)
+    args = build_parser(specs, os.environ.get("BOTHUB_LANGUAGE", "en")).parse_args(argv)
     config_arg: Path | None = getattr(args, "config", None)
     data_dir: Path | None = getattr(args, "data_dir", None)
 
