@@ -14,7 +14,8 @@ from pathlib import Path
 BOT = Path(__file__).resolve().parents[2] / "bot"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("bot.messages", "bot.replies", "bot.i18n", "bot.jail"),  # bot.jail: no-follow opens inside chat folders
+    ("bot.messages", "bot.replies", "bot.i18n", "bot.i18n_cli", "bot.i18n_help",  # i18n: one table in three files
+     "bot.jail"),  # bot.jail: no-follow opens inside chat folders
     ("bot.adapter",),  # the adapter contract and spec discovery
     ("bot.config", "bot.llmconfig"),  # platform sections come from the adapter specs; the model side apart
     ("bot.httpkit",),  # what the HTTP adapters share with the dashboard: SSE, sign-in, CSRF, Markdown, netguard
