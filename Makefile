@@ -4,17 +4,24 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 ARGS ?=
 
-.PHONY: run chat doctor test lint bench screenshots mutation clean
+.PHONY: run chat doctor test lint system-packages bench screenshots mutation clean
 
+# Running needs only bothub's own dependencies; `make test` adds the dev extra (pytest, ruff, mypy, Playwright…).
 $(STAMP): pyproject.toml
-	@echo "==> first run: creating $(VENV) and installing bothub with its dependencies (a minute or two)"
+	@echo "==> first run: creating $(VENV) and installing bothub with what running needs (about a minute)"
 	test -d $(VENV) || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --disable-pip-version-check --progress-bar on --upgrade pip
-	$(BIN)/pip install --disable-pip-version-check --progress-bar on -e '.[dev]'
+	$(BIN)/pip install --disable-pip-version-check --progress-bar on -e .
 	touch $(STAMP)
 	@echo "==> installed; the bothub command is $(BIN)/bothub (or run: source $(BIN)/activate)"
+
+$(DEV_STAMP): $(STAMP)
+	@echo "==> installing the test and lint tools (the dev extra)"
+	$(BIN)/pip install --disable-pip-version-check --progress-bar on -e '.[dev]'
+	touch $(DEV_STAMP)
 
 run: $(STAMP)
 	$(BIN)/bothub run $(ARGS)
@@ -25,23 +32,26 @@ chat: $(STAMP)
 doctor: $(STAMP)
 	$(BIN)/bothub doctor $(ARGS)
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check bot adapters tests bench
 	$(BIN)/mypy
 
-test: lint
+system-packages:  # what the tests drive (PostgreSQL, bubblewrap, Chromium…): installed as root, else one line
+	.ci/system-packages
+
+test: system-packages lint
 	$(BIN)/pytest -q --cov --cov-report=term:skip-covered
 
 # Mutation testing of the security-critical modules ([tool.mutmut] in pyproject.toml); MUTATE=path/to/module.py
 # runs one of them. The score is killed / (killed + survived); `mutmut browse` shows each survivor.
-mutation: $(STAMP)
+mutation: $(DEV_STAMP)
 	$(BIN)/mutmut run $(if $(MUTATE),"$(subst /,.,$(MUTATE:.py=)).*")
 	$(BIN)/mutmut export-cicd-stats && cat mutants/mutmut-cicd-stats.json
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(BIN)/python -m bench
 
-screenshots: $(STAMP)  # the browser tests, saving their pictures to docs/img/ for the README
+screenshots: $(DEV_STAMP)  # the browser tests, saving their pictures to docs/img/ for the README
 	BOTHUB_SCREENSHOTS=1 $(BIN)/pytest -q tests/web
 
 clean:

@@ -39,7 +39,7 @@ from bot.chats.housekeeping import Housekeeping
 from bot.chats.pairing import Pairing
 from bot.chats.sessions import IDLE_SESSIONS, SessionKey
 from bot.commands import CommandServices, menu
-from bot.config import Config, ConfigError
+from bot.config import Config, ConfigError, proxy_for
 from bot.hub.hub import Hub
 from bot.hub.intake import MediaIntake
 from bot.hub.scheduled import JobTurns
@@ -86,7 +86,7 @@ class App:
                                     self._job_changes.set) if cfg.scheduler.enabled else None)
         self.metrics = Metrics()
         self.llm = LLMClient(cfg.llm, on_usage=lambda model, used: self.metrics.activity.add_tokens(
-            model, used.prompt_tokens + used.completion_tokens))
+            model, used.prompt_tokens + used.completion_tokens), env=env)  # env: the proxy variables
         workspace = cfg.workspace_dir
         if restored := prepare_workspace(workspace):
             log.info("workspace %s: created %s", workspace, ", ".join(restored))
@@ -155,7 +155,7 @@ class App:
         shell.register(tools, self.approvals, self.cfg.tools.shell_timeout, self.cfg.tools.shell_enabled,
                        self.cfg.tools.shell_network)
         if self.cfg.tools.web_fetch_enabled:
-            web_tool.register(tools, self.cfg.tools.web_allow_hosts)
+            web_tool.register(tools, self.cfg.tools.web_allow_hosts, proxy_for=lambda url: proxy_for(url, self.env))
         if self.schedules is not None:
             schedule_tool.register(tools, self.schedules, Access(self.cfg).may_change)
         tools.add_source(self.mcp.refresh)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
@@ -31,6 +32,54 @@ class ServerConfig(_Section):
     port: int = Field(default=8080, ge=0, le=65535)  # 0: any free port (tests)
     enabled: bool | None = None  # None: on for `bothub run`, off for `bothub chat` and embedded uses
     dashboard: bool = True  # the web dashboard and web chat; needs BOTHUB_ADMIN_PASSWORD off loopback
+
+
+class NetworkConfig(_Section):
+    """Outbound connections: the model, the platforms' SDKs and web_fetch. Unset, the environment's
+    HTTPS_PROXY / HTTP_PROXY / ALL_PROXY / NO_PROXY (either case) decide, as for curl."""
+
+    proxy: str | None = Field(default=None, repr=False)  # http://[user:pass@]host:port for every outbound client
+    no_proxy: list[str] = Field(default_factory=list)  # hosts (and their subdomains) reached directly
+
+    def apply(self, env: MutableMapping[str, str]) -> None:
+        """The setting becomes the variables every client reads (it wins over the environment's)."""
+        if self.proxy:
+            for name in PROXY_VARS:
+                env.pop(name.lower(), None)
+                env[name] = self.proxy
+        if self.no_proxy:
+            current = env.pop("no_proxy", None) or env.get("NO_PROXY")
+            env["NO_PROXY"] = ",".join([*([current] if current else []), *self.no_proxy])
+
+
+PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY")
+
+
+def proxy_for(url: str, env: Mapping[str, str]) -> str | None:
+    """The proxy a connection to `url` (http, https, ws, wss) goes through, or None for a direct one."""
+    parts = urlsplit(url)
+    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
+
+    def var(name: str) -> str:
+        return env.get(name) or env.get(name.upper()) or ""
+
+    proxy = var(f"{scheme}_proxy") or var("all_proxy")
+    if not proxy or not parts.hostname:
+        return None
+    if _bypassed(parts.hostname, parts.port, var("no_proxy")):
+        return None
+    return proxy if "://" in proxy else f"http://{proxy}"
+
+
+def _bypassed(host: str, port: int | None, no_proxy: str) -> bool:
+    """NO_PROXY as curl reads it: `*`, or names (with their subdomains, a leading dot optional), `name:port`."""
+    for entry in (e.strip().lower() for e in no_proxy.split(",")):
+        name, _, only_port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
+        name = name.lstrip(".").strip("[]")
+        if entry == "*" or (name and (host == name or host.endswith("." + name))
+                            and (not only_port or only_port == str(port))):
+            return True
+    return False
 
 
 class ToolsConfig(_Section):
@@ -140,6 +189,7 @@ class Config(_Section):
     heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
+    network: NetworkConfig = Field(default_factory=NetworkConfig)
     platforms: list[str] | None = None  # adapters to run; unset: each one whose required secrets are set
     sections: dict[str, PlatformConfig] = Field(default_factory=dict)  # adapter name → its own section
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
@@ -264,6 +314,11 @@ def _apply_env(cfg: Config, env: dict[str, str]) -> None:
     if cfg.database.url and not cfg.database.url.startswith(("sqlite:///", "postgresql://", "postgres://")):
         raise ConfigError("database.url (or BOTHUB_DATABASE_URL) must start with sqlite:/// or postgresql://")
     cfg.replica_id = env.get("BOTHUB_REPLICA_ID") or cfg.replica_id
+    cfg.server.host = env.get("BOTHUB_HOST") or cfg.server.host
+    if port := env.get("BOTHUB_PORT"):
+        if not port.isdigit() or int(port) > 65535:
+            raise ConfigError(f"BOTHUB_PORT must be a port number from 0 to 65535, not {port!r}")
+        cfg.server.port = int(port)
     cfg.log_level = env.get("BOTHUB_LOG_LEVEL") or cfg.log_level
     language = env.get("BOTHUB_LANGUAGE")
     if language in LANGUAGES:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bot.i18n_cli import CLI_STRINGS
+from bot.i18n_help import HELP_STRINGS
 from bot.i18n_web import WEB_STRINGS
 
 STRINGS: dict[str, tuple[str, str]] = {
@@ -63,9 +65,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "list_line": ("{mark} `{id}` {title} · {count} msgs · {when}", "{mark} `{id}` {title} · {count} 条 · {when}"),
     "untitled": ("(empty)", "（空）"),
     "ago_now": ("just now", "刚刚"),
-    "ago_m": ("{n} min ago", "{n} 分钟前"),
-    "ago_h": ("{n} h ago", "{n} 小时前"),
-    "ago_d": ("{n} d ago", "{n} 天前"),
+    "ago_minutes": ("{n} min ago", "{n} 分钟前"),
+    "ago_hours": ("{n} h ago", "{n} 小时前"),
+    "ago_days": ("{n} d ago", "{n} 天前"),
     "not_found": ("No conversation {id!r} in this chat.", "本聊天中没有会话 {id!r}。"),
     "ambiguous": ("{id!r} matches several conversations: {ids}", "{id!r} 匹配多个会话：{ids}"),
     "switched": ("Switched to conversation `{id}` ({title}).", "已切换到会话 `{id}`（{title}）。"),
@@ -247,7 +249,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "scheduler_off": ("Scheduling is turned off on this bot.", "此机器人未启用定时任务。"),
 }
 
-CHAT_KEYS = frozenset(STRINGS)  # what the chats say; the web's words must not shadow any (a test checks)
+STRINGS.update(CLI_STRINGS)  # the CLI's and doctor's words, and --help's, kept in files of their own
+STRINGS.update(HELP_STRINGS)
+CHAT_KEYS = frozenset(STRINGS)  # what the chats and the CLI say; the web's words must not shadow any (a test checks)
 STRINGS.update(WEB_STRINGS)  # the dashboard's and web chat's words, kept in a file of their own, in this one table
 
 

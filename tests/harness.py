@@ -28,6 +28,7 @@ def make_config(tmp_path: Path, llm_base_url: str, config: Mapping[str, Any] | N
     step another test scripted for its next answer."""
     raw = {"data_dir": str(tmp_path / "data"), **(config or {})}
     raw["llm"] = {"auto_titles": False, **raw.get("llm", {})}
+    raw["server"] = {"port": 0, **raw.get("server", {})}  # 8080 may be taken on this machine
     path = tmp_path / "bothub.yaml"
     path.write_text(yaml.safe_dump(raw), encoding="utf-8")
     full_env = {"OPENAI_BASE_URL": llm_base_url, "OPENAI_API_KEY": "test-key", "BOTHUB_MODEL": "fake-model",

@@ -1,4 +1,7 @@
-"""The local terminal chat: zero credentials, streaming output, and scriptable through piped stdin."""
+"""The local terminal chat: zero credentials, streaming output, and scriptable through piped stdin.
+
+Piped stdin is a script, read line by line in a thread, each line waiting for the answer before it; in a terminal
+the input is a prompt_toolkit prompt instead (terminal.py), with the same dispatch behind it."""
 
 from __future__ import annotations
 
@@ -6,14 +9,19 @@ import asyncio
 import concurrent.futures
 import sys
 import threading
+import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from adapters.console.inbound import is_exit, is_interrupt, parse_line
 from adapters.console.outbound import ConsoleOutput
 from bot.adapter import Capabilities, MessageHandler
 from bot.messages import ChatRef, SentRef
 from bot.replies import Reply
+
+if TYPE_CHECKING:
+    from adapters.console.terminal import Terminal
 
 Answered = Callable[[ChatRef], Awaitable[None]]
 TREE_BUDGET = 3500  # a chat message's worth, so long runs collapse here as they do on the platforms
@@ -30,10 +38,17 @@ class ConsoleAdapter:
         restart_when_down=False,
     )
 
-    def __init__(self, chat: str, stdin: TextIO, stdout: TextIO, answered: Answered | None = None) -> None:
+    def __init__(self, chat: str, stdin: TextIO, stdout: TextIO, answered: Answered | None = None,
+                 history: Path | None = None) -> None:
         self.chat = chat
         self._in = stdin
         self._output = ConsoleOutput(stdout, interactive=stdin.isatty())
+        self._terminal: Terminal | None = None
+        self._reader: asyncio.Task[None] | None = None
+        if stdin.isatty() and stdout.isatty():
+            from adapters.console.terminal import Terminal  # prompt_toolkit: only for a person at a terminal
+
+            self._terminal = Terminal(history)
         self._closed = asyncio.Event()
         # piped stdin is a script: each line waits until the one before it is answered
         self._answered = answered if not stdin.isatty() else None
@@ -53,8 +68,13 @@ class ConsoleAdapter:
             except (RuntimeError, concurrent.futures.CancelledError):
                 return  # the loop closed under us: bothub is exiting
 
-        threading.Thread(target=read, name="console-stdin", daemon=True).start()
         self._pump = asyncio.create_task(self._dispatch(lines, on_message))
+        if self._terminal is not None:
+            print(f"bothub console — chat {self.chat!r}. /help lists the commands, /multiline for longer "
+                  "messages, ↑ for history, Ctrl-D quits.")
+            self._reader = asyncio.create_task(self._terminal.read(lines.put))
+            return
+        threading.Thread(target=read, name="console-stdin", daemon=True).start()
         self._output.banner(f"bothub console — chat {self.chat!r}. /help lists the commands, /exit quits.\n")
 
     async def _dispatch(self, lines: asyncio.Queue[str | None], on_message: MessageHandler) -> None:
@@ -90,12 +110,22 @@ class ConsoleAdapter:
         await self._closed.wait()
 
     async def stop(self) -> None:
+        if self._terminal is not None:
+            if self._reader is not None:
+                self._reader.cancel()
+            return
         self._output.close()
 
     async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
+        if self._terminal is not None:
+            self._terminal.show(reply, final)
+            return SentRef(chat, uuid.uuid4().hex)
         return await self._output.send(chat, reply)
 
     async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
+        if self._terminal is not None:
+            self._terminal.show(reply, final)
+            return
         await self._output.edit(ref, reply)
 
     async def typing(self, chat: ChatRef) -> None:
@@ -103,4 +133,6 @@ class ConsoleAdapter:
 
 
 def create(env: Mapping[str, str], answered: Answered | None = None) -> ConsoleAdapter:
-    return ConsoleAdapter(env.get("BOTHUB_CONSOLE_CHAT", "local"), sys.stdin, sys.stdout, answered)
+    history = env.get("BOTHUB_CONSOLE_HISTORY")  # set by `bothub run/chat`: <data dir>/console/<chat>.history
+    return ConsoleAdapter(env.get("BOTHUB_CONSOLE_CHAT", "local"), sys.stdin, sys.stdout, answered,
+                          Path(history) if history else None)

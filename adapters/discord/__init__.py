@@ -50,7 +50,7 @@ def _sync_arguments(parser: argparse.ArgumentParser) -> None:
 async def _sync(section: DiscordConfig, env: Mapping[str, str], args: argparse.Namespace,
                 menu: tuple[MenuCommand, ...]) -> int:
     """`bothub discord-sync [--guild ID]`: register every chat command (`menu`, from core) as a slash command."""
-    from adapters.discord.adapter import api_base
+    from adapters.discord.adapter import api_base, discord_proxy
     from adapters.discord.commands import sync_commands
 
     token = env.get("DISCORD_BOT_TOKEN")
@@ -65,7 +65,7 @@ async def _sync(section: DiscordConfig, env: Mapping[str, str], args: argparse.N
         print("bothub: --remove-global goes with --guild", file=sys.stderr)
         return 2
     synced = await sync_commands(token, menu, api_base(section, env), int(args.guild) if args.guild else None,
-                                 args.remove_global)
+                                 args.remove_global, discord_proxy(section, env))
     print(f"synced {len(synced.names)} commands: {', '.join(synced.names)}")
     if synced.also_global:
         print("note: the commands are also registered globally, so this server lists each of them twice; "

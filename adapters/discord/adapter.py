@@ -31,7 +31,7 @@ from adapters.discord.inbound import chat_of, parse_command, parse_message
 from adapters.discord.outbound import DiscordOutbound, guarded
 from adapters.discord.render import NO_PINGS
 from bot.adapter import AdapterServices, Capabilities, ConversationChoice, MessageHandler, SendError, SendFailed
-from bot.config import ConfigError
+from bot.config import ConfigError, proxy_for
 from bot.messages import ChatRef, InboundEvent, SentRef
 from bot.replies import Reply
 
@@ -49,6 +49,9 @@ GUILD_READY_TIMEOUT = 0.05
 SHARDS = "discord-shard"  # the role group replicas share the gateway's shards through
 
 
+DISCORD_API = "https://discord.com/api"  # discord.py's own default base
+
+
 def create(settings: DiscordConfig, env: Mapping[str, str], services: AdapterServices) -> DiscordAdapter:
     token = env.get("DISCORD_BOT_TOKEN", "").strip()
     if not token:
@@ -56,7 +59,7 @@ def create(settings: DiscordConfig, env: Mapping[str, str], services: AdapterSer
                           "https://discord.com/developers/applications, add a bot and copy its token")
     endpoints = settings.model_copy(update={"api_base": api_base(settings, env),
                                             "gateway_url": env.get("DISCORD_GATEWAY_URL") or settings.gateway_url})
-    return DiscordAdapter(token, endpoints, services)
+    return DiscordAdapter(token, endpoints, services, discord_proxy(settings, env))
 
 
 class DiscordAdapter:
@@ -82,7 +85,8 @@ class DiscordAdapter:
         restart_when_down=True,
     )
 
-    def __init__(self, token: str, settings: DiscordConfig, services: AdapterServices) -> None:
+    def __init__(self, token: str, settings: DiscordConfig, services: AdapterServices,
+                 proxy: str | None = None) -> None:
         configure_endpoints(settings.api_base, settings.gateway_url)
         intents = discord.Intents.default()
         intents.message_content = settings.message_content_intent
@@ -90,6 +94,7 @@ class DiscordAdapter:
         self._settings = settings
         self._services = services
         self._intents = intents
+        self._proxy = proxy  # REST, the gateway's websocket and attachment downloads go through it
         self._shards: list[int] | None = settings.shard_ids  # sharded: the shards this replica runs
         self._client, self._tree = self._new_client()
         self._on_message: MessageHandler | None = None
@@ -101,7 +106,7 @@ class DiscordAdapter:
 
     def _download_session(self) -> aiohttp.ClientSession:
         if self._http is None or self._http.closed:
-            self._http = aiohttp.ClientSession()
+            self._http = aiohttp.ClientSession(proxy=self._proxy)
         return self._http
 
     def _new_client(self) -> tuple[discord.Client, app_commands.CommandTree]:
@@ -111,7 +116,7 @@ class DiscordAdapter:
             functools.partial(discord.AutoShardedClient, shard_count=count, shard_ids=list(self._shards or ()))
             if count is not None else discord.Client)
         client = kind(intents=self._intents, max_ratelimit_timeout=RATE_LIMIT_WAIT, allowed_mentions=NO_PINGS,
-                      guild_ready_timeout=GUILD_READY_TIMEOUT,
+                      guild_ready_timeout=GUILD_READY_TIMEOUT, proxy=self._proxy,
                       max_messages=None)  # no cache of the last 1 000 messages: replies carry their own
         tree = build_tree(client, self._command, self._choices, self._services.commands)
         client.add_dynamic_items(CommandButton)
@@ -267,9 +272,14 @@ def api_base(settings: DiscordConfig, env: Mapping[str, str]) -> str | None:
     return env.get("DISCORD_API_BASE") or settings.api_base
 
 
+def discord_proxy(settings: DiscordConfig, env: Mapping[str, str]) -> str | None:
+    """The proxy for Discord (its API and gateway are reached the same way), from the proxy variables."""
+    return proxy_for(api_base(settings, env) or DISCORD_API, env)
+
+
 async def doctor(settings: DiscordConfig, env: Mapping[str, str]) -> str:
     """For `bothub doctor`: does Discord accept the token?"""
     token = env.get("DISCORD_BOT_TOKEN", "").strip()
     if not token:
         raise ConfigError("DISCORD_BOT_TOKEN is not set")
-    return "token accepted, bot " + await check_token(token, api_base(settings, env))
+    return "token accepted, bot " + await check_token(token, api_base(settings, env), discord_proxy(settings, env))

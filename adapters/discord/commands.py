@@ -187,11 +187,11 @@ class Synced:
 
 
 async def sync_commands(token: str, menu: tuple[MenuCommand, ...], api_base: str | None = None,
-                        guild_id: int | None = None, remove_global: bool = False) -> Synced:
+                        guild_id: int | None = None, remove_global: bool = False, proxy: str | None = None) -> Synced:
     """Register the commands with Discord: globally (may take a while to appear), or in one guild
     (instant; the global commands are copied there), optionally removing the global ones."""
     configure_endpoints(api_base)
-    client = discord.Client(intents=discord.Intents(guilds=True))  # REST only; guilds quiets a state warning
+    client = discord.Client(intents=discord.Intents(guilds=True), proxy=proxy)  # REST only; guilds: no warning
     tree = build_tree(client, _sync_only, _no_choices, menu)
     await tree.set_translator(ChineseDescriptions())
     guild = discord.Object(guild_id) if guild_id else None
@@ -224,10 +224,10 @@ async def _no_choices(interaction: discord.Interaction) -> list[ConversationChoi
     return []
 
 
-async def check_token(token: str, api_base: str | None = None) -> str:
+async def check_token(token: str, api_base: str | None = None, proxy: str | None = None) -> str:
     """For `bothub doctor`: does Discord accept the token? Returns the bot's name."""
     configure_endpoints(api_base)
-    client = discord.Client(intents=discord.Intents.none())
+    client = discord.Client(intents=discord.Intents.none(), proxy=proxy)
     try:
         await client.login(token)
         user = client.user

@@ -23,7 +23,7 @@ from adapters.feishu.longconn import LongConnection, Refused
 from adapters.feishu.outbound import FeishuOutbound
 from adapters.feishu.transport import ApiError, FeishuHttp, refused, resolve_domain
 from bot.adapter import AdapterServices, Capabilities, MessageHandler
-from bot.config import ConfigError
+from bot.config import ConfigError, proxy_for
 from bot.messages import ChatRef, IncomingMessage, Overheard, SentRef
 from bot.replies import Reply
 
@@ -263,7 +263,7 @@ def create(settings: FeishuConfig, env: Mapping[str, str], services: AdapterServ
         log.warning("feishu: the webhook has no FEISHU_ENCRYPT_KEY, so events are neither encrypted nor signed and "
                     "only the verification token guards the route; set an Encrypt Key in the developer console")
     adapter = FeishuAdapter(
-        http=FeishuHttp(base_url, app_id, app_secret),
+        http=FeishuHttp(base_url, app_id, app_secret, proxy=proxy_for(base_url, env)),
         app_id=app_id,
         app_secret=app_secret,
         transport=transport,
@@ -282,7 +282,8 @@ async def doctor(settings: FeishuConfig, env: Mapping[str, str]) -> str:
     app_id, app_secret = env.get("FEISHU_APP_ID", ""), env.get("FEISHU_APP_SECRET", "")
     if not app_id or not app_secret:
         raise ConfigError("FEISHU_APP_ID and FEISHU_APP_SECRET must both be set")
-    http = FeishuHttp(resolve_domain(env.get("FEISHU_DOMAIN") or settings.domain), app_id, app_secret)
+    base_url = resolve_domain(env.get("FEISHU_DOMAIN") or settings.domain)
+    http = FeishuHttp(base_url, app_id, app_secret, proxy=proxy_for(base_url, env))
     try:
         await http.start()
         info = await http.call("GET", "/open-apis/bot/v3/info")

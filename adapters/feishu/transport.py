@@ -59,8 +59,10 @@ class FeishuHttp:
 
     pause: Callable[[float], Awaitable[None]] = staticmethod(asyncio.sleep)  # the refresher's wait; tests drive it
 
-    def __init__(self, base_url: str, app_id: str, app_secret: str, timeout: float = 15.0) -> None:
+    def __init__(self, base_url: str, app_id: str, app_secret: str, timeout: float = 15.0,
+                 proxy: str | None = None) -> None:
         self.base_url = base_url
+        self._proxy = proxy  # the REST calls and the long connection's websocket go through it
         self._app_id, self._app_secret = app_id, app_secret
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
@@ -69,7 +71,7 @@ class FeishuHttp:
         self._refresher: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        self._session = aiohttp.ClientSession(timeout=self._timeout)
+        self._session = aiohttp.ClientSession(timeout=self._timeout, proxy=self._proxy)
         lifetime = await self._fetch_token()
         self._refresher = asyncio.create_task(self._refresh_forever(lifetime), name="feishu-token")
 

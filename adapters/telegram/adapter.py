@@ -27,7 +27,7 @@ from adapters.telegram import TelegramConfig
 from adapters.telegram.inbound import BotIdentity, parse_update
 from adapters.telegram.outbound import Outbound, TelegramFiles
 from bot.adapter import AdapterServices, Capabilities, MenuCommand, MessageHandler, Share
-from bot.config import ConfigError
+from bot.config import ConfigError, proxy_for
 from bot.messages import ChatRef, SentRef
 from bot.replies import Reply
 
@@ -69,7 +69,7 @@ class TelegramAdapter:
     )
 
     def __init__(self, token: str, api_base: str, webhook_url: str | None, webhook_secret: str,
-                 menu: tuple[MenuCommand, ...] = (), share: Share | None = None) -> None:
+                 menu: tuple[MenuCommand, ...] = (), share: Share | None = None, proxy: str | None = None) -> None:
         root = api_base.rstrip("/").removesuffix("/bot")
         self._api_root = root
         tls = httpx.create_ssl_context()  # PTB's two HTTP clients would each load the CA bundle (≈ 20 ms, 1–2 MB)
@@ -79,8 +79,8 @@ class TelegramAdapter:
             .base_url(f"{root}/bot")
             .base_file_url(f"{root}/file/bot")
             .concurrent_updates(True)  # PTB's default handles one update at a time across all chats
-            .request(HTTPXRequest(connection_pool_size=REQUEST_POOL, httpx_kwargs={"verify": tls}))
-            .get_updates_request(HTTPXRequest(connection_pool_size=1, httpx_kwargs={"verify": tls}))
+            .request(HTTPXRequest(connection_pool_size=REQUEST_POOL, proxy=proxy, httpx_kwargs={"verify": tls}))
+            .get_updates_request(HTTPXRequest(connection_pool_size=1, proxy=proxy, httpx_kwargs={"verify": tls}))
         )
         if webhook_url:
             builder = builder.updater(None)
@@ -237,7 +237,8 @@ def create(settings: TelegramConfig, env: Mapping[str, str], services: AdapterSe
     secret = env.get("TELEGRAM_WEBHOOK_SECRET") or secrets.token_urlsafe(32)
     if settings.webhook_url and not _SECRET_FORMAT.fullmatch(secret):
         raise ConfigError("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
-    adapter = TelegramAdapter(token, api_base, settings.webhook_url, secret, services.commands, services.share)
+    adapter = TelegramAdapter(token, api_base, settings.webhook_url, secret, services.commands, services.share,
+                              proxy_for(api_base, env))
     if settings.messages_per_second != adapter.capabilities.global_window[0]:
         adapter.capabilities = replace(adapter.capabilities, global_window=(settings.messages_per_second, 1.0))
     if settings.webhook_url:
@@ -256,7 +257,8 @@ async def doctor(settings: TelegramConfig, env: Mapping[str, str]) -> str:
         raise ConfigError("TELEGRAM_BOT_TOKEN is not set")
     root = _api_base(settings, env).rstrip("/")
     try:
-        async with Bot(token, base_url=f"{root.removesuffix('/bot')}/bot") as bot:
+        request = HTTPXRequest(proxy=proxy_for(root, env))
+        async with Bot(token, base_url=f"{root.removesuffix('/bot')}/bot", request=request) as bot:
             privacy = "" if bot.bot.can_read_all_group_messages else (
                 "; group privacy is on, so groups reach it only by commands and replies to it, and no group "
                 "context is kept (@BotFather: /setprivacy → Disable, then add the bot to the group again)")

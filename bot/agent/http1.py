@@ -4,8 +4,8 @@ streamed as they arrive, connections kept alive between requests.
 aiohttp's client spent ≈ 0.85 ms of the event loop per streamed request (request, URL and header objects, socket
 set-up in Python for happy eyeballs, trace hooks, its stream reader) where the loop's own transport needs ≈ 0.45 ms;
 a thousand answers starting at once wait behind that before their requests are out. The provider's API needs
-little of HTTP: no redirects, cookies or proxies, no compression (none is asked for), answers framed by
-Content-Length, chunked transfer or the connection's end, TLS with the system's trust store.
+little of HTTP: no redirects or cookies, no compression (none is asked for), answers framed by Content-Length,
+chunked transfer or the connection's end, TLS with the system's trust store, an HTTP proxy (bot/agent/proxied.py).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from collections.abc import AsyncIterator, Mapping
 from typing import cast
 from urllib.parse import urlsplit
 
+from bot.agent.proxied import Proxy
+
 MAX_HEAD = 64 * 1024  # status line and headers
 MAX_LINE = 8 * 1024  # a chunk-size line or a trailer
 BUFFER_HIGH = 1024 * 1024  # stop reading the socket while this much waits to be consumed
@@ -27,6 +29,10 @@ KEEP_IDLE = 15.0  # seconds an unused connection is kept (servers drop theirs af
 
 class ProtocolError(ConnectionError):
     """The server broke HTTP/1.1 (a malformed status line, header or chunk), or closed the connection mid-answer."""
+
+
+class ProxyRefused(ConnectionError):
+    """The proxy answered CONNECT with something other than 200 (407: it wants credentials)."""
 
 
 class _Connection(asyncio.Protocol):
@@ -205,22 +211,29 @@ class Response:
 
 
 class Client:
-    """Requests to one base URL (`https://host[:port]/prefix`), with the same headers on each."""
+    """Requests to one base URL (`https://host[:port]/prefix`), with the same headers on each, directly or through
+    an http:// `proxy`."""
 
-    def __init__(self, base_url: str, headers: Mapping[str, str], connect_timeout: float, read_timeout: float) -> None:
+    def __init__(self, base_url: str, headers: Mapping[str, str], connect_timeout: float, read_timeout: float,
+                 proxy: str | None = None) -> None:
         url = urlsplit(base_url)
         if url.scheme not in ("http", "https") or not url.hostname:
             raise ValueError(f"not an http(s) URL: {base_url!r}")
         self._host, self._prefix = url.hostname, url.path.rstrip("/")
         self._port = url.port or (443 if url.scheme == "https" else 80)
         self._tls = ssl.create_default_context() if url.scheme == "https" else None
+        self._proxy = Proxy.parse(proxy) if proxy else None
         default_port = self._port == (443 if self._tls else 80)
         host = f"[{self._host}]" if ":" in self._host else self._host
-        fixed = {"Host": host if default_port else f"{host}:{self._port}", **headers}
+        authority = host if default_port else f"{host}:{self._port}"
+        fixed = {"Host": authority, **headers}
         if any(c in f"{k}{v}" for k, v in fixed.items() for c in "\r\n"):
             raise ValueError("a header name or value with a line break")
         # Encoded once: a value HTTP cannot carry (beyond Latin-1) is a ValueError here, at start, not per request.
         self._head = "".join(f"{k}: {v}\r\n" for k, v in fixed.items()).encode("latin-1")
+        if self._proxy is not None and self._tls is None:  # plain http: the proxy is asked for the absolute URI
+            self._prefix = f"http://{authority}{self._prefix}"
+            self._head += self._proxy.header_lines().encode("latin-1")
         self.connect_timeout, self.read_timeout = connect_timeout, read_timeout
         self._idle: collections.deque[tuple[float, _Connection]] = collections.deque()  # newest on the right
 
@@ -253,9 +266,29 @@ class Client:
     async def _connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
         async with asyncio.timeout(self.connect_timeout):
-            _, conn = await loop.create_connection(lambda: _Connection(self.read_timeout), self._host, self._port,
-                                                   ssl=self._tls)
+            if self._proxy is None:
+                _, conn = await loop.create_connection(lambda: _Connection(self.read_timeout), self._host,
+                                                       self._port, ssl=self._tls)
+                return conn
+            _, conn = await loop.create_connection(lambda: _Connection(self.read_timeout), self._proxy.host,
+                                                   self._proxy.port)
+            if self._tls is not None:
+                await self._tunnel(conn, self._proxy)
         return conn
+
+    async def _tunnel(self, conn: _Connection, proxy: Proxy) -> None:
+        """CONNECT through the proxy, then TLS with the model's host inside the tunnel."""
+        try:
+            await conn.send(proxy.connect_request(self._host, self._port))
+            status, reason, _, _ = _parse_head(await conn.until(b"\r\n\r\n", MAX_HEAD))
+            if status != 200:
+                raise ProxyRefused(f"the proxy refused the tunnel to {self._host}:{self._port}: {status} {reason}")
+            assert conn.transport is not None and self._tls is not None
+            conn.transport = cast(asyncio.Transport, await asyncio.get_running_loop().start_tls(
+                conn.transport, conn, self._tls, server_hostname=self._host))
+        except BaseException:
+            conn.close()
+            raise
 
     def _reuse(self) -> _Connection | None:
         self._expire()

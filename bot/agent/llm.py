@@ -13,7 +13,7 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,17 +34,18 @@ from bot.ops.providers import HealthView
 log = logging.getLogger("bothub.llm")
 
 
-def endpoint(cfg: ProviderConfig, timeout: float, max_retries: int) -> Provider:
-    """The HTTP side of a provider, with its kind's auth headers and public URL."""
+def endpoint(cfg: ProviderConfig, timeout: float, max_retries: int, env: Mapping[str, str] | None = None) -> Provider:
+    """The HTTP side of a provider, with its kind's auth headers and public URL, through the proxy `env` names."""
     if cfg.kind == "anthropic":
-        return Provider(cfg.base_url, cfg.api_keys, timeout, max_retries, anthropic.auth, anthropic.DEFAULT_URL)
+        return Provider(cfg.base_url, cfg.api_keys, timeout, max_retries, anthropic.auth, anthropic.DEFAULT_URL,
+                        env=env)
     if cfg.kind == "gemini":
-        return Provider(cfg.base_url, cfg.api_keys, timeout, max_retries, gemini.auth, gemini.DEFAULT_URL)
-    return Provider(cfg.base_url, cfg.api_keys, timeout, max_retries)
+        return Provider(cfg.base_url, cfg.api_keys, timeout, max_retries, gemini.auth, gemini.DEFAULT_URL, env=env)
+    return Provider(cfg.base_url, cfg.api_keys, timeout, max_retries, env=env)
 
 
-def make_api(cfg: ProviderConfig, llm: LLMConfig) -> ModelAPI:
-    provider = endpoint(cfg, llm.timeout, llm.max_retries)
+def make_api(cfg: ProviderConfig, llm: LLMConfig, env: Mapping[str, str] | None = None) -> ModelAPI:
+    provider = endpoint(cfg, llm.timeout, llm.max_retries, env)
     if cfg.kind == "anthropic":
         return AnthropicMessages(provider, cfg, llm.temperature)
     if cfg.kind == "gemini":
@@ -54,9 +55,11 @@ def make_api(cfg: ProviderConfig, llm: LLMConfig) -> ModelAPI:
 
 class LLMClient:
     def __init__(self, cfg: LLMConfig, clock: Callable[[], float] = time.monotonic,
-                 on_usage: Callable[[str, Usage], None] | None = None) -> None:
+                 on_usage: Callable[[str, Usage], None] | None = None,
+                 env: Mapping[str, str] | None = None) -> None:
+        """`env`: the proxy variables (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY); none: direct connections."""
         self._cfg = cfg
-        self.apis = {name: make_api(provider, cfg) for name, provider in provider_configs(cfg).items()}
+        self.apis = {name: make_api(provider, cfg, env) for name, provider in provider_configs(cfg).items()}
         self.health = {name: ProviderHealth(name, Breaker(cfg.breaker.failures, cfg.breaker.cooldown, clock))
                        for name in self.apis}
         self.chains = Chains(cfg)

@@ -22,7 +22,7 @@ from typing import Any
 
 from bot.agent.events import FailureKind
 from bot.agent.http1 import Client, Response
-from bot.config import ConfigError
+from bot.config import ConfigError, proxy_for
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "not-needed"  # local OpenAI-compatible servers (Ollama, vLLM) ignore the key
@@ -120,8 +120,11 @@ class Provider:
     one that is not resting, at once and without counting as a retry."""
 
     def __init__(self, base_url: str | None, api_key: str | Sequence[str] | None, timeout: float, max_retries: int,
-                 auth: Callable[[str | None], dict[str, str]] = bearer, default_url: str = DEFAULT_BASE_URL) -> None:
+                 auth: Callable[[str | None], dict[str, str]] = bearer, default_url: str = DEFAULT_BASE_URL, *,
+                 env: Mapping[str, str] | None = None) -> None:
+        """`env`: where HTTPS_PROXY / HTTP_PROXY / ALL_PROXY / NO_PROXY are read (none: a direct connection)."""
         self.base_url = (base_url or default_url).rstrip("/")
+        self.proxy = proxy_for(self.base_url, env or {})
         secrets: list[str | None] = [api_key] if api_key is None or isinstance(api_key, str) else [*api_key]
         secrets = secrets or [None]
         self._secrets = [k for k in secrets if k]
@@ -129,9 +132,10 @@ class Provider:
         # No connection cap: the lanes bound concurrent runs.
         try:
             self._keys = [_Key(Client(self.base_url, {**auth(key), "User-Agent": "bothub"},
-                                      min(CONNECT_TIMEOUT, timeout), timeout), key) for key in secrets]
-        except ValueError as e:  # a base URL that is not http(s), a key with a line break in it
-            raise ConfigError(f"the model provider's settings ({self.base_url}, its API key): {e}") from None
+                                      min(CONNECT_TIMEOUT, timeout), timeout, self.proxy), key) for key in secrets]
+        except ValueError as e:  # a base URL that is not http(s), a key with a line break, a socks proxy
+            raise ConfigError(f"the model provider's settings ({self.base_url}, its API key, the proxy): {e}"
+                              ) from None
         self._current = 0
         self.max_retries = max_retries
 

@@ -7,6 +7,7 @@ runs costs one write, and a slow or failing database never holds up an answer.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -71,7 +72,7 @@ class RunTrace:
             self._tool = (event, now)
         elif isinstance(event, ToolFinished) and self._tool is not None:
             started, at = self._tool
-            arguments = redact(started.arguments, self._secrets)[:MAX_ARGUMENTS]
+            arguments = redact(readable(started.arguments), self._secrets)[:MAX_ARGUMENTS]
             self._steps.append(TraceStep("tool", event.name, _ms(now - at) or 0, "ok" if event.ok else "error",
                                          arguments=arguments, result_chars=len(event.result)))
             self._tool = None
@@ -109,3 +110,13 @@ class Tracer:
     def finish(self, run: RunTrace) -> None:
         if self.writer is not None:
             self.writer.submit(run.trace())
+
+
+def readable(arguments: str) -> str:
+    """Tool arguments as people read them: models often escape Chinese (`\\u7528\\u6237`); the trace shows 用户."""
+    if "\\u" not in arguments:
+        return arguments
+    try:
+        return json.dumps(json.loads(arguments), ensure_ascii=False)
+    except ValueError:
+        return arguments

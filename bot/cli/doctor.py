@@ -14,13 +14,15 @@ from bot.agent.approvals import Approvals
 from bot.agent.chains import DEFAULT, Chains, provider_configs
 from bot.agent.events import FailureKind
 from bot.agent.llm import endpoint
-from bot.agent.provider import LLMError
+from bot.agent.provider import DEFAULT_BASE_URL, LLMError
+from bot.agent.proxied import shown
 from bot.agent.skills import SkillSet
 from bot.agent.tools import cgroups, sandbox
 from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolRegistry
 from bot.agent.workspace import check_workspace, missing_required
-from bot.config import Config, shell_admins_problem
+from bot.cli.serve import port_hint, port_problem
+from bot.config import Config, ConfigError, proxy_for, shell_admins_problem
 from bot.i18n import t
 from bot.llmconfig import ProviderConfig
 
@@ -31,16 +33,18 @@ async def run(cfg: Config, env: Mapping[str, str]) -> int:
     """Prints one line per check; exit code 1 if anything would stop the bot."""
     lang = cfg.language
     results = _workspace(cfg, lang)
-    results += await _check_llm(cfg, lang)
+    results.append(_check_port(cfg))
+    results.append(_proxy_line(cfg, env))
+    results += await _check_llm(cfg, env)
     platforms = cfg.enabled_platforms
     if not platforms:
         results.append((INFO, t(lang, "doctor_no_platform")))
     for name in platforms:
         spec = find_spec(name)
         if spec is None or spec.doctor is None:
-            results.append((INFO, f"{name}: enabled (no credential check available)"))
+            results.append((INFO, t(lang, "doctor_platform_unchecked", name=name)))
             continue
-        try:
+        try:  # through the proxy the environment names, as the adapter connects
             detail = await spec.doctor(cfg.sections[name], env)
             results.append((OK, f"{name}: {detail}"))
         except Exception as e:
@@ -52,14 +56,33 @@ async def run(cfg: Config, env: Mapping[str, str]) -> int:
     return 1 if any(mark == FAIL for mark, _ in results) else 0
 
 
+def _check_port(cfg: Config) -> tuple[str, str]:
+    """`bothub run` listens here (unless server.enabled is false): taken now, it would not start."""
+    server, lang = cfg.server, cfg.language
+    if server.enabled is False:
+        return INFO, t(lang, "doctor_server_off")
+    if why := port_problem(server.host, server.port):
+        return FAIL, port_hint(cfg, why)
+    return OK, t(lang, "doctor_port_free", host=server.host, port=server.port or t(lang, "doctor_any_port"))
+
+
+def _proxy_line(cfg: Config, env: Mapping[str, str]) -> tuple[str, str]:
+    """Which proxy outbound connections use; the LLM and platform checks below go through it."""
+    model_url = cfg.llm.base_url or DEFAULT_BASE_URL
+    if (proxy := proxy_for(model_url, env)) is None:
+        return INFO, t(cfg.language, "doctor_proxy_none")
+    return INFO, t(cfg.language, "doctor_proxy", proxy=shown(proxy))
+
+
 def _check_shell(cfg: Config) -> list[tuple[str, str]]:
+    lang = cfg.language
     if not cfg.tools.shell_enabled:
-        return [(INFO, "shell: off (tools.shell_enabled)")]
+        return [(INFO, t(lang, "doctor_shell_off"))]
     checks = []
     if why := sandbox.problem():
-        checks.append((FAIL, f"shell: disabled until the sandbox works: {why}"))
+        checks.append((FAIL, t(lang, "doctor_shell_broken", why=why)))
     else:
-        checks.append((OK, "shell: bubblewrap sandbox works"))
+        checks.append((OK, t(lang, "doctor_shell_ok")))
     checks.append(_shell_limits(cfg))
     if problem := shell_admins_problem(cfg, cfg.enabled_platforms):
         checks.append((FAIL, f"shell: {problem}"))
@@ -88,7 +111,7 @@ def _workspace(cfg: Config, lang: str) -> list[tuple[str, str]]:
     results += [(FAIL, t(lang, "doctor_workspace_problem", problem=p)) for p in problems]
     if not problems:
         results.insert(0, (OK, t(lang, "doctor_workspace_ok", path=path)))
-    results += [(WARN, f"skills/{s.path.name if s.path else s.name}: {s.status_line()}")
+    results += [(WARN, f"skills/{s.path.name if s.path else s.name}: {s.status_line()}")  # the skill's own words
                 for s in SkillSet.load(path / "skills").broken()]
     return results
 
@@ -106,29 +129,38 @@ async def _check_mcp(cfg: Config, env: Mapping[str, str]) -> list[tuple[str, str
     results = []
     for name, conn in mcp.connections.items():
         if conn.tools is None:
-            results.append((FAIL, f"MCP server {name}: {conn.error}"))
+            results.append((FAIL, t(cfg.language, "doctor_mcp_failed", name=name, error=conn.error)))
         else:
             names = mcp.tool_names(name)
-            results.append((OK, f"MCP server {name}: {len(names)} tools: {', '.join(names) or '(none allowed)'}"))
+            tools = ", ".join(names) or t(cfg.language, "doctor_mcp_none_allowed")
+            results.append((OK, t(cfg.language, "doctor_mcp_ok", name=name, count=len(names), tools=tools)))
     return results
 
 
-async def _check_llm(cfg: Config, lang: str) -> list[tuple[str, str]]:
-    """Each provider a chain uses: reachable with its key, offering the chains' models, and how fast it answered.
-    (Breaker states belong to a running hub: the dashboard and /metrics show them.)"""
+async def _check_llm(cfg: Config, env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Each provider a chain uses: reachable with its key, offering the chains' models, and how fast it answered,
+    through the proxy the environment names. (Breaker states belong to a running hub: the dashboard and /metrics
+    show them.)"""
+    lang = cfg.language
     if not (cfg.llm.api_key or cfg.llm.base_url or cfg.llm.providers):
         return [(FAIL, t(lang, "doctor_llm_missing"))]
     wanted: dict[str, list[str]] = {}
     for link in Chains(cfg.llm).links():
         wanted.setdefault(link.provider, []).append(link.model)
     providers = provider_configs(cfg.llm)
-    return [await _check_provider(name, providers[name], models, lang) for name, models in wanted.items()]
+    return [await _check_provider(name, providers[name], models, lang, env) for name, models in wanted.items()]
 
 
-async def _check_provider(name: str, settings: ProviderConfig, models: list[str], lang: str) -> tuple[str, str]:
-    provider = endpoint(settings, timeout=10, max_retries=0)
+async def _check_provider(name: str, settings: ProviderConfig, models: list[str], lang: str,
+                          env: Mapping[str, str]) -> tuple[str, str]:
     where = settings.base_url or ("OpenAI" if settings.kind == "openai" else settings.kind)
     where = where if name == DEFAULT else f"{name} ({where})"
+    try:
+        provider = endpoint(settings, timeout=10, max_retries=0, env=env)
+    except ConfigError as e:  # a proxy the model client cannot use
+        return FAIL, f"LLM {where}: {e}"
+    if provider.proxy is not None:
+        where = t(lang, "doctor_via_proxy", where=where, proxy=shown(provider.proxy))
     started = time.monotonic()
     try:
         listed = await provider.get_json("/models")

@@ -1,36 +1,42 @@
-"""`.env` in the working directory: KEY=VALUE lines read at start-up, never overriding what is already set."""
+"""`.env` in the working directory, read with python-dotenv's rules (comments, quotes, `export`, multi-line
+values), never overriding what the environment already says; and a word about `BOTHUB_*` names nobody reads."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import MutableMapping
+import difflib
+from collections.abc import Iterable, MutableMapping
 from pathlib import Path
 
-_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
+from dotenv import dotenv_values
+
+# Every BOTHUB_* variable something reads; a name outside this set is a typo or a setting that does not exist.
+KNOWN = frozenset({
+    "BOTHUB_ADMIN_PASSWORD", "BOTHUB_CONFIG", "BOTHUB_CONSOLE_CHAT",
+    "BOTHUB_CONSOLE_HISTORY", "BOTHUB_DATABASE_URL", "BOTHUB_DATA_DIR",
+    "BOTHUB_HOST", "BOTHUB_LANGUAGE", "BOTHUB_LOG_LEVEL", "BOTHUB_MODEL", "BOTHUB_PORT", "BOTHUB_REPLICA_ID",
+    "BOTHUB_WORKSPACE",
+    "BOTHUB_SCREENSHOTS", "BOTHUB_CHROMIUM",  # the browser tests: save pictures to docs/img/, which browser
+})
 
 
-def parse(text: str) -> dict[str, str]:
-    """The variables of a .env file: `#` comments, optional `export`, values optionally quoted."""
-    found: dict[str, str] = {}
-    for line in text.splitlines():
-        match = _LINE.match(line)
-        if match is None or line.lstrip().startswith("#"):
-            continue
-        name, value = match.groups()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        else:
-            value = re.split(r"\s+#", value, maxsplit=1)[0]  # `KEY=value  # note`
-        found[name] = value
-    return found
+def parse(path: Path) -> dict[str, str]:
+    """The file's variables; a bare `NAME` line (no `=`) sets nothing."""
+    if not path.is_file():
+        return {}
+    return {name: value for name, value in dotenv_values(path, encoding="utf-8").items() if value is not None}
 
 
 def load(path: Path, environ: MutableMapping[str, str]) -> list[str]:
     """Add the file's variables that `environ` lacks; returns their names (values are secrets: never shown)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (FileNotFoundError, IsADirectoryError):
-        return []
-    added = {name: value for name, value in parse(text).items() if name not in environ}
+    added = {name: value for name, value in parse(path).items() if name not in environ}
     environ.update(added)
     return list(added)
+
+
+def unknown_names(names: Iterable[str]) -> list[tuple[str, str | None]]:
+    """(name, the known name it was probably meant to be) for every BOTHUB_* variable nobody reads."""
+    found = []
+    for name in sorted(n for n in names if n.startswith("BOTHUB_") and n not in KNOWN):
+        close = difflib.get_close_matches(name, KNOWN, n=1, cutoff=0.7)
+        found.append((name, close[0] if close else None))
+    return found

@@ -3,92 +3,86 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import logging
 import os
-import signal
 import sys
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from bot.adapter import AdapterSpec, CliCommand, installed_specs
-from bot.app import App
-from bot.cli import envfile
+from bot.cli import envfile, serve
 from bot.commands import menu
 from bot.config import Config, ConfigError, llm_setup_hint, load_config, shell_admins_problem
+from bot.i18n import t
 from bot.ops import eventloop, redact, tracelog
 
 log = logging.getLogger("bothub")
 CONSOLE_CHAT = "console:local"
-CONSOLE = "console"  # the local terminal chat: `bothub chat`, and `run` when no platform is configured
-WEB_CHAT = "web"  # the browser chat beside the dashboard, also started by `run` when no platform is configured
 QUIET_LOGGERS = ("httpx", "httpx2", "httpcore")
 
 
-@runtime_checkable
-class Interactive(Protocol):
-    """An adapter whose input can end (the terminal at EOF): serving stops when it does."""
+def build_parser(specs: Sequence[AdapterSpec[Any]] = (), lang: str = "en") -> argparse.ArgumentParser:
+    """The global options are accepted before and after the subcommand (`bothub chat --data-dir D`); the help
+    speaks BOTHUB_LANGUAGE (the config file is not read yet when it is shown)."""
+    def h(key: str, **values: object) -> str:
+        return t(lang, f"help_{key}", **values)
 
-    async def wait_closed(self) -> None: ...
-
-
-def build_parser(specs: Sequence[AdapterSpec[Any]] = ()) -> argparse.ArgumentParser:
-    """The global options are accepted before and after the subcommand (`bothub chat --data-dir D`)."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", type=Path, default=argparse.SUPPRESS, metavar="FILE",
-                        help="YAML config file (default: ./bothub.yaml or $BOTHUB_CONFIG)")
-    common.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, metavar="DIR",
-                        help="where the database, chat folders and workspace live (default: ./data or "
-                             "$BOTHUB_DATA_DIR)")
-    parser = argparse.ArgumentParser(prog="bothub", parents=[common],
-                                     description="One LLM agent in your chats. Without a command: `run`.",
-                                     epilog="A .env file in the working directory is read first; variables "
-                                            "already set in the environment win.")
+    common.add_argument("--config", type=Path, default=argparse.SUPPRESS, metavar="FILE", help=h("config"))
+    common.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, metavar="DIR", help=h("data_dir"))
+    common.add_argument("--port", type=int, default=argparse.SUPPRESS, metavar="N", help=h("port"))
+    common.add_argument("--host", default=argparse.SUPPRESS, metavar="ADDR", help=h("host"))
+    parser = argparse.ArgumentParser(prog="bothub", parents=[common], description=h("bothub"), epilog=h("epilog"))
     parser.add_argument("--version", action="version", version=f"bothub {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name: str, text: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, parents=[common], help=text, description=text)
 
-    add("run", "start the hub: every configured platform, or the console chat when none is")
-    chat = add("chat", "chat in this terminal; piped stdin is a script, one message or command per line")
-    chat.add_argument("--chat", default="local", metavar="NAME", help="local chat name; each keeps its own "
-                      "history (default: local)")
-    init = add("init", "create a workspace with the default files (never overwrites yours)")
-    init.add_argument("path", nargs="?", type=Path, help="workspace folder (default: <data dir>/workspace)")
-    add("doctor", "check workspace, config, LLM endpoint and platform credentials")
-    add("chats", "list the chats in the database with their keys and conversation counts")
-    export = add("export", "print a conversation as JSONL (seed 000 format)")
-    export.add_argument("conversation_id", metavar="ID", help="conversation id as /list shows it (a unique "
-                        "prefix is enough)")
-    export.add_argument("--chat", default=CONSOLE_CHAT, metavar="KEY",
-                        help=f"the chat that owns it, as `bothub chats` shows it (default: {CONSOLE_CHAT})")
-    imp = add("import", "import a JSONL conversation into a chat and make it the active one")
-    imp.add_argument("file", type=Path, help="a file written by `bothub export`")
-    imp.add_argument("--chat", default=CONSOLE_CHAT, metavar="KEY",
-                     help=f"the chat to import into (default: {CONSOLE_CHAT})")
-    migrate = add("migrate-store", "copy a SQLite store into an empty PostgreSQL database and check the counts")
-    migrate.add_argument("--from", dest="source", metavar="URL",
-                         help="sqlite:///path (default: this config's database)")
+    add("run", h("run"))
+    chat = add("chat", h("chat"))
+    chat.add_argument("--chat", default="local", metavar="NAME", help=h("chat_name"))
+    init = add("init", h("init"))
+    init.add_argument("path", nargs="?", type=Path, help=h("init_path"))
+    add("doctor", h("doctor"))
+    add("chats", h("chats"))
+    export = add("export", h("export"))
+    export.add_argument("conversation_id", metavar="ID", help=h("export_id"))
+    export.add_argument("--chat", default=CONSOLE_CHAT, metavar="KEY", help=h("export_chat", default=CONSOLE_CHAT))
+    imp = add("import", h("import"))
+    imp.add_argument("file", type=Path, help=h("import_file"))
+    imp.add_argument("--chat", default=CONSOLE_CHAT, metavar="KEY", help=h("import_chat", default=CONSOLE_CHAT))
+    migrate = add("migrate-store", h("migrate"))
+    migrate.add_argument("--from", dest="source", metavar="URL", help=h("migrate_from"))
     migrate.add_argument("--to", dest="target", required=True, metavar="URL", help="postgresql://user@host/db")
-    token = add("api-token", "create, list or revoke HTTP API tokens (a new token is printed once, then only "
-                "its digest is kept)")
-    token.add_argument("action", choices=["create", "list", "revoke"], help="what to do")
-    token.add_argument("value", nargs="?", default="", metavar="NAME|ID",
-                       help="create: a name for the system that will use it; revoke: the token's id")
-    pair = add("pair", "approve a DM pairing code (dm_policy: pairing)")
-    pair.add_argument("action", choices=["approve"], help="what to do with the code")
-    pair.add_argument("code", help="the code the bot gave the person")
+    token = add("api-token", h("token"))
+    token.add_argument("action", choices=["create", "list", "revoke"], help=h("token_action"))
+    token.add_argument("value", nargs="?", default="", metavar="NAME|ID", help=h("token_value"))
+    service = add("install-service", h("service"))
+    service.add_argument("--root", type=Path, default=Path("/"), metavar="DIR", help=h("service_root"))
+    pair = add("pair", h("pair"))
+    pair.add_argument("action", choices=["approve"], help=h("pair_action"))
+    pair.add_argument("code", help=h("pair_code"))
     pair.add_argument("--platform", required=True, choices=[s.name for s in specs if s.config_model().access],
-                      help="where the person wrote from")
+                      help=h("pair_platform"))
     for spec in specs:
         for extra in spec.commands:
             extra.arguments(add(extra.name, extra.help))
             sub.choices[extra.name].set_defaults(adapter_command=(spec, extra))
     return parser
+
+
+def _server_options(cfg: Config, args: argparse.Namespace) -> str | None:
+    """--port and --host win over BOTHUB_PORT/BOTHUB_HOST and the config file."""
+    port: int | None = getattr(args, "port", None)
+    if port is not None:
+        if not 0 <= port <= 65535:
+            return t(cfg.language, "cli_port_range", port=port)
+        cfg.server.port = port
+    cfg.server.host = getattr(args, "host", cfg.server.host)
+    return None
 
 
 def _version() -> str:
@@ -102,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     os.umask(0o077)  # the database, chat folders and exports are the owner's alone
     envfile.load(Path(".env"), os.environ)
     specs = installed_specs()
-    args = build_parser(specs).parse_args(argv)
+    args = build_parser(specs, os.environ.get("BOTHUB_LANGUAGE", "en")).parse_args(argv)
     config_arg: Path | None = getattr(args, "config", None)
     data_dir: Path | None = getattr(args, "data_dir", None)
 
@@ -113,25 +107,37 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if data_dir:
         cfg.data_dir = data_dir
+    if (problem := _server_options(cfg, args)) is not None:
+        print(f"bothub: {problem}", file=sys.stderr)
+        return 2
     command = args.command or "run"
-    console_only = command == "chat" or (command == "run" and not cfg.enabled_platforms)
+    terminal = command == "chat" or not serve.headless()
+    console_only = terminal and (command == "chat" or (command == "run" and not cfg.enabled_platforms))
     level = cfg.log_level
     if console_only and "BOTHUB_LOG_LEVEL" not in os.environ and level == "INFO":
         level = "WARNING"  # the terminal is the chat: only problems go to stderr
     logging.basicConfig(level=level, format=tracelog.LOG_FORMAT)
     tracelog.install()  # every line logged during an agent run names its trace
     env = dict(os.environ)  # the secrets stay here, handed to what needs them, and leave the process environment
+    cfg.network.apply(env)  # network.proxy: the proxy variables every outbound client reads
     redact.install(env)  # tokens and keys never reach the log, whoever logs them (names from the specs)
     redact.route_library_loggers()
     redact.scrub_environment(os.environ)
     config_path = config_arg or Path(env.get("BOTHUB_CONFIG") or "bothub.yaml")
     if warning := redact.readable_secrets_warning(config_path):
         log.warning("%s", warning)
+    for name, meant in envfile.unknown_names(env):
+        log.warning("%s", t(cfg.language, "cli_env_unknown_meant" if meant else "cli_env_unknown", name=name,
+                            meant=meant))
     for noisy in QUIET_LOGGERS + tuple(name for spec in specs for name in spec.loggers):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
     if (contributed := getattr(args, "adapter_command", None)) is not None:
         spec, extra = contributed
         return eventloop.run(_adapter_command(cfg, spec, extra, args, env))
+    if command == "install-service":
+        from bot.cli import service  # as root, once: nothing of serving is needed
+
+        return service.install(args.root, cfg.language)
     if command in ("run", "chat"):
         if not (cfg.llm.api_key or cfg.llm.base_url):
             print(llm_setup_hint(), file=sys.stderr)
@@ -142,49 +148,14 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         if cfg.server.enabled is None:
             cfg.server.enabled = command == "run"  # the dashboard comes with the hub, not with `bothub chat`
-        chat_name = getattr(args, "chat", "local")
-        return eventloop.run(_serve(cfg, platforms, chat_name, env))
+        names = serve.prepare(cfg, platforms, env, terminal)
+        if isinstance(names, str):
+            print(f"bothub: {names}", file=sys.stderr)
+            return 2
+        env["BOTHUB_CONSOLE_CHAT"] = chat = getattr(args, "chat", "local")
+        env["BOTHUB_CONSOLE_HISTORY"] = str(cfg.data_dir / "console" / f"{chat}.history")
+        return eventloop.run(serve.serve(cfg, names, env, web_only=serve.CONSOLE not in names and not platforms))
     return eventloop.run(_tool(cfg, command, args, env))
-
-
-async def _serve(cfg: Config, platforms: list[str], chat_name: str, environ: dict[str, str]) -> int:
-    env = {**environ, "BOTHUB_CONSOLE_CHAT": chat_name}
-    console: Interactive | None = None
-    try:
-        local = [CONSOLE, WEB_CHAT] if cfg.server.enabled and cfg.server.dashboard else [CONSOLE]
-        app = App(cfg, env, platforms=platforms or local)
-        console = next((a for a in app.adapters if isinstance(a, Interactive)), None)
-    except ConfigError as e:
-        print(f"bothub: {e}", file=sys.stderr)
-        return 2
-    stop, exit_code = asyncio.Event(), 0
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
-    try:
-        await app.start()
-        if app.web_port is not None and cfg.server.dashboard:
-            base = f"http://{_url_host(cfg.server.host)}:{app.web_port}"
-            chat = f", web chat at {base}/webchat" if WEB_CHAT in (a.name for a in app.adapters) else ""
-            print(f"dashboard: open {base}/{chat}", file=sys.stderr)
-        waiters: list[asyncio.Future[Any]] = [asyncio.ensure_future(stop.wait())]
-        if console is not None:
-            waiters.append(asyncio.ensure_future(console.wait_closed()))
-        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        for w in waiters:
-            w.cancel()
-        if console is not None and not stop.is_set():
-            await app.hub.idle()  # end of piped input: answer everything first
-            if failed := app.metrics.failed_answers():  # a script must know that answers are missing
-                print(f"bothub: {failed} answer(s) failed", file=sys.stderr)
-                exit_code = 1
-    except (ConfigError, OSError) as e:  # a platform refused the credentials at start, or the port is taken
-        print(f"bothub: {e}", file=sys.stderr)
-        return 2
-    finally:
-        await app.stop()
-    return exit_code
 
 
 async def _adapter_command(cfg: Config, spec: AdapterSpec[Any], command: CliCommand[Any],
@@ -195,12 +166,6 @@ async def _adapter_command(cfg: Config, spec: AdapterSpec[Any], command: CliComm
     except ConfigError as e:
         print(f"bothub: {e}", file=sys.stderr)
         return 2
-
-
-def _url_host(host: str) -> str:
-    if host in ("0.0.0.0", "::", ""):
-        return "127.0.0.1"
-    return f"[{host}]" if ":" in host else host
 
 
 async def _tool(cfg: Config, command: str, args: argparse.Namespace, env: dict[str, str]) -> int:

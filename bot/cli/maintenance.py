@@ -11,6 +11,7 @@ from bot.agent.workspace import init_workspace
 from bot.chats.api_tokens import ApiTokens
 from bot.chats.pairing import Pairing
 from bot.config import Config
+from bot.i18n import t
 from bot.store import Store
 from bot.store.backends import POSTGRES, sqlite_path, store_for_url
 from bot.store.transfer import TransferError, copy_sqlite_to_postgres
@@ -18,10 +19,12 @@ from bot.tree.jsonl import export_jsonl, import_jsonl
 
 
 async def run(cfg: Config, command: str, args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    lang = cfg.language
     if command == "init":
         path = args.path or cfg.workspace_dir
         created = init_workspace(path)
-        print(f"workspace {path}: created {', '.join(created) if created else 'nothing (all files exist)'}")
+        print(t(lang, "cli_init_created", path=path, files=", ".join(created)) if created
+              else t(lang, "cli_init_nothing", path=path))
         return 0
     if command == "doctor":
         doctor = importlib.import_module("bot.cli.doctor")
@@ -30,36 +33,33 @@ async def run(cfg: Config, command: str, args: argparse.Namespace, env: Mapping[
         return await _migrate_store(args.source or cfg.database_url, args.target)
     database = sqlite_path(cfg.database_url)
     if command in ("chats", "export") and database is not None and not database.exists():
-        print(f"bothub: no database at {database} yet (wrong --data-dir? it is created on first start)",
-              file=sys.stderr)
+        print(t(lang, "cli_no_database", path=database), file=sys.stderr)
         return 1
     store = store_for_url(cfg.database_url, cfg.database.pool_size)
     await store.open()
     try:
         if command == "chats":
-            return await _chats(store)
+            return await _chats(store, lang)
         if command == "export":
             return await _export(store, args.chat, args.conversation_id)
         if command == "import":
             try:
                 conv = import_jsonl(args.file.read_text(encoding="utf-8"), "")
             except (OSError, ValueError) as e:
-                print(f"bothub: cannot import {args.file}: {e}", file=sys.stderr)
+                print(t(lang, "cli_import_failed", file=args.file, error=e), file=sys.stderr)
                 return 1
             info = await store.conversations.import_tree(args.chat, conv)
             await store.conversations.set_active(args.chat, info.id)
-            print(f"imported {len(conv) - 1} messages as conversation {info.id} in chat {args.chat}; "
-                  "it is now the chat's active conversation")
+            print(t(lang, "cli_imported", count=len(conv) - 1, id=info.id, chat=args.chat))
             return 0
         if command == "api-token":
             return await _api_token(ApiTokens(store.api_tokens, store.dashboard), args.action, args.value)
         if command == "pair":
             user = await Pairing(store.pairing).approve(args.platform, args.code)
             if user is None:
-                print(f"bothub: no pending {args.platform} pairing with code {args.code} (codes expire after an hour)",
-                      file=sys.stderr)
+                print(t(lang, "cli_no_pairing", platform=args.platform, code=args.code), file=sys.stderr)
                 return 1
-            print(f"approved {args.platform} user {user}")
+            print(t(lang, "cli_paired", platform=args.platform, user=user))
             return 0
     finally:
         await store.close()
@@ -84,9 +84,9 @@ async def _migrate_store(source: str, target: str) -> int:
 
 async def _api_token(tokens: ApiTokens, action: str, value: str) -> int:
     if action == "list":
-        for t in await tokens.list():
-            state = f"revoked {t.revoked_at:%Y-%m-%d %H:%M}" if t.revoked_at else "live"
-            print(f"{t.id}  {t.created_at:%Y-%m-%d %H:%M}  {state:<24}  {t.name}")
+        for token in await tokens.list():
+            state = f"revoked {token.revoked_at:%Y-%m-%d %H:%M}" if token.revoked_at else "live"
+            print(f"{token.id}  {token.created_at:%Y-%m-%d %H:%M}  {state:<24}  {token.name}")
         return 0
     if not value.strip():
         print(f"bothub: api-token {action} needs {'a name' if action == 'create' else 'the token id'}", file=sys.stderr)
@@ -102,10 +102,10 @@ async def _api_token(tokens: ApiTokens, action: str, value: str) -> int:
     return 0
 
 
-async def _chats(store: Store) -> int:
+async def _chats(store: Store, lang: str) -> int:
     summaries = await store.conversations.summaries()
     if not summaries:
-        print("no chats yet")
+        print(t(lang, "cli_no_chats"))
         return 0
     width = max(len("chat"), *(len(key) for key, _ in summaries))
     print(f"{'chat':<{width}}  conversations")

@@ -78,8 +78,9 @@ def manage_buttons(ctx: CommandContext, conv_id: str) -> tuple[Button, ...]:
 
 
 def _ago(ctx: CommandContext, now: datetime, then: datetime) -> str:
+    """How long ago, in the chat's language: `5m` / `5 分钟前`, and under a minute `just now` / `刚刚`."""
     seconds = int((now - then).total_seconds())
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
         if seconds >= size:
             return ctx.t(f"ago_{unit}", n=seconds // size)
     return ctx.t("ago_now")

@@ -14,7 +14,9 @@ from aiohttp import web
 
 from bot.agent.tools import web as web_tool
 from bot.agent.tools.registry import ToolContext, ToolRegistry
+from bot.config import proxy_for
 from bot.httpkit import netguard
+from tests.fakes.proxy import FakeProxy
 
 PAGE = """<!doctype html><html><head><title> Test  Page </title><style>body { color: red }</style>
 <script>var secret = "do not show";</script></head>
@@ -197,3 +199,22 @@ def test_html_to_text_drops_scripts_and_styles() -> None:
     title, text = web_tool.html_to_text(PAGE)
     assert title == "Test Page"
     assert "secret" not in text and "color" not in text and "enable js" not in text
+
+
+async def test_through_a_proxy_the_target_is_still_vetted(ctx: ToolContext, site: Site) -> None:
+    """Friction 3, web_fetch: the proxy is asked for the page by absolute URI; a refused target never reaches it."""
+    proxy = FakeProxy()
+    await proxy.start()
+    registry = ToolRegistry()
+    web_tool.register(registry, ["127.0.0.1"], table_lookup, proxy_for=lambda url: proxy_for(url, {
+        "HTTP_PROXY": proxy.url}))
+    try:
+        page = await registry.execute("web_fetch", json.dumps({"url": site.url("/page")}), ctx)
+        refused = await registry.execute("web_fetch", json.dumps({"url": "http://10.0.0.5/admin"}), ctx)
+        named = await registry.execute("web_fetch", json.dumps({"url": "http://intranet.example/"}), ctx)
+    finally:
+        await proxy.stop()
+    assert "Title: Test Page" in page and site.hits == ["/page"]
+    assert refused.startswith("Refused: 10.0.0.5 is a private address")
+    assert named.startswith("Refused: intranet.example resolves to 10.0.0.5")
+    assert proxy.targets() == [site.url("/page")]

@@ -92,3 +92,11 @@ async def test_chats_export_by_list_id_and_import_makes_it_active(tmp_path: Path
     code, out, _ = await bothub(tmp_path, "chat", "--chat", "other", stdin="/status\n", env=env)
     new_id = said.split("conversation ")[1].split()[0]
     assert f"Conversation `{new_id}`" in out
+
+
+async def test_help_and_command_lines_speak_chinese(tmp_path: Path) -> None:
+    """Item 11: the CLI's help and its own lines through bot/i18n with BOTHUB_LANGUAGE=zh."""
+    code, out, _ = await bothub(tmp_path, "--help", env=clean_env(BOTHUB_LANGUAGE="zh"))
+    assert code == 0 and "启动服务：所有已配置的平台" in out and "Web 服务器端口" in out
+    code, _, err = await bothub(tmp_path, "chats", env=clean_env(BOTHUB_LANGUAGE="zh"))
+    assert code == 1 and "还没有数据库" in err

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import shutil
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
+import aiohttp
 import yaml
 
+from bot.cli import envfile
 from bot.config import load_config
+from tests.cli.test_starts_anywhere import line_with
+from tests.fakes.openai_api import API_KEY, FakeOpenAI
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -62,3 +70,66 @@ def test_compose_runs_postgresql_and_two_replicas_sharing_it() -> None:
         assert replica["volumes"] == ["bothub-data:/data"]  # chat folders follow the chat between replicas
     assert len({r["environment"]["BOTHUB_REPLICA_ID"] for r in replicas.values()}) == 2
     assert len({r["ports"][0] for r in replicas.values()}) == 2
+
+
+async def test_the_image_config_starts_headless_with_only_the_copied_env(tmp_path: Path) -> None:
+    """Friction 5: `docker run --env-file .env` (stdin closed, no BOTHUB_ADMIN_PASSWORD) exited 2. It serves
+    /healthz and webhooks now, and says the dashboard waits for the password."""
+    llm = FakeOpenAI()
+    await llm.start()
+    copied = {**envfile.parse(REPO / ".env.example"), "OPENAI_API_KEY": API_KEY, "OPENAI_BASE_URL": llm.base_url}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOTHUB_", "OPENAI_"))} | copied | {
+        "BOTHUB_CONFIG": str(DEPLOY / "docker.yaml"), "BOTHUB_DATA_DIR": str(tmp_path / "data"), "BOTHUB_PORT": "0"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "run", cwd=tmp_path, env=env, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        closed = await line_with(proc, "the dashboard and web chat stay closed")
+        where = await line_with(proc, "serving http://")
+        base = where.split("serving ", 1)[1].split("/healthz", 1)[0]
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"{base}/healthz") as health:
+                assert health.status == 200
+            async with http.get(f"{base}/webchat") as chat:
+                assert chat.status == 404  # not open to whoever reaches the container
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(proc.communicate(), 30)
+        await llm.stop()
+    assert proc.returncode == 0 and "0.0.0.0" in closed
+
+
+def test_compose_starts_with_only_the_copied_env() -> None:
+    compose = (DEPLOY / "docker-compose.yml").read_text(encoding="utf-8")
+    assert ":?" not in compose  # no variable the copied .env lacks stops `docker compose up`
+
+
+def test_the_reverse_proxy_examples_stream_every_event_route_and_name_the_webhooks() -> None:
+    """deploy/nginx.conf turns buffering off exactly for the routes that answer with server-sent events."""
+    import re
+
+    from adapters.feishu import FeishuConfig
+    from adapters.telegram import TelegramConfig
+
+    nginx = (DEPLOY / "nginx.conf").read_text(encoding="utf-8")
+    caddy = (DEPLOY / "Caddyfile").read_text(encoding="utf-8")
+    pattern = re.search(r"location ~ (\^/\S+) \{\n(?:.*\n)*?\s+proxy_buffering off;", nginx)
+    assert pattern is not None
+    streams = [path for path, _ in _event_routes()]
+    assert streams and all(re.fullmatch(pattern.group(1), path) for path in streams)
+    for webhook in (TelegramConfig().webhook_path, FeishuConfig().webhook_path):
+        assert webhook in nginx
+    assert "ssl_certificate " in nginx and "X-Forwarded-Proto" in nginx and "$http_upgrade" in nginx
+    assert "reverse_proxy 127.0.0.1:8080" in caddy and "flush_interval -1" in caddy
+
+
+def _event_routes() -> list[tuple[str, str]]:
+    """(path, file) of every GET route named …/events (the server-sent event streams), read from the source."""
+    import re
+
+    found = []
+    for source in [*(REPO / "bot").rglob("*.py"), *(REPO / "adapters").rglob("*.py")]:
+        text = source.read_text(encoding="utf-8")
+        routes = re.findall(r'add_(?:get|route)\((?:"GET", )?"(/[a-z/]*events)"', text)
+        found += [(path, source.name) for path in routes]
+    return found

@@ -59,3 +59,14 @@ async def test_approve_and_deny_through_the_hub(tmp_path: Path, fake: FakeOpenAI
     tool_result = next(m for m in fake.requests[-1]["body"]["messages"] if m["role"] == "tool")
     assert tool_result["content"] == ("The user denied this command; it was not run. Do not retry it; "
                                       "ask what they want instead.")
+
+
+async def test_list_says_how_long_ago_in_the_chats_language(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """Item 11: a Chinese chat's /list said "now"."""
+    rec = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
+        for text in ("/lang zh", "你好", "/list"):
+            await rec.say(text)
+            await app.hub.idle()
+    listing = list(rec.visible.values())[-1][1]
+    assert listing.text.endswith("· 2 条 · 刚刚") and "now" not in listing.text

@@ -199,3 +199,13 @@ async def test_a_failed_write_is_logged_and_the_next_runs_are_still_stored(caplo
     assert store.batches == [[lost.id], [kept.id]]
     assert [r.getMessage() for r in caplog.records if r.name == "bothub.traces"] == [
         "could not store 1 run trace(s)"]
+
+
+async def test_escaped_chinese_in_tool_arguments_is_stored_readable(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """Item 11: traces showed `\\u7528\\u6237…` where the model had asked for 用户."""
+    rec = RecordingAdapter()
+    fake.script(ToolCalls([("call_1", "read_file", '{"filepath": "\\u7528\\u6237.txt"}')]), Text("没有这个文件。"))
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,)) as app:
+        await rec.say("读一下用户.txt")
+        trace, _ = await run_trace(app)
+    assert trace.steps[1].arguments == '{"filepath": "用户.txt"}'

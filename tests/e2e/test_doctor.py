@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from bot.app import App
 from bot.cli import doctor
 from bot.config import ConfigError
 from tests.fakes.openai_api import FakeOpenAI
+from tests.fakes.proxy import FakeProxy
 from tests.fakes.telegram_api import BOT_USER, TOKEN, FakeTelegram
 from tests.harness import make_config
 
@@ -116,3 +118,51 @@ async def test_each_provider_of_a_chain_gets_its_own_line(
     out = capsys.readouterr().out
     assert f"✔ LLM at main ({fake.base_url}): reachable in " in out and " ms, model fake-model" in out
     assert "✘ LLM at down (http://127.0.0.1:9/v1): not reachable (connection)" in out
+
+
+async def test_a_taken_port_fails_the_checklist_with_both_ways_to_change_it(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Friction 2: doctor said ✔ and then `make run` died on the port."""
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        cfg, env = make_config(tmp_path, fake.base_url, {"server": {"port": port}})
+        init_workspace(cfg.workspace_dir)
+        assert await doctor.run(cfg, env) == 1
+    out = capsys.readouterr().out
+    assert f"✘ the web server cannot listen on 127.0.0.1:{port} (in use): start with --port N (or set BOTHUB_PORT=N" \
+        in out
+
+
+async def test_doctor_names_the_proxy_and_checks_the_model_and_platform_through_it(
+    tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Friction 3: behind a proxy, doctor said only "not reachable (connection)"."""
+    proxy = FakeProxy()
+    await proxy.start()
+    try:
+        cfg, env = make_config(tmp_path, fake.base_url, env={
+            "TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base,
+            "HTTP_PROXY": f"http://someone:pw@127.0.0.1:{proxy.port}"})
+        init_workspace(cfg.workspace_dir)
+        assert await doctor.run(cfg, env) == 0
+    finally:
+        await proxy.stop()
+    out = capsys.readouterr().out
+    assert f"· network: outbound connections go through the proxy http://127.0.0.1:{proxy.port} " in out
+    assert f"✔ LLM at {fake.base_url} via the proxy http://127.0.0.1:{proxy.port}: reachable in " in out
+    assert "✔ telegram: token accepted" in out and "pw" not in out  # the proxy's password is never shown
+    assert f"{fake.base_url}/models" in proxy.targets()
+    assert any(target.startswith(tg.api_base) and target.endswith("/getMe") for target in proxy.targets())
+
+
+async def test_doctor_says_the_connections_are_direct_without_a_proxy(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg, env = make_config(tmp_path, fake.base_url, {"language": "zh"})
+    init_workspace(cfg.workspace_dir)
+    await doctor.run(cfg, env)
+    out = capsys.readouterr().out
+    assert "· 网络：直接连接" in out and "✔ Web 服务器：127.0.0.1:任一空闲端口 空闲" in out

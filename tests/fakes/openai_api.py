@@ -16,6 +16,7 @@ import itertools
 import json
 import re
 import signal
+import ssl
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -144,10 +145,11 @@ class FakeOpenAI:
         self._runner: web.AppRunner | None = None
         self._ids = itertools.count(1)
         self.port = 0
+        self.tls: ssl.SSLContext | None = None
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}/v1"
 
     def script(self, *steps: Step) -> None:
         self._steps.extend(steps)
@@ -157,15 +159,17 @@ class FakeOpenAI:
         """Scripted steps not yet served (a test can assert the model was asked as often as planned)."""
         return len(self._steps)
 
-    async def start(self, port: int = 0) -> None:
+    async def start(self, port: int = 0, tls: ssl.SSLContext | None = None) -> None:
+        """`tls`: serve https with this context (tests/fakes/tls.py)."""
+        self.tls = tls
         app = web.Application(client_max_size=64 * 1024 * 1024)  # requests with images run to megabytes
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/audio/transcriptions", self._transcribe)
         # handler_cancellation: a client that times out cancels our Hang instead of leaving it to sleep
         # backlog: a burst of 1000 clients connects at once
-        self._runner, self.port = await serve_local(app, port, backlog=2048, handler_cancellation=True,
-                                                    shutdown_timeout=1.0)
+        self._runner, self.port = await serve_local(app, port, backlog=2048, ssl_context=tls,
+                                                    handler_cancellation=True, shutdown_timeout=1.0)
 
     async def stop(self) -> None:
         if self._runner is not None:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import ssl
 from typing import Any
 
 from aiohttp import web
 
 
 async def serve_local(app: web.Application, port: int = 0, backlog: int = 128,
-                      **runner_options: Any) -> tuple[web.AppRunner, int]:
+                      ssl_context: ssl.SSLContext | None = None, **runner_options: Any) -> tuple[web.AppRunner, int]:
     runner = web.AppRunner(app, **runner_options)
     await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port, backlog=backlog).start()
+    await web.TCPSite(runner, "127.0.0.1", port, backlog=backlog, ssl_context=ssl_context).start()
     return runner, runner.addresses[0][1]

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
+from adapters.discord import DiscordConfig
 from adapters.discord.adapter import DiscordAdapter, create
 from bot.config import Config, ConfigError
 from bot.messages import Overheard
@@ -20,8 +21,10 @@ from tests.fakes.discord_api import (
     OTHER_BOT,
     THREAD2_ID,
     THREAD_ID,
+    TOKEN,
     FakeDiscord,
 )
+from tests.fakes.proxy import FakeProxy
 
 NOTICE = "<@700000000000000001> please notice"  # a mention of someone else, in a marker message
 
@@ -184,3 +187,21 @@ async def test_a_mention_of_the_bots_managed_role_counts_as_a_mention(adapter: D
     await fake.dispatch("MESSAGE_CREATE", payload)
     [message] = await inbox.wait()
     assert message.text == "summarize this"
+
+
+async def test_rest_and_the_gateway_go_through_the_proxy_the_environment_names(fake: FakeDiscord,
+                                                                             inbox: Inbox) -> None:
+    """Friction 3, Discord: discord.py's `proxy=` gets HTTP_PROXY, for its REST calls and the gateway websocket."""
+    proxy = FakeProxy()
+    await proxy.start()
+    config = DiscordConfig(api_base=fake.api_base, gateway_url=fake.gateway_url)
+    adapter = create(config, {"DISCORD_BOT_TOKEN": TOKEN, "HTTP_PROXY": proxy.url}, SERVICES)
+    try:
+        await adapter.start(inbox)
+        await fake.dispatch("MESSAGE_CREATE", fake.user_message(f"<@{APP_ID}> via the proxy", mentions=(BOT_USER,)))
+        [message] = await inbox.wait()
+    finally:
+        await adapter.stop()
+        await proxy.stop()
+    assert message.text == "via the proxy"
+    assert {target.split("?")[0] for target in proxy.targets()} >= {f"{fake.api_base}/users/@me", fake.gateway_url}

@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from tests.adapters.feishu.conftest import StartAdapter, eventually
+from tests.adapters.feishu.conftest import StartAdapter, env, eventually
 from tests.fakes.feishu_api import BOT_OPEN_ID, FakeFeishu
 from tests.fakes.feishu_events import card_action_event, message_event
+from tests.fakes.proxy import FakeProxy
 
 
 async def test_frame_received_reaches_on_message_and_is_acked(start_adapter: StartAdapter) -> None:
@@ -118,3 +119,21 @@ async def test_a_forbidden_handshake_fails_start_with_the_platforms_reason(
     fake.ws_handshake_refusal = {"handshake-status": "403", "handshake-msg": "app has no bot capability"}
     with pytest.raises(ConnectionError, match=r"refused the long connection: app has no bot capability \(403\)"):
         await start_adapter("websocket")
+
+
+async def test_the_api_and_the_long_connection_go_through_the_proxy(start_adapter: StartAdapter) -> None:
+    """Friction 3, Feishu: HTTP_PROXY reaches the adapter's one aiohttp session (REST and the websocket)."""
+    proxy = FakeProxy()
+    await proxy.start()
+    try:
+        h = await start_adapter("websocket", secrets={**env(), "HTTP_PROXY": proxy.url})
+        await h.fake.push_ws_event(message_event("px-1", text="@_user_1 hi", mentions=(("@_user_1", BOT_OPEN_ID,
+                                                                                          "Hub"),)))
+        (msg,) = await h.wait_received(1)
+        await h.adapter.stop()
+    finally:
+        await proxy.stop()
+    assert msg.text == "hi"
+    paths = {target.split("?")[0].removeprefix(h.fake.domain) for target in proxy.targets()}
+    assert {"/open-apis/auth/v3/tenant_access_token/internal", "/callback/ws/endpoint"} <= paths
+    assert any(target.startswith("ws://127.0.0.1") for target in proxy.targets())

@@ -9,7 +9,10 @@ from adapters.telegram import TelegramConfig
 from adapters.telegram.adapter import TelegramAdapter, create
 from bot.commands import COMMANDS
 from bot.config import ConfigError
+from bot.messages import ChatRef
+from bot.replies import Reply
 from tests.adapters.telegram.conftest import Inbox, WebhookHub, env, services
+from tests.fakes.proxy import FakeProxy
 from tests.fakes.telegram_api import FakeTelegram
 
 
@@ -113,3 +116,20 @@ def test_the_pace_over_all_chats_is_telegrams_unless_the_bot_was_allowed_more(fa
     assert TelegramAdapter.capabilities.global_window == (30, 1.0)  # one adapter's setting is its own
     with pytest.raises(ValueError, match="less than or equal to 1000"):
         TelegramConfig(messages_per_second=5000)
+
+
+async def test_every_bot_api_call_goes_through_the_proxy_the_environment_names(fake: FakeTelegram) -> None:
+    """Friction 3, Telegram: HTTP_PROXY reaches python-telegram-bot's two HTTP clients (sends and getUpdates)."""
+    proxy = FakeProxy()
+    await proxy.start()
+    adapter = create(TelegramConfig(), env(fake, HTTP_PROXY=proxy.url), services())
+    fake.open_chat(42)
+    try:
+        await adapter.start(Inbox())
+        await adapter.send(ChatRef("telegram", "42"), Reply("via the proxy"))
+    finally:
+        await adapter.stop()
+        await proxy.stop()
+    called = {target.rsplit("/", 1)[1] for target in proxy.targets()}
+    assert {"getMe", "getUpdates", "sendMessage"} <= called
+    assert all(target.startswith(fake.api_base) for target in proxy.targets())

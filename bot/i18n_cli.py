@@ -1,0 +1,91 @@
+"""The command line's and `bothub doctor`'s own lines (en, zh); bot/i18n.py merges them into its one table."""
+
+from __future__ import annotations
+
+CLI_STRINGS: dict[str, tuple[str, str]] = {
+    "cli_port_busy": (
+        "the web server cannot listen on {host}:{port} ({why}): start with --port N (or set BOTHUB_PORT=N; "
+        "0 picks a free one), or stop what uses it",
+        "Web 服务器无法监听 {host}:{port}（{why}）：用 --port N 启动（或设置 BOTHUB_PORT=N；0 表示任选空闲端口），"
+        "或停止占用它的程序",
+    ),
+    "cli_port_busy_console": ("bothub: {line}. The console chat starts without the dashboard and web chat.",
+                              "bothub：{line}。控制台聊天照常启动，但没有管理面板和网页聊天。"),
+    "cli_port_range": ("--port must be from 0 to 65535, not {port}", "--port 必须在 0 到 65535 之间，而不是 {port}"),
+    "cli_dashboard_closed": (
+        "bothub: the dashboard and web chat stay closed: without BOTHUB_ADMIN_PASSWORD they open only on a "
+        "loopback address, and the server listens on {host}. Set the password to sign in; webhooks and "
+        "/healthz work meanwhile.",
+        "bothub：管理面板和网页聊天保持关闭：未设置 BOTHUB_ADMIN_PASSWORD 时它们只在回环地址上开放，而服务器监听"
+        "在 {host}。设置密码即可登录；在此期间 webhook 和 /healthz 照常工作。",
+    ),
+    "cli_nothing_to_serve": (
+        "nothing to serve: no platform is configured, there is no terminal for the console chat, and the web "
+        "server is off (server.enabled). Set a platform's token, or turn the web server on for the web chat.",
+        "没有可提供的服务：未配置任何平台，没有供控制台聊天使用的终端，Web 服务器也已关闭（server.enabled）。"
+        "请设置某个平台的令牌，或打开 Web 服务器以使用网页聊天。",
+    ),
+    "cli_answers_failed": ("bothub: {count} answer(s) failed", "bothub：{count} 个回答失败"),
+    "cli_dashboard_at": ("dashboard: open {base}/", "管理面板：打开 {base}/"),
+    "cli_dashboard_chat_at": ("dashboard: open {base}/, web chat at {base}/webchat",
+                              "管理面板：打开 {base}/，网页聊天在 {base}/webchat"),
+    "cli_headless_web": (
+        "no platform is configured and there is no terminal: serving the web chat at {base}/webchat until "
+        "stopped (SIGTERM)",
+        "未配置平台且没有终端：在 {base}/webchat 提供网页聊天，直到被停止（SIGTERM）",
+    ),
+    "cli_headless_health": (
+        "no platform is configured and there is no terminal: serving {base}/healthz and webhooks until stopped "
+        "(SIGTERM)",
+        "未配置平台且没有终端：提供 {base}/healthz 和 webhook，直到被停止（SIGTERM）",
+    ),
+    "cli_env_unknown": ("{name} is set, but bothub reads no variable of that name",
+                        "设置了 {name}，但 bothub 不读取这个名字的变量"),
+    "cli_env_unknown_meant": ("{name} is set, but bothub reads no variable of that name — did you mean {meant}?",
+                              "设置了 {name}，但 bothub 不读取这个名字的变量——你是想设置 {meant} 吗？"),
+    "doctor_server_off": ("web server: off (server.enabled: false), so no dashboard, web chat or webhooks",
+                          "Web 服务器：已关闭（server.enabled: false），因此没有管理面板、网页聊天和 webhook"),
+    "doctor_port_free": ("web server: {host}:{port} is free for `bothub run`",
+                         "Web 服务器：{host}:{port} 空闲，可供 `bothub run` 使用"),
+    "doctor_any_port": ("any free port", "任一空闲端口"),
+    "doctor_proxy_none": ("network: direct connections (no HTTPS_PROXY, HTTP_PROXY, ALL_PROXY or network.proxy)",
+                          "网络：直接连接（未设置 HTTPS_PROXY、HTTP_PROXY、ALL_PROXY 或 network.proxy）"),
+    "doctor_proxy": ("network: outbound connections go through the proxy {proxy} (the checks below too)",
+                     "网络：对外连接经由代理 {proxy}（以下检查也是）"),
+    "doctor_via_proxy": ("{where} via the proxy {proxy}", "{where}（经由代理 {proxy}）"),
+    "doctor_platform_unchecked": ("{name}: enabled (no credential check available)", "{name}：已启用（无法检查凭据）"),
+    "doctor_shell_off": ("shell: off (tools.shell_enabled)", "shell：已关闭（tools.shell_enabled）"),
+    "doctor_shell_broken": ("shell: disabled until the sandbox works: {why}", "shell：沙箱可用之前保持禁用：{why}"),
+    "doctor_shell_ok": ("shell: bubblewrap sandbox works", "shell：bubblewrap 沙箱可用"),
+    "doctor_mcp_failed": ("MCP server {name}: {error}", "MCP 服务器 {name}：{error}"),
+    "doctor_mcp_ok": ("MCP server {name}: {count} tools: {tools}", "MCP 服务器 {name}：{count} 个工具：{tools}"),
+    "doctor_mcp_none_allowed": ("(none allowed)", "（均未允许）"),
+    "service_not_root": ("install-service must run as root (it creates a user and writes /etc)",
+                         "install-service 必须以 root 运行（它会创建用户并写入 /etc）"),
+    "service_unreachable": (
+        "the bothub user could not reach {path}: {blocked} is closed to other users or hidden from services "
+        "(ProtectHome). Put the checkout where services can read it, e.g. /opt/bothub, and run make run there once",
+        "bothub 用户无法访问 {path}：{blocked} 对其他用户关闭，或对服务不可见（ProtectHome）。请把代码放在服务"
+        "可读的位置，例如 /opt/bothub，并在那里运行一次 make run",
+    ),
+    "service_wrote": ("wrote {path}", "已写入 {path}"),
+    "service_next": (
+        "next: put the secrets into /etc/bothub/bothub.env (at least OPENAI_API_KEY and a platform token), then\n"
+        "  systemctl daemon-reload && systemctl enable --now bothub\n  journalctl -u bothub -f   # the log",
+        "下一步：把密钥写入 /etc/bothub/bothub.env（至少 OPENAI_API_KEY 和一个平台令牌），然后\n"
+        "  systemctl daemon-reload && systemctl enable --now bothub\n  journalctl -u bothub -f   # 查看日志",
+    ),
+    "cli_init_created": ("workspace {path}: created {files}", "工作区 {path}：已创建 {files}"),
+    "cli_init_nothing": ("workspace {path}: created nothing (all files exist)",
+                         "工作区 {path}：无需创建（文件均已存在）"),
+    "cli_no_database": ("bothub: no database at {path} yet (wrong --data-dir? it is created on first start)",
+                        "bothub：{path} 还没有数据库（--data-dir 写错了？它在首次启动时创建）"),
+    "cli_import_failed": ("bothub: cannot import {file}: {error}", "bothub：无法导入 {file}：{error}"),
+    "cli_imported": ("imported {count} messages as conversation {id} in chat {chat}; it is now the chat's active "
+                     "conversation",
+                     "已导入 {count} 条消息，成为聊天 {chat} 中的会话 {id}；它现在是该聊天的当前会话"),
+    "cli_no_pairing": ("bothub: no pending {platform} pairing with code {code} (codes expire after an hour)",
+                       "bothub：没有待处理的 {platform} 配对码 {code}（配对码一小时后过期）"),
+    "cli_paired": ("approved {platform} user {user}", "已批准 {platform} 用户 {user}"),
+    "cli_no_chats": ("no chats yet", "还没有聊天"),
+}
