@@ -121,12 +121,12 @@ async def replicas(tmp: Path, names: tuple[str, ...], llm: FakeOpenAI, database_
 
 @contextlib.asynccontextmanager
 async def behind_balancer(tmp: Path, names: tuple[str, ...], llm: FakeOpenAI, tg: FakeTelegram,
-                          balancer: RoundRobin, database_url: str,
-                          telegram: dict[str, Any] | None = None) -> AsyncIterator[list[Replica]]:
+                          balancer: RoundRobin, database_url: str, telegram: dict[str, Any] | None = None,
+                          more: Mapping[str, Any] | None = None) -> AsyncIterator[list[Replica]]:
     """Replicas with Telegram in webhook mode, every one of them behind `balancer` (Telegram's webhook URL);
-    `telegram`: more of their telegram settings."""
+    `telegram`: more of their telegram settings, `more`: other sections."""
     env = {"TELEGRAM_BOT_TOKEN": tg.token, "TELEGRAM_API_BASE": tg.api_base, "TELEGRAM_WEBHOOK_SECRET": "hook-secret"}
-    settings = {"telegram": {"webhook_url": f"{balancer.url}/telegram/webhook", **(telegram or {})}}
+    settings = {"telegram": {"webhook_url": f"{balancer.url}/telegram/webhook", **(telegram or {})}, **(more or {})}
     async with replicas(tmp, names, llm, database_url, env, settings) as started:
         balancer.backends += [f"http://127.0.0.1:{r.port}" for r in started]
         yield started

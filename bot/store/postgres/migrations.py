@@ -334,6 +334,12 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX usage_by_user ON usage (user_id, day);
     CREATE INDEX usage_by_day ON usage (day);
     """,
+    # 16: a scheduled job's run is an inbox entry (bot/store/jobs.py), taken over like any message when its
+    # replica dies; the job stays claimed while the entry waits.
+    """
+    ALTER TABLE inbox ADD COLUMN job BIGINT;
+    CREATE INDEX inbox_by_job ON inbox (job) WHERE job IS NOT NULL;
+    """,
 )
 
 
