@@ -191,9 +191,9 @@ class App:
         claims = self.store.claims
         if not claims.shared:
             return None
-        chats = sorted(claims.sessions)
-        return {"id": claims.replica, "roles": self.partitions.held(),
-                "chats_owned": len(chats), "chats": chats[:200]}
+        chats = self.lanes.owners.chats
+        return {"id": claims.replica, "roles": self.partitions.held(), "partitions": len(claims.partitions),
+                "chats_active": len(chats), "chats": chats[:200]}
 
     def _load_adapter(self, platform: str) -> Adapter:
         """Adapters are found by name (their spec) so the core never depends on a platform package."""

@@ -11,9 +11,9 @@ process, which owns every chat, and everything runs at once where it arrives):
 - A scheduled job's run is an inbox entry too (the scheduler queues it with the job's next due time), so it
   is routed the same way and taken over with its chat when its replica dies.
 - Other work (a dashboard action) enters with `run` alone and starts only once this replica owns the chat:
-  at once when it does or can claim it, else after the owner lets the chat go (idle for IDLE_RELEASE
-  seconds) or dies; never while another replica owns it. Such work is held in memory: if this process
-  stops before it owns the chat, the work is gone.
+  at once when it does or can claim it, else after the owner, asked for the chat's partition, hands it
+  over (once the chat is idle) or dies; never while another replica owns it. Such work is held in memory:
+  if this process stops before it owns the chat, the work is gone.
 """
 
 from __future__ import annotations

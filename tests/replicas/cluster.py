@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import random
 import re
@@ -20,9 +21,11 @@ import asyncpg
 import yaml
 from aiohttp import web
 
+from bot.store.claims import PARTITIONS, Claims
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.serve import serve_local
 from tests.fakes.telegram_api import FakeTelegram
+from tests.harness import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -113,6 +116,7 @@ async def replicas(tmp: Path, names: tuple[str, ...], llm: FakeOpenAI, database_
     try:
         for name in names:  # one after the other: the first takes the roles, the next gets its share
             started.append(await start_replica(tmp, name, llm, database_url, platform_env, settings))
+        await balanced(started)
         yield started
     finally:
         for replica in started:
@@ -259,3 +263,26 @@ class RoundRobin:
             except aiohttp.ClientConnectionError:
                 continue  # the request may have reached it: Telegram's update id makes a second delivery harmless
         return web.Response(status=502)
+
+
+async def balanced(started: list[Replica], within: float = 30.0) -> None:
+    """Wait until the replicas hold every chat partition between them, in fair shares (/readyz)."""
+    fair, deadline = math.ceil(PARTITIONS / len(started)), time.monotonic() + within
+    while True:
+        held = [(await r.replica())["partitions"] for r in started]
+        if sum(held) == PARTITIONS and max(held) <= fair:
+            return
+        assert time.monotonic() < deadline, f"partitions never balanced: {held}"
+        await asyncio.sleep(0.1)
+
+
+async def settled(*claims: Claims) -> None:
+    """Wait until the replicas' partitions are all held, in fair shares (each sweep balances once a second)."""
+    fair = math.ceil(PARTITIONS / len(claims))
+    await wait_for(lambda: sum(len(c.partitions) for c in claims) == PARTITIONS
+                   and all(len(c.partitions) <= fair for c in claims), within=30)
+
+
+def chat_owned_by(claims: Claims, platform: str = "recording") -> str:
+    """A chat id whose partition this replica owns."""
+    return next(f"c{i}" for i in range(10_000) if claims.holds(f"{platform}:c{i}"))

@@ -1,8 +1,10 @@
 """Claims on PostgreSQL: session-level advisory locks on one dedicated connection per replica.
 
-The server releases a session's advisory locks when its connection ends, so a replica that dies (or is cut
-off) loses its chats and roles without any lease clock. The same connection LISTENs for accepted inbox
-entries (a trigger NOTIFYs each one). It is checked every second; when it fails, the replica drops every
+A chat is owned through its partition's lock (PARTITIONS locks at most, whatever the number of chats: one
+lock per chat filled the server's shared lock table at ~12 500 chats). The server releases a session's
+advisory locks when its connection ends, so a replica that dies (or is cut off) loses its partitions and
+roles without any lease clock. The same connection LISTENs for accepted inbox entries (a trigger NOTIFYs
+each one) and for partitions another replica wants. It is checked every second; when it fails, the replica drops every
 claim at once and tells the hub to stop working on its chats, before the server (TCP keepalive, ~11 s)
 lets another replica take them.
 """
@@ -12,12 +14,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, TypeVar
 
 import asyncpg
 
-from bot.store.claims import Lost, Wake
+from bot.store.claims import PARTITIONS, Lost, Wake, Wanted, partition
 
 log = logging.getLogger("bothub.replicas")
 
@@ -31,14 +33,22 @@ RECONNECT_EVERY = 1.0
 # CHECK_EVERY + CHECK_TIMEOUT, well before that.
 KEEPALIVE = {"tcp_keepalives_idle": "5", "tcp_keepalives_interval": "2", "tcp_keepalives_count": "3"}
 
-_CHAT_KEY = "hashtextextended('chat:' || {}, 0)"
-# Entries younger than a second are left to the replica that accepted them (it claims the chat itself); the
-# sweep is for chats nobody took: a dead owner's, or one released just as an entry came.
+WANT_CHANNEL = "bothub_want"
+PARTITION = PRESENCE + 1  # advisory lock class of the chat partitions: (PARTITION, 0 … PARTITIONS-1)
 _ROLE_KEY = "hashtextextended('role:' || $1, 0)"
-_SWEEP_SQL = f"""
-SELECT session FROM (SELECT DISTINCT session FROM inbox WHERE split_part(session, ':', 1) = ANY($1::text[])
-                     AND accepted_at < now() - interval '1 second') AS w
-WHERE CASE WHEN session = ANY($2::text[]) THEN true ELSE pg_try_advisory_lock({_CHAT_KEY.format('session')}) END
+# The partitions nobody holds, up to $2 of them; CASE keeps the lock call off those held here already (a
+# second lock on a held one would outlive one release), and the scan stops at the limit (no more locks).
+_TAKE_SQL = f"""
+SELECT p FROM generate_series(0, {PARTITIONS - 1}) AS p
+WHERE CASE WHEN p = ANY($1::int[]) THEN false ELSE pg_try_advisory_lock({PARTITION}, p) END LIMIT $2
+"""
+_TAKE_THESE_SQL = f"SELECT p FROM unnest($1::int[]) AS p WHERE pg_try_advisory_lock({PARTITION}, p)"
+_RELEASE_SQL = f"SELECT pg_advisory_unlock({PARTITION}, p) FROM unnest($1::int[]) AS p"
+# Entries younger than a second in a partition nobody holds are left to the replica that accepted them (it
+# claims the partition itself); the sweep is for chats nobody took: a dead owner's, or one released just then.
+_WAITING_SQL = """
+SELECT session, min(accepted_at) < now() - interval '1 second' FROM inbox
+WHERE split_part(session, ':', 1) = ANY($1::text[]) GROUP BY session
 """
 _REPLICAS_SQL = """
 SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND classid = $1::oid
@@ -59,18 +69,19 @@ class PostgresClaims:
         self._own = own_backends if own_backends is not None else set()  # this replica's own pool: its accepts
         self._conn: asyncpg.Connection | None = None
         self._busy = asyncio.Lock()  # one statement at a time on the connection
-        self._sessions: set[str] = set()
+        self._partitions: set[int] = set()
         self._roles: set[str] = set()
         self._wake: Wake | None = None
         self._lost: Lost | None = None
+        self._wanted: Wanted | None = None
         self._watch: asyncio.Task[None] | None = None
 
     @property
-    def sessions(self) -> frozenset[str]:
-        return frozenset(self._sessions)
+    def partitions(self) -> frozenset[int]:
+        return frozenset(self._partitions)
 
-    async def start(self, wake: Wake, lost: Lost) -> None:
-        self._wake, self._lost = wake, lost
+    async def start(self, wake: Wake, lost: Lost, wanted: Wanted) -> None:
+        self._wake, self._lost, self._wanted = wake, lost, wanted
         await self._connect()
         self._watch = asyncio.create_task(self._keep_alive(), name="claims-keepalive")
 
@@ -79,7 +90,7 @@ class PostgresClaims:
             self._watch.cancel()
             await asyncio.gather(self._watch, return_exceptions=True)
         conn, self._conn = self._conn, None
-        self._sessions.clear()
+        self._partitions.clear()
         self._roles.clear()
         if conn is not None:
             await conn.close()  # the server releases every lock this session held
@@ -92,6 +103,7 @@ class PostgresClaims:
                 raise RuntimeError(f"another replica is connected with the id {self.replica!r}; give each its own "
                                    "(BOTHUB_REPLICA_ID)")
             await conn.add_listener(CHANNEL, self._notified)
+            await conn.add_listener(WANT_CHANNEL, self._want_heard)
         except BaseException:
             await conn.close()
             raise
@@ -103,6 +115,10 @@ class PostgresClaims:
         entry, _, session = payload.partition(" ")
         if self._wake is not None and entry.isdigit():
             self._wake(int(entry), session)
+
+    def _want_heard(self, _conn: Any, pid: int, _channel: str, payload: str) -> None:
+        if payload.isdigit() and int(payload) in self._partitions and self._wanted is not None:
+            self._wanted(int(payload))
 
     async def _keep_alive(self) -> None:
         """Check the connection every second; when it is gone, give everything up, then reconnect."""
@@ -122,10 +138,10 @@ class PostgresClaims:
         conn, self._conn = self._conn, None
         if conn is None:
             return
-        log.error("replica %s: claims connection lost (%s); giving up %d chat(s) and %s", self.replica, why,
-                  len(self._sessions), sorted(self._roles) or "no roles")
+        log.error("replica %s: claims connection lost (%s); giving up %d partition(s) and %s", self.replica, why,
+                  len(self._partitions), sorted(self._roles) or "no roles")
         conn.terminate()
-        self._sessions.clear()
+        self._partitions.clear()
         self._roles.clear()
         if self._lost is not None:
             self._lost()
@@ -142,41 +158,58 @@ class PostgresClaims:
                 raise ClaimsUnavailable from e
 
     def holds(self, session: str) -> bool:
-        return session in self._sessions
+        return partition(session) in self._partitions
 
     async def claim(self, session: str) -> bool:
-        async def try_lock(conn: asyncpg.Connection) -> bool:
-            if session in self._sessions:  # claimed while this call waited for the connection: the lock is
-                return True  # reentrant, and taking it twice would outlive one release
-            return bool(await conn.fetchval(f"SELECT pg_try_advisory_lock({_CHAT_KEY.format('$1')})", session))
+        return partition(session) in await self._take_these([partition(session)])
 
-        if session in self._sessions:
-            return True
+    async def _take_these(self, wanted: list[int]) -> set[int]:
+        """Lock those of `wanted` not held here (checked with the connection in hand: the lock is reentrant, and
+        taking it twice would outlive one release); returns every one of them held here afterwards."""
+        async def try_locks(conn: asyncpg.Connection) -> None:
+            fresh = [p for p in wanted if p not in self._partitions]
+            if fresh:
+                self._partitions.update(row[0] for row in await conn.fetch(_TAKE_THESE_SQL, fresh))
+
+        if any(p not in self._partitions for p in wanted):
+            with contextlib.suppress(ClaimsUnavailable):
+                await self._run(try_locks)
+        return self._partitions.intersection(wanted)
+
+    async def take(self, count: int, avoid: Collection[int] = ()) -> list[int]:
+        async def take_free(conn: asyncpg.Connection) -> list[int]:
+            got = [row[0] for row in await conn.fetch(_TAKE_SQL, list(self._partitions.union(avoid)), count)]
+            self._partitions.update(got)
+            return got
+
+        if count <= 0:
+            return []
         try:
-            got = await self._run(try_lock)
+            return await self._run(take_free)
         except ClaimsUnavailable:
-            return False
-        if got:
-            self._sessions.add(session)
-        return bool(got)
+            return []
 
-    async def release(self, sessions: Sequence[str]) -> None:
-        mine = [s for s in sessions if s in self._sessions]
+    async def release(self, partitions: Collection[int]) -> None:
+        mine = [p for p in partitions if p in self._partitions]
         if not mine:
             return
-        self._sessions.difference_update(mine)
-        sql = f"SELECT pg_advisory_unlock({_CHAT_KEY.format('s')}) FROM unnest($1::text[]) AS s"
+        self._partitions.difference_update(mine)
         with contextlib.suppress(ClaimsUnavailable):  # the connection is gone, and the locks with it
-            await self._run(lambda c: c.execute(sql, mine))
+            await self._run(lambda c: c.execute(_RELEASE_SQL, mine))
+
+    async def want(self, session: str) -> None:
+        with contextlib.suppress(ClaimsUnavailable):
+            await self._run(lambda c: c.execute("SELECT pg_notify($1, $2)", WANT_CHANNEL, str(partition(session))))
 
     async def sweep(self, platforms: Sequence[str]) -> list[str]:
         try:
-            rows = await self._run(lambda c: c.fetch(_SWEEP_SQL, list(platforms), list(self._sessions)))
+            rows = await self._run(lambda c: c.fetch(_WAITING_SQL, list(platforms)))
         except ClaimsUnavailable:
             return []
-        found = [row[0] for row in rows]
-        self._sessions.update(found)
-        return found
+        orphaned = {partition(session) for session, stale in rows if stale} - self._partitions
+        if orphaned:
+            await self._take_these(sorted(orphaned))
+        return [session for session, _ in rows if self.holds(session)]
 
     async def replicas(self) -> int:
         try:
