@@ -222,10 +222,12 @@ def rounds(chats: range, per_chat: int) -> list[tuple[int, int]]:
 
 class RoundRobin:
     """A load balancer: each request to the next backend in turn; a backend that refuses the connection
-    (a dead replica) is skipped for the next one, as a proxy's `next upstream on error` does."""
+    (a dead replica) or does not answer within `upstream_timeout` (a frozen one) is skipped for the next one,
+    as a proxy's `next upstream on error, timeout` does."""
 
-    def __init__(self, backends: list[str]) -> None:
+    def __init__(self, backends: list[str], upstream_timeout: float = 5.0) -> None:
         self.backends = backends
+        self.upstream_timeout = aiohttp.ClientTimeout(total=upstream_timeout)
         self.port = 0
         self.forwarded: list[str] = []  # the backend that answered each request
         self._next = 0
@@ -257,10 +259,10 @@ class RoundRobin:
             backend = self.backends[(start + k) % len(self.backends)]
             try:
                 async with self._http.request(request.method, backend + request.path_qs, data=body,
-                                              headers=headers) as response:
+                                              headers=headers, timeout=self.upstream_timeout) as response:
                     self.forwarded.append(backend)
                     return web.Response(status=response.status, body=await response.read())
-            except aiohttp.ClientConnectionError:
+            except (aiohttp.ClientConnectionError, TimeoutError):
                 continue  # the request may have reached it: Telegram's update id makes a second delivery harmless
         return web.Response(status=502)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, TypeVar
 
@@ -29,6 +30,10 @@ PRESENCE = 0x626F7468  # advisory lock class (two-key form) under which every re
 CHECK_EVERY = 1.0  # seconds between liveness checks of the claims connection
 CHECK_TIMEOUT = 4.0  # a check slower than this counts as a dead connection (generous: loaded machines)
 RECONNECT_EVERY = 1.0
+# A replica whose heartbeat (written each CHECK_EVERY from its event loop) is older than this is silent: frozen
+# (SIGSTOP, a blocked loop) or cut off. Its peers end its claims connection, which frees its partitions; and it
+# owns nothing from that moment by its own clock too, so on waking it stops before writing anything.
+SILENT_AFTER = 3.0
 # The server drops a silent connection after 5 + 3 × 2 s; the replica gives up its claims after at most
 # CHECK_EVERY + CHECK_TIMEOUT, well before that.
 KEEPALIVE = {"tcp_keepalives_idle": "5", "tcp_keepalives_interval": "2", "tcp_keepalives_count": "3"}
@@ -41,6 +46,19 @@ _ROLE_KEY = "hashtextextended('role:' || $1, 0)"
 _TAKE_SQL = f"""
 SELECT p FROM generate_series(0, {PARTITIONS - 1}) AS p
 WHERE CASE WHEN p = ANY($1::int[]) THEN false ELSE pg_try_advisory_lock({PARTITION}, p) END LIMIT $2
+"""
+_JOIN_SQL = """
+INSERT INTO bothub_replicas (id, backend, beat) VALUES ($1, pg_backend_pid(), now())
+ON CONFLICT (id) DO UPDATE SET backend = excluded.backend, beat = excluded.beat
+"""
+# The heartbeat, and the end of every silent peer's claims connection (its locks go with it), in one statement.
+_BEAT_SQL = """
+WITH beat AS (UPDATE bothub_replicas SET beat = now() WHERE id = $1 AND backend = pg_backend_pid() RETURNING id),
+silent AS (SELECT r.id FROM bothub_replicas AS r JOIN pg_stat_activity AS a
+                ON a.pid = r.backend AND a.application_name = left('bothub ' || r.id, 63)
+           WHERE CASE WHEN r.id <> $1 AND r.beat < now() - make_interval(secs => $2)
+                      THEN pg_terminate_backend(r.backend) ELSE false END)
+SELECT EXISTS (SELECT 1 FROM beat), array(SELECT id FROM silent)
 """
 _TAKE_THESE_SQL = f"SELECT p FROM unnest($1::int[]) AS p WHERE pg_try_advisory_lock({PARTITION}, p)"
 _RELEASE_SQL = f"SELECT pg_advisory_unlock({PARTITION}, p) FROM unnest($1::int[]) AS p"
@@ -60,6 +78,10 @@ class ClaimsUnavailable(Exception):
     """The claims connection is down: this replica holds nothing until it is back."""
 
 
+class NotOwner(Exception):
+    """A write refused: this replica owns nothing now (silent past its heartbeat, or cut off) or not this chat."""
+
+
 class PostgresClaims:
     shared = True
 
@@ -75,6 +97,7 @@ class PostgresClaims:
         self._lost: Lost | None = None
         self._wanted: Wanted | None = None
         self._watch: asyncio.Task[None] | None = None
+        self._beat_at = 0.0  # monotonic: the last heartbeat the server took
 
     @property
     def partitions(self) -> frozenset[int]:
@@ -102,12 +125,13 @@ class PostgresClaims:
             if not await conn.fetchval("SELECT pg_try_advisory_lock($1, hashtext($2))", PRESENCE, self.replica):
                 raise RuntimeError(f"another replica is connected with the id {self.replica!r}; give each its own "
                                    "(BOTHUB_REPLICA_ID)")
+            await conn.execute(_JOIN_SQL, self.replica)
             await conn.add_listener(CHANNEL, self._notified)
             await conn.add_listener(WANT_CHANNEL, self._want_heard)
         except BaseException:
             await conn.close()
             raise
-        self._conn = conn
+        self._conn, self._beat_at = conn, time.monotonic()
 
     def _notified(self, _conn: Any, pid: int, _channel: str, payload: str) -> None:
         if pid in self._own:
@@ -131,8 +155,26 @@ class PostgresClaims:
                 except (OSError, asyncpg.PostgresError, TimeoutError) as e:
                     log.warning("replica %s: cannot reconnect for claims: %s", self.replica, e)
                 continue
+            silent = time.monotonic() - self._beat_at
+            if silent > SILENT_AFTER:  # this process was frozen or starved: its peers may own its partitions now
+                self._drop(TimeoutError(f"no heartbeat for {silent:.1f} s"))
+                continue
             with contextlib.suppress(ClaimsUnavailable):  # a failed check has dropped everything already
-                await self._run(lambda conn: conn.fetchval("SELECT 1", timeout=CHECK_TIMEOUT))
+                await self._run(self._beat)
+
+    async def _beat(self, conn: asyncpg.Connection) -> None:
+        alive, ended = await conn.fetchrow(_BEAT_SQL, self.replica, SILENT_AFTER, timeout=CHECK_TIMEOUT)
+        if not alive:
+            raise asyncpg.InterfaceError("this replica's heartbeat row belongs to another connection")
+        self._beat_at = time.monotonic()
+        for peer in ended:
+            log.warning("replica %s: replica %s sent no heartbeat for %s s; ended its claims", self.replica, peer,
+                        SILENT_AFTER)
+
+    @property
+    def live(self) -> bool:
+        """Connected, and the latest heartbeat is recent: what this replica holds is still its own."""
+        return self._conn is not None and time.monotonic() - self._beat_at <= SILENT_AFTER
 
     def _drop(self, why: BaseException) -> None:
         conn, self._conn = self._conn, None
@@ -157,8 +199,14 @@ class PostgresClaims:
                 self._drop(e)
                 raise ClaimsUnavailable from e
 
+    def check(self, session: str | None = None) -> None:
+        """Before a write of a chat's tree or inbox: raises NotOwner when another replica may own it now (once
+        claims are started: tools that open the store without them write as before)."""
+        if self._watch is not None and not (self.live if session is None else self.holds(session)):
+            raise NotOwner(f"replica {self.replica} does not own {session or 'any chat'} now")
+
     def holds(self, session: str) -> bool:
-        return partition(session) in self._partitions
+        return partition(session) in self._partitions and self.live
 
     async def claim(self, session: str) -> bool:
         return partition(session) in await self._take_these([partition(session)])

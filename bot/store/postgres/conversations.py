@@ -5,7 +5,7 @@ once still make one conversation."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import asyncpg
 
@@ -135,8 +135,9 @@ async def _chain(db: asyncpg.Connection, chat: str, conv_id: str, message_id: st
 
 
 class PostgresConversations:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, check: Callable[[str | None], None]) -> None:
         self._db = db
+        self._check = check  # raises when another replica may own the chat now (a stale owner writes nothing)
 
     async def create(self, chat: str, role: str = "default") -> ConversationInfo:
         async with self._db.pool.acquire() as db, db.transaction():
@@ -194,6 +195,7 @@ class PostgresConversations:
 
     async def append(self, chat: str, conv_id: str, msgs: Sequence[Message], finishes: int | None = None) -> None:
         if msgs:
+            self._check(chat)
             await _insert(self._db.pool, chat, conv_id, msgs, finishes=finishes)
 
     async def import_tree(self, chat: str, conv: Conversation, role: str = "default") -> ConversationInfo:

@@ -19,9 +19,10 @@ _ENTRIES = "SELECT id, session, event, replies, job FROM inbox"
 
 
 class PostgresInbox:
-    def __init__(self, db: Database, clock: Callable[[], float]) -> None:
+    def __init__(self, db: Database, clock: Callable[[], float], check: Callable[[str | None], None]) -> None:
         self._db = db
         self._clock = clock
+        self._check = check  # raises when this replica may no longer write (a stale owner)
 
     async def seen(self, key: str, ttl: float = DEDUPE_TTL) -> bool:
         now = self._clock()
@@ -34,9 +35,11 @@ class PostgresInbox:
 
     async def finish(self, entry_ids: Sequence[int]) -> None:
         if entry_ids:
+            self._check(None)
             await self._db.pool.execute("DELETE FROM inbox WHERE id = ANY($1::bigint[])", list(entry_ids))
 
     async def replied(self, entry_id: int, message_ids: Sequence[str]) -> None:
+        self._check(None)
         await self._db.pool.execute("UPDATE inbox SET replies = $1 WHERE id = $2", list(message_ids), entry_id)
 
     async def unfinished(self) -> list[InboxEntry]:

@@ -340,6 +340,15 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE inbox ADD COLUMN job BIGINT;
     CREATE INDEX inbox_by_job ON inbox (job) WHERE job IS NOT NULL;
     """,
+    # 17: each replica's heartbeat, written from its event loop; a silent one's claims connection is ended by
+    # its peers (bot/store/postgres/claims.py).
+    """
+    CREATE TABLE bothub_replicas (
+        id TEXT PRIMARY KEY,
+        backend INTEGER NOT NULL,
+        beat TIMESTAMPTZ NOT NULL
+    );
+    """,
 )
 
 
