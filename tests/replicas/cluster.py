@@ -171,6 +171,14 @@ def failover_time(sent_at: dict[int, list[float]], killed_at: float, orphaned: s
 async def kill_between_replies(victim: Replica, tg: FakeTelegram, url: str) -> tuple[float, set[int]]:
     """SIGKILL `victim` at a moment when every reply it made is also finished in the inbox; returns the
     kill's time and the chats it owned."""
+    owned = await pause_between_replies(victim, tg, url)
+    victim.kill()
+    return time.monotonic(), owned
+
+
+async def pause_between_replies(victim: Replica, tg: FakeTelegram, url: str) -> set[int]:
+    """SIGSTOP `victim` at a moment when every reply it made is also finished in the inbox (outside the window
+    where a reply is sent twice, README "Scaling out"); returns the chats it owned."""
     db = await asyncpg.connect(url)
     try:
         for _ in range(200):
@@ -181,8 +189,7 @@ async def kill_between_replies(victim: Replica, tg: FakeTelegram, url: str) -> t
                                            "GROUP BY 1"))
             waiting = dict(await db.fetch("SELECT split_part(session, ':', 2)::bigint, count(*) FROM inbox GROUP BY 1"))
             if all(len(tg.bot_texts(c)) == accepted.get(c, 0) - waiting.get(c, 0) for c in owned):
-                victim.kill()
-                return time.monotonic(), owned
+                return owned
             victim.resume()
             await asyncio.sleep(0.01)
         raise AssertionError("the replica was never between replies")
@@ -206,6 +213,21 @@ async def send_with_a_kill(tg: FakeTelegram, chats: range, per_chat: int, rate: 
             killed = await kill_between_replies(victim, tg, database_url)
         await asyncio.sleep(max(0.0, started + (i + 1) / rate - time.monotonic()))
     return killed
+
+
+async def send_with_a_freeze(tg: FakeTelegram, chats: range, per_chat: int, rate: float, victim: Replica,
+                             database_url: str) -> tuple[float, set[int]]:
+    """`per_chat` messages into every chat at a steady `rate`, SIGSTOPping `victim` halfway, between two of its
+    replies (it stays frozen); returns the freeze's time and the chats the victim owned."""
+    started, order = time.monotonic(), rounds(chats, per_chat)
+    frozen: tuple[float, set[int]] = (0.0, set())
+    for i, (chat, n) in enumerate(order):
+        tg.inject_message(chat, question(chat, n))
+        if i == len(order) // 2:
+            owned = await pause_between_replies(victim, tg, database_url)
+            frozen = (time.monotonic(), owned)
+        await asyncio.sleep(max(0.0, started + (i + 1) / rate - time.monotonic()))
+    return frozen
 
 
 def rounds(chats: range, per_chat: int) -> list[tuple[int, int]]:

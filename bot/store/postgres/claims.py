@@ -33,7 +33,7 @@ RECONNECT_EVERY = 1.0
 # A replica whose heartbeat (written each CHECK_EVERY from its event loop) is older than this is silent: frozen
 # (SIGSTOP, a blocked loop) or cut off. Its peers end its claims connection, which frees its partitions; and it
 # owns nothing from that moment by its own clock too, so on waking it stops before writing anything.
-SILENT_AFTER = 3.0
+SILENT_AFTER = 3.5
 # The server drops a silent connection after 5 + 3 × 2 s; the replica gives up its claims after at most
 # CHECK_EVERY + CHECK_TIMEOUT, well before that.
 KEEPALIVE = {"tcp_keepalives_idle": "5", "tcp_keepalives_interval": "2", "tcp_keepalives_count": "3"}
@@ -163,10 +163,11 @@ class PostgresClaims:
                 await self._run(self._beat)
 
     async def _beat(self, conn: asyncpg.Connection) -> None:
+        sent = time.monotonic()  # the server's beat is no older: this replica never thinks itself live longer
         alive, ended = await conn.fetchrow(_BEAT_SQL, self.replica, SILENT_AFTER, timeout=CHECK_TIMEOUT)
         if not alive:
             raise asyncpg.InterfaceError("this replica's heartbeat row belongs to another connection")
-        self._beat_at = time.monotonic()
+        self._beat_at = sent
         for peer in ended:
             log.warning("replica %s: replica %s sent no heartbeat for %s s; ended its claims", self.replica, peer,
                         SILENT_AFTER)
