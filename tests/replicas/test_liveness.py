@@ -1,0 +1,54 @@
+"""Liveness on a real PostgreSQL: a replica whose event loop stalls past its heartbeat deadline owns nothing
+by its own clock, so its store writes nothing for any chat before it even notices; then it drops its claims.
+(A peer ending a silent replica's claims connection: tests/replicas/test_freeze_failover.py.)"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+from bot.store.claims import partition
+from bot.store.postgres import PostgresStore
+from bot.store.postgres.claims import SILENT_AFTER, NotOwner
+from bot.tree.model import Message
+from tests.harness import wait_for
+from tests.postgres import PostgresServer
+
+
+@pytest.fixture
+async def url(postgres: PostgresServer) -> AsyncIterator[str]:
+    url = await postgres.new_database()
+    store = PostgresStore(url)
+    await store.open()
+    yield url
+    await store.close()
+
+
+async def test_a_stalled_replica_writes_nothing_and_drops_its_claims(url: str) -> None:
+    store, lost = PostgresStore(url, replica="a"), []
+    await store.open()
+    await store.claims.start(lambda _e, _s: None, lambda: lost.append("a"), lambda _p: None)
+    try:
+        assert await store.claims.claim("tg:1")
+        conv = await store.conversations.create("tg:1")
+        await store.conversations.append("tg:1", conv.id, [Message.new("user", "before", conv.root_id)])  # owned
+        entry = await store.inbox.accept("tg:1:m1", "tg:1", "{}")
+        assert partition("tg:2") != partition("tg:1")
+        with pytest.raises(NotOwner):
+            await store.conversations.append("tg:2", conv.id, [Message.new("user", "not ours")])
+        time.sleep(SILENT_AFTER + 0.5)  # noqa: ASYNC251 -- the point: a blocked event loop sends no heartbeat
+        assert not store.claims.holds("tg:1")
+        with pytest.raises(NotOwner):  # the first thing it does on waking: refused, before any check ran
+            await store.conversations.append("tg:1", conv.id, [Message.new("user", "after")])
+        with pytest.raises(NotOwner):
+            await store.inbox.finish([entry or 0])
+        await wait_for(lambda: lost == ["a"], within=5)  # and then it gives its claims up
+        assert store.claims.partitions == frozenset()
+        tree = await store.conversations.load("tg:1", conv.id, "")
+        assert tree is not None and [m.content for m in tree.messages.values() if m.role == "user"] == ["before"]
+        assert [e.id for e in await store.inbox.waiting("tg:1")] == [entry]
+    finally:
+        await store.claims.stop()
+        await store.close()
