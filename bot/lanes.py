@@ -97,6 +97,8 @@ class Lanes:
 
     def _submit(self, key: SessionKey, work: Work, entry: int | None = None) -> None:
         async def job() -> None:
+            if not self.owners.claims.holds(key.storage_key):
+                return  # the chat moved while this waited (this replica froze or was cut off): its owner runs it
             await work(self._sessions.get(key))
 
         self._sessions.lane(key).submit(job, entry)

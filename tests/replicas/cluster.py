@@ -176,8 +176,13 @@ async def kill_between_replies(victim: Replica, tg: FakeTelegram, url: str) -> t
     return time.monotonic(), owned
 
 
+def answers(tg: FakeTelegram, chat: int) -> list[str]:
+    """The bot's answers to messages in a chat (echoes of `question`), not its reminders."""
+    return [text for text in tg.bot_texts(chat) if text.startswith("q")]
+
+
 async def pause_between_replies(victim: Replica, tg: FakeTelegram, url: str) -> set[int]:
-    """SIGSTOP `victim` at a moment when every reply it made is also finished in the inbox (outside the window
+    """SIGSTOP `victim` at a moment when every answer it made is also finished in the inbox (outside the window
     where a reply is sent twice, README "Scaling out"); returns the chats it owned."""
     db = await asyncpg.connect(url)
     try:
@@ -186,9 +191,10 @@ async def pause_between_replies(victim: Replica, tg: FakeTelegram, url: str) -> 
             victim.pause()
             await asyncio.sleep(0.05)  # requests it sent before the pause reach the fake
             accepted = dict(await db.fetch("SELECT split_part(key, ':', 2)::bigint, count(*) FROM seen_events "
-                                           "GROUP BY 1"))
-            waiting = dict(await db.fetch("SELECT split_part(session, ':', 2)::bigint, count(*) FROM inbox GROUP BY 1"))
-            if all(len(tg.bot_texts(c)) == accepted.get(c, 0) - waiting.get(c, 0) for c in owned):
+                                           "WHERE key LIKE 'telegram:%' GROUP BY 1"))  # messages, not job runs
+            waiting = dict(await db.fetch("SELECT split_part(session, ':', 2)::bigint, count(*) FROM inbox "
+                                          "WHERE job IS NULL GROUP BY 1"))
+            if all(len(answers(tg, c)) == accepted.get(c, 0) - waiting.get(c, 0) for c in owned):
                 return owned
             victim.resume()
             await asyncio.sleep(0.01)
