@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 import asyncpg
 
 from bot.store.inbox import DEDUPE_TTL, InboxEntry
+from bot.store.postgres.claims import WriteCheck
 from bot.store.postgres.database import Database
 
 _SEEN_SQL = ("INSERT INTO seen_events (key, expires_at) VALUES ($1, $2) ON CONFLICT (key) "
@@ -19,7 +20,7 @@ _ENTRIES = "SELECT id, session, event, replies, job FROM inbox"
 
 
 class PostgresInbox:
-    def __init__(self, db: Database, clock: Callable[[], float], check: Callable[[str | None], None]) -> None:
+    def __init__(self, db: Database, clock: Callable[[], float], check: WriteCheck) -> None:
         self._db = db
         self._clock = clock
         self._check = check  # raises when this replica may no longer write (a stale owner)
@@ -35,11 +36,11 @@ class PostgresInbox:
 
     async def finish(self, entry_ids: Sequence[int]) -> None:
         if entry_ids:
-            self._check(None)
+            await self._check(None)
             await self._db.pool.execute("DELETE FROM inbox WHERE id = ANY($1::bigint[])", list(entry_ids))
 
     async def replied(self, entry_id: int, message_ids: Sequence[str]) -> None:
-        self._check(None)
+        await self._check(None)
         await self._db.pool.execute("UPDATE inbox SET replies = $1 WHERE id = $2", list(message_ids), entry_id)
 
     async def unfinished(self) -> list[InboxEntry]:
