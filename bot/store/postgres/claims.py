@@ -198,7 +198,8 @@ class PostgresClaims:
                 raise ClaimsUnavailable
             try:
                 return await statement(conn)
-            except (OSError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError, TimeoutError) as e:
+            except (OSError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError, asyncpg.InternalClientError,
+                    TimeoutError) as e:  # an internal client error leaves the connection in no known state
                 self._drop(e)
                 raise ClaimsUnavailable from e
 
