@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import pytest
 
@@ -13,16 +13,6 @@ from bot.store.inbox import InboxEntry
 from bot.store.postgres import PostgresStore
 from bot.store.postgres.claims import PostgresClaims
 from tests.harness import wait_for
-from tests.postgres import PostgresServer
-
-
-@pytest.fixture
-async def url(postgres: PostgresServer) -> AsyncIterator[str]:
-    url = await postgres.new_database()
-    store = PostgresStore(url)
-    await store.open()  # migrations: the inbox and its NOTIFY trigger
-    yield url
-    await store.close()
 
 
 async def _claims(url: str, replica: str, woken: list[tuple[int, str]] | None = None,

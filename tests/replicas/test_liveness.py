@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
@@ -18,16 +17,6 @@ from bot.store.postgres import PostgresStore
 from bot.store.postgres.claims import SILENT_AFTER, NotOwner
 from bot.tree.model import Message
 from tests.harness import wait_for
-from tests.postgres import PostgresServer
-
-
-@pytest.fixture
-async def url(postgres: PostgresServer) -> AsyncIterator[str]:
-    url = await postgres.new_database()
-    store = PostgresStore(url)
-    await store.open()
-    yield url
-    await store.close()
 
 
 async def test_a_stalled_replica_writes_nothing_and_drops_its_claims(url: str) -> None:

@@ -5,27 +5,14 @@ lock per chat ran the server out of shared memory at ~12 500). Shares are fair, 
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator
 
 import asyncpg
-import pytest
 
 from bot.replicas.share import FairShare
 from bot.store.claims import PARTITIONS, partition
-from bot.store.postgres import PostgresStore
 from bot.store.postgres.claims import PostgresClaims
-from tests.postgres import PostgresServer
 
 CHATS = 50_000
-
-
-@pytest.fixture
-async def url(postgres: PostgresServer) -> AsyncIterator[str]:
-    url = await postgres.new_database()
-    store = PostgresStore(url)
-    await store.open()
-    yield url
-    await store.close()
 
 
 async def _replica(url: str, name: str) -> tuple[PostgresClaims, FairShare]:
