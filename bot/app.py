@@ -129,9 +129,9 @@ class App:
         if self.schedules is not None:
             turns = JobTurns(self.lanes, self.hub.delivery, self.conversations, self.runner, self.store, self.clock,
                              workspace, cfg.language)
+            self.hub.scheduled = turns.pulled
             self.scheduler = Scheduler(self.store.jobs, self.clock, turns, catch_up=cfg.scheduler.catch_up,
-                                       poll=cfg.scheduler.poll, stale_claims=2 * cfg.llm.run_deadline,
-                                       wake=self._job_changes)
+                                       poll=cfg.scheduler.poll, wake=self._job_changes)
         self.web = web.Application()
         self._adapter_routes = False
         self.adapters = (*(self._load_adapter(name) for name in platforms), *adapters)
@@ -191,9 +191,9 @@ class App:
         claims = self.store.claims
         if not claims.shared:
             return None
-        chats = sorted(claims.sessions)
-        return {"id": claims.replica, "roles": self.partitions.held(),
-                "chats_owned": len(chats), "chats": chats[:200]}
+        chats = self.lanes.owners.chats
+        return {"id": claims.replica, "roles": self.partitions.held(), "partitions": len(claims.partitions),
+                "chats_active": len(chats), "chats": chats[:200]}
 
     def _load_adapter(self, platform: str) -> Adapter:
         """Adapters are found by name (their spec) so the core never depends on a platform package."""

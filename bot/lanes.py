@@ -8,11 +8,12 @@ process, which owns every chat, and everything runs at once where it arrives):
   chat's owner: `arrive` routes it here when this replica owns the chat or can claim it now; otherwise it
   waits in the inbox and the owner pulls it (NOTIFY, or the sweep). Routed, it enters the lane with `run`
   and its entry id, behind no entry accepted after it.
-- Other work (a scheduled run, a dashboard action) enters with `run` alone and starts only once this
-  replica owns the chat: at once when it does or can claim it, else after the owner lets the chat go (idle
-  for IDLE_RELEASE seconds) or dies; never while another replica owns it. Such work is held in memory:
-  if this process stops before it owns the chat, the work is gone (a scheduled job is then claimed again
-  once its claim is stale).
+- A scheduled job's run is an inbox entry too (the scheduler queues it with the job's next due time), so it
+  is routed the same way and taken over with its chat when its replica dies.
+- Other work (a dashboard action) enters with `run` alone and starts only once this replica owns the chat:
+  at once when it does or can claim it, else after the owner, asked for the chat's partition, hands it
+  over (once the chat is idle) or dies; never while another replica owns it. Such work is held in memory:
+  if this process stops before it owns the chat, the work is gone.
 """
 
 from __future__ import annotations
@@ -46,11 +47,6 @@ class Lanes:
         """Other replicas may own chats (a shared database)."""
         return self.owners.claims.shared
 
-    @property
-    def halting(self) -> bool:
-        """Work cancelled now is cut for good (shutdown, or the chats were lost): its inbox entry stays."""
-        return self._halting
-
     async def start(self, route: Route, platforms: Callable[[], Sequence[str]]) -> None:
         """Take part in ownership; `route` gets the entries this replica pulls (like an adapter's on_message)
         and `platforms` says which platforms' chats it may claim."""
@@ -82,8 +78,27 @@ class Lanes:
         else:
             self.owners.when_owned(key.storage_key, lambda: self._submit(key, work))
 
+    def answer(self, key: SessionKey, entry: int, work: Work, finished: Callable[[], bool]) -> None:
+        """`run` for the work an inbox entry asks for: the entry leaves the inbox once the work is over (unless
+        `finished()` says the answer's own write took it), and stays for the chat's next owner when a halt
+        cuts the work."""
+        async def job(session: Session) -> None:
+            halted = False
+            try:
+                await work(session)
+            except asyncio.CancelledError:
+                halted = self._halting
+                raise
+            finally:
+                if not halted and not finished():
+                    await self._inbox.finish([entry])
+
+        self._submit(key, job, entry)
+
     def _submit(self, key: SessionKey, work: Work, entry: int | None = None) -> None:
         async def job() -> None:
+            if not self.owners.claims.holds(key.storage_key):
+                return  # the chat moved while this waited (this replica froze or was cut off): its owner runs it
             await work(self._sessions.get(key))
 
         self._sessions.lane(key).submit(job, entry)

@@ -8,6 +8,7 @@ import dataclasses
 import logging
 import re
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from bot.adapter import Adapter
@@ -51,6 +52,7 @@ class Hub:
         self.access = Access(cfg)
         self.deliveries: dict[str, Delivery] = {}
         self._accepting = True
+        self.scheduled: Callable[[InboxEntry], Awaitable[bool]] | None = None  # routes a job's run (JobTurns)
 
     def attach(self, adapter: Adapter) -> None:
         self.deliveries[adapter.name] = Delivery(adapter)
@@ -157,21 +159,13 @@ class Hub:
         parsed = parse_command(msg.text.strip())
         cmd = COMMANDS.get(parsed[0]) if parsed else None
 
-        async def job(session: Session) -> None:
-            halted = False
-            try:
-                if cmd is not None and parsed is not None:
-                    await self._run_command(cmd, msg, session, parsed[1], delivery)
-                else:
-                    await self._answer(msg, session, delivery, ticket, resumed)
-            except asyncio.CancelledError:
-                halted = self.lanes.halting
-                raise
-            finally:
-                if not halted and not ticket.finished:  # an answer stored with its finish has done this
-                    await self.store.inbox.finish([ticket.entry])
+        async def work(session: Session) -> None:
+            if cmd is not None and parsed is not None:
+                await self._run_command(cmd, msg, session, parsed[1], delivery)
+            else:
+                await self._answer(msg, session, delivery, ticket, resumed)
 
-        self.lanes.run(key, job, ticket.entry)
+        self.lanes.answer(key, ticket.entry, work, lambda: ticket.finished)  # an answer stored with its finish
 
     async def resume(self) -> int:
         """Queue what an earlier process accepted and did not finish (a crash, a restart); returns how many.
@@ -185,6 +179,8 @@ class Hub:
 
     async def _pulled(self, entry: InboxEntry) -> bool:
         """Route an entry accepted earlier or elsewhere; False when its platform does not run here."""
+        if entry.job is not None:
+            return self.scheduled is not None and await self.scheduled(entry)
         msg = decode_message(entry.event)
         delivery = self.deliveries.get(msg.platform)
         if delivery is None:

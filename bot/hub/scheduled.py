@@ -1,5 +1,6 @@
-"""A claimed job runs in its chat's lane like a message: never interleaved with a running answer, and stored
-in the conversation tree as a turn whose messages carry the job's id.
+"""A job's run, queued in the inbox by the scheduler, runs in its chat's lane like a message: never
+interleaved with a running answer, answered by the chat's owner (the next owner if that replica dies first),
+and stored in the conversation tree as a turn whose messages carry the job's id.
 
 Jobs run without a person present, so they never get admin rights (no shell approvals on someone's behalf).
 A chat the platform says is gone (bot blocked or removed) gets all its jobs paused instead of retried.
@@ -20,11 +21,11 @@ from bot.lanes import Lanes
 from bot.messages import ChatRef
 from bot.replies import Reply
 from bot.run.runner import AgentRunner
-from bot.run.turn import TurnContext
+from bot.run.turn import Ticket, TurnContext
 from bot.scheduler.clock import Clock
-from bot.scheduler.runner import Claim
+from bot.scheduler.runner import Claim, read_run
 from bot.scheduler.service import HEARTBEAT_FILE, HEARTBEAT_OK, local_time, zone
-from bot.store import Job, Store
+from bot.store import InboxEntry, Job, Store
 from bot.tree.model import Message
 
 log = logging.getLogger("bothub.scheduler")
@@ -50,30 +51,60 @@ class JobTurns:
         self.language = language  # unless the chat chose its own
 
     async def __call__(self, claim: Claim) -> None:
-        job, where = claim.job, claim.job.where
+        """A run the scheduler just queued: through the chat's door like an arriving message (its entry is in
+        the inbox already), so the chat's owner runs it."""
+        where = claim.job.where
+        if where is None or self.delivery(where.platform) is None:
+            await self._unrunnable(claim)
+            return
+
+        async def accepted() -> int:
+            return claim.entry
+
+        await self.lanes.arrive(SessionKey(where.platform, where.chat_id, where.thread_id), accepted,
+                                lambda entry: self._queue(claim, Ticket(entry, self.store.inbox), resumed=False))
+
+    async def pulled(self, entry: InboxEntry) -> bool:
+        """A run queued earlier or on another replica (its owner died, or a restart): answered here."""
+        job = next((j for j in await self.store.jobs.for_chat(entry.session) if j.id == entry.job), None)
+        if job is None:  # deleted while its run waited: nothing to run
+            await self.store.inbox.finish([entry.id])
+            return True
+        job, missed = read_run(job, entry.event)
+        await self._queue(Claim(job, missed, entry.id), Ticket(entry.id, self.store.inbox, entry.replies),
+                          resumed=True)
+        return True
+
+    async def _queue(self, claim: Claim, ticket: Ticket, resumed: bool) -> None:
+        where = claim.job.where
         delivery = self.delivery(where.platform) if where is not None else None
         if where is None or delivery is None:
-            log.warning("job %s has no running platform to post to (%s)", job.id, where)
-            await self.store.jobs.finish(job.id, self.clock.now(), "platform not running")
+            await self._unrunnable(claim)
             return
-        # with replicas, it runs once this replica owns the chat
-        self.lanes.run(SessionKey(where.platform, where.chat_id, where.thread_id),
-                       lambda session: self.run(claim, where, session, delivery))
+        self.lanes.answer(SessionKey(where.platform, where.chat_id, where.thread_id), ticket.entry,
+                          lambda session: self.run(claim, where, session, delivery, ticket, resumed),
+                          lambda: ticket.finished)
 
-    async def run(self, claim: Claim, where: ChatRef, session: Session, delivery: Delivery) -> None:
+    async def _unrunnable(self, claim: Claim) -> None:
+        log.warning("job %s has no running platform to post to (%s)", claim.job.id, claim.job.where)
+        await self.store.inbox.finish([claim.entry])
+        await self.store.jobs.finish(claim.job.id, self.clock.now(), "platform not running")
+
+    async def run(self, claim: Claim, where: ChatRef, session: Session, delivery: Delivery, ticket: Ticket,
+                  resumed: bool = False) -> None:
         job, result = claim.job, "error"
         session.last_chat = session.last_chat or where
         try:
             await self.conversations.ensure(session)
             lang = session.settings.language or self.language
-            if claim.advance.missed:
+            if claim.missed:
                 when = local_time(job.next_due or self.clock.now(), zone(job.timezone))
                 sent = await delivery.send(where, Reply(t(lang, "job_missed", id=job.id, text=job.text, when=when)))
                 result = "missed" if sent else "undeliverable"
             elif not job.runs_agent:
-                result = await self._post(job, where, session, delivery, lang)
+                result = await self._post(job, where, session, delivery, lang, ticket)
             else:
-                result = await self._agent(job, where, session, delivery, lang)
+                result = await self._agent(job, where, session, delivery, lang, ticket, resumed)
             if delivery.is_gone(where):
                 paused = await self.store.jobs.disable_chat(job.chat)
                 log.warning("chat %s is unreachable; paused its %d job(s)", job.chat, paused)
@@ -92,17 +123,26 @@ class JobTurns:
         except Exception:
             log.exception("could not record the result of job %s", job.id)
 
-    async def _post(self, job: Job, where: ChatRef, session: Session, delivery: Delivery, lang: str) -> str:
+    async def _post(self, job: Job, where: ChatRef, session: Session, delivery: Delivery, lang: str,
+                    ticket: Ticket) -> str:
         key = "reminder_for" if where.is_group else "reminder"
         text = t(lang, key, text=job.text, name=job.created_by_name)
         conversations = self.conversations
         conversations.add(session, Message.new("user", f"[scheduled reminder] {job.text}", job_id=str(job.id)))
-        conversations.add(session, Message.new("assistant", text, job_id=str(job.id)))
-        sent = await delivery.send(where, Reply(text))
+        stored = asyncio.get_running_loop().create_future()  # the reminder's write finishes its entry, once sent
+        conversations.add(session, Message.new("assistant", text, job_id=str(job.id)), stored)
+        done = False
+        try:
+            sent = await delivery.send(where, Reply(text))
+            done = True
+        finally:
+            stored.set_result(ticket.entry if done else None)
         await conversations.flush(session)
+        ticket.finished = True
         return "sent" if sent else "undeliverable"
 
-    async def _agent(self, job: Job, where: ChatRef, session: Session, delivery: Delivery, lang: str) -> str:
+    async def _agent(self, job: Job, where: ChatRef, session: Session, delivery: Delivery, lang: str,
+                     ticket: Ticket, resumed: bool) -> str:
         silent = None
         prompt = f"[scheduled] {job.text}"
         if job.heartbeat:
@@ -112,8 +152,9 @@ class JobTurns:
             prompt, silent = heartbeat_prompt(checklist), HEARTBEAT_OK
         before = session.cursor
         turn = TurnContext(where, job.created_by, job.created_by_name, prompt, False, lang,
-                           session.conversation_id, str(job.id), silent)
-        await self.runner.answer(session, turn, delivery)
+                           session.conversation_id, str(job.id), silent, ticket=ticket)
+        answer = self.runner.resume if resumed else self.runner.answer  # taken over: maybe stored already
+        await answer(session, turn, delivery)
         last = session.path[-1] if session.path else None
         if last is None or last.role != "assistant" or last.job_id != str(job.id):
             return "failed"

@@ -1,10 +1,11 @@
 """Which chats this replica answers, when several replicas share one database.
 
-Any replica accepts an event into the durable inbox. The replica that owns the chat answers it: the
-receiving one if it owns the chat or can claim it now; otherwise the owner, woken by the inbox's NOTIFY.
-Once a second, each replica claims the chats with waiting entries that nobody owns (a replica died, or a
-claim raced with a release) and lets go of chats idle for a while. With the embedded store there is one
-process: every entry is handled where it arrives, exactly as before.
+Chats are owned by hash partition (bot/store/claims.py); each replica holds its fair share of them
+(bot/replicas/share.py). Any replica accepts an event into the durable inbox. The replica that owns the
+chat answers it: the receiving one if it owns the chat's partition or can claim it now; otherwise the
+owner, woken by the inbox's NOTIFY. Once a second, each replica takes the partitions of chats with waiting
+entries that nobody owns (a replica died), routes what waits in partitions it has just taken, and moves
+towards its share. With the embedded store there is one process: every entry is handled where it arrives.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 
-from bot.store.claims import Claims
+from bot.replicas.share import FairShare
+from bot.store.claims import Claims, partition
 from bot.store.inbox import InboxEntry, InboxStore
 
 log = logging.getLogger("bothub.replicas")
 
 SWEEP_EVERY = 1.0  # seconds between looks for unowned chats with waiting entries
-IDLE_RELEASE = 30.0  # seconds a chat stays claimed after its last entry, so a chatty chat stays put
+IDLE_FORGET = 30.0  # seconds an owned chat's session stays cached here after its last entry
 KNOWN = 100_000  # entry ids remembered as taken (routed here), newest kept
 
 
@@ -39,7 +41,8 @@ class ChatOwnership:
         self._known: OrderedDict[int, None] = OrderedDict()
         self._active: dict[str, float] = {}  # owned chat → when its latest entry came
         self._locks: dict[str, asyncio.Lock] = {}  # one routing at a time per chat keeps the inbox's order
-        self._unpulled: set[str] = set()  # claimed, waiting entries not routed yet: nothing may overtake them
+        self._fresh: set[int] = set()  # partitions just taken: their waiting entries go before any arrival
+        self.share = FairShare(claims)
         self._tasks: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
         self._closing = False
@@ -47,7 +50,7 @@ class ChatOwnership:
     async def start(self) -> None:
         if not self.claims.shared:
             return
-        await self.claims.start(self._woken, self._lost)
+        await self.claims.start(self._woken, self._lost, self.share.asked)
         log.info("replica %s: claiming chats through the database", self.claims.replica)
         self._sweeper = asyncio.create_task(self._sweep_forever(), name="ownership-sweep")
 
@@ -72,7 +75,7 @@ class ChatOwnership:
             return True
         if self.claims.holds(session):
             async with self._lock(session):
-                if session in self._unpulled:  # just claimed (a sweep): the older entries go first, ours with them
+                if partition(session) in self._fresh:  # just taken: the older entries go first, ours with them
                     await self._route_waiting(session)
                 if entry not in self._known:  # else a pull routed it already
                     self._take(session, entry)
@@ -84,14 +87,16 @@ class ChatOwnership:
         return True
 
     def when_owned(self, session: str, start: Callable[[], None]) -> None:
-        """Work that is not an inbox entry (a scheduled job's run) starts in the chat's lane once this replica
-        owns the chat: now, or after its owner lets it go (idle for IDLE_RELEASE) or dies."""
+        """Work that is not an inbox entry (a dashboard action) starts in the chat's lane once this replica owns
+        the chat: now, or after its owner, asked for the chat's partition, lets it go (once its chats are
+        idle) or dies."""
         self._spawn(self._start_when_owned(session, start))
 
     async def _start_when_owned(self, session: str, start: Callable[[], None]) -> None:
         while not await self._own(session):
             if self._closing:
                 return
+            await self.claims.want(session)
             await asyncio.sleep(SWEEP_EVERY)
         start()
 
@@ -107,7 +112,7 @@ class ChatOwnership:
     async def _claim(self, session: str) -> bool:
         if not await self.claims.claim(session):
             return False
-        self._unpulled.add(session)
+        self._fresh.add(partition(session))
         self._forget(session)  # cached from an earlier claim: another replica may have moved on since
         return True
 
@@ -129,7 +134,6 @@ class ChatOwnership:
             await self._route_waiting(session)
 
     async def _route_waiting(self, session: str) -> None:
-        self._unpulled.discard(session)
         for entry in await self._inbox.waiting(session):
             if entry.id not in self._known and self.claims.holds(session):
                 self._take(session, entry.id)
@@ -149,7 +153,8 @@ class ChatOwnership:
         self._known.clear()
         self._active.clear()
         self._locks.clear()
-        self._unpulled.clear()
+        self._fresh.clear()
+        self.share.clear()
 
     def _spawn(self, coro: Awaitable[None]) -> None:
         async def guarded() -> None:
@@ -170,26 +175,39 @@ class ChatOwnership:
                 log.exception("replica %s: sweep failed", self.claims.replica)
             await asyncio.sleep(SWEEP_EVERY)
 
+    @property
+    def chats(self) -> list[str]:
+        """The chats owned here that had an entry in the last IDLE_FORGET seconds (for /readyz)."""
+        return sorted(s for s in self._active if self.claims.holds(s))
+
     async def sweep(self) -> None:
-        """Claim unowned chats with waiting entries and route them (and any our idle chats still have);
-        release chats idle for IDLE_RELEASE."""
-        held = self.claims.sessions
+        """Take the partitions of unowned chats with waiting entries and route what waits in partitions taken
+        since the last sweep (and in any chat of ours whose wake-up went missing); then move towards this
+        replica's fair share, and forget chats idle for IDLE_FORGET."""
+        fresh = set(self._fresh)  # taken since the last sweep (the balance, a claim on arrival)
+        held = self.claims.partitions
         found = await self.claims.sweep(self._platforms())
-        taken = [s for s in found if s not in held]
-        self._unpulled.update(taken)  # before the first pull yields: an arrival must not overtake their entries
+        orphans = {partition(s) for s in found} - held
+        self._fresh.update(orphans)
+        fresh.update(orphans)
         for session in found:
-            if session in taken:
+            if partition(session) in fresh:
                 log.info("replica %s: took over chat %s", self.claims.replica, session)
                 self._forget(session)
             elif self._busy(session):
                 continue  # its lane is working through them
-            await self._pull(session)  # an idle chat of ours with waiting entries: a wake-up went missing
-        cutoff = time.monotonic() - IDLE_RELEASE
-        idle = [s for s in self.claims.sessions
-                if self._active.get(s, 0.0) < cutoff and not self._busy(s) and not self._lock(s).locked()]
-        if idle:
-            await self.claims.release(idle)
-            for session in idle:
+            await self._pull(session)
+        self._fresh.difference_update(fresh)
+        busy = {partition(s) for s in self._active if self._busy(s) or self._lock(s).locked()}
+        taken, away = await self.share.balance(busy | self._fresh)
+        self._fresh.update(taken)
+        if taken or away:
+            log.info("replica %s: took %d partition(s), handed back %d; holds %d", self.claims.replica, len(taken),
+                     len(away), len(self.claims.partitions))
+        gone = set(away)
+        cutoff = time.monotonic() - IDLE_FORGET
+        for session in [s for s, at in self._active.items() if partition(s) in gone or at < cutoff]:
+            if partition(session) in gone or not (self._busy(session) or self._lock(session).locked()):
                 self._active.pop(session, None)
                 self._locks.pop(session, None)
                 self._forget(session)

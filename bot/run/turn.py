@@ -38,7 +38,7 @@ class TurnContext:
     job_id: str | None = None  # a scheduled job started this turn: its messages are marked with it
     silent_reply: str | None = None  # an answer of exactly this is not sent (heartbeat: HEARTBEAT_OK)
     files: tuple[AttachedFile, ...] = ()  # what came with the message, already in the chat's folder
-    ticket: Ticket | None = None  # the inbox entry this turn answers (none for /retry and scheduled runs)
+    ticket: Ticket | None = None  # the inbox entry this turn answers (none for /retry)
 
 
 def user_message(turn: TurnContext) -> Message:

@@ -1,17 +1,30 @@
 """Which replica does what: chats one replica at a time, and numbered roles (a poller, gateway shards).
 
-A claim lasts as long as the replica's connection to the database: when the process dies, the database
-drops the connection and its claims with it, so another replica can take over without any clock. On an
-embedded database there is one process, which holds everything.
+Chats are owned by hash partition (PARTITIONS of them), so the number of claims is bounded whatever the
+number of chats, and the load spreads by hash. A claim lasts as long as the replica's connection to the
+database: when the process dies, the database drops the connection and its claims with it, so another
+replica can take over without any clock. On an embedded database there is one process, which holds
+everything.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import hashlib
+from collections.abc import Callable, Collection, Sequence
 from typing import Protocol
+
+PARTITIONS = 1024
+
+
+def partition(session: str) -> int:
+    """The chat's partition: the same on every replica and every release (not Python's salted hash), and well
+    mixed (CRC-32 kept sequential chat ids in one half of the partitions)."""
+    digest = hashlib.blake2b(session.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % PARTITIONS
 
 Wake = Callable[[int, str], None]  # (inbox entry id, session) was accepted by some replica
 Lost = Callable[[], None]  # the connection holding the claims died: every claim is gone
+Wanted = Callable[[int], None]  # another replica has work for a chat in this partition (not an inbox entry)
 
 
 class Claims(Protocol):
@@ -23,8 +36,8 @@ class Claims(Protocol):
         ...
 
     @property
-    def sessions(self) -> frozenset[str]:
-        """The chats this replica owns (empty where one process owns everything)."""
+    def partitions(self) -> frozenset[int]:
+        """The partitions this replica owns (empty where one process owns everything)."""
         ...
 
     @property
@@ -32,25 +45,33 @@ class Claims(Protocol):
         """The roles this replica holds (empty where one process holds everything)."""
         ...
 
-    async def start(self, wake: Wake, lost: Lost) -> None:
-        """Connect, announce this replica and listen for accepted inbox entries."""
+    async def start(self, wake: Wake, lost: Lost, wanted: Wanted) -> None:
+        """Connect, announce this replica and listen for accepted inbox entries and wanted partitions."""
         ...
 
     async def stop(self) -> None: ...
 
     def holds(self, session: str) -> bool:
-        """This replica owns the chat (no database call)."""
+        """This replica owns the chat's partition (no database call)."""
         ...
 
     async def claim(self, session: str) -> bool:
-        """Own the chat now if nobody does; True if this replica owns it afterwards."""
+        """Own the chat's partition now if nobody does; True if this replica owns it afterwards."""
         ...
 
-    async def release(self, sessions: Sequence[str]) -> None: ...
+    async def take(self, count: int, avoid: Collection[int] = ()) -> list[int]:
+        """Own up to `count` more partitions that nobody owns, none of `avoid`; returns the ones taken."""
+        ...
+
+    async def release(self, partitions: Collection[int]) -> None: ...
+
+    async def want(self, session: str) -> None:
+        """Ask the chat's owner to let its partition go once its chats are idle (work waits for it here)."""
+        ...
 
     async def sweep(self, platforms: Sequence[str]) -> list[str]:
-        """The chats of these platforms with inbox entries waiting over a second that this replica owns now:
-        its own, and those nobody owned, claimed by this call."""
+        """The chats of these platforms with inbox entries waiting that this replica owns now: those in its
+        partitions, and those waiting over a second in partitions nobody owned, taken by this call."""
         ...
 
     async def replicas(self) -> int:
@@ -69,10 +90,10 @@ class SoloClaims:
 
     replica = "solo"
     shared = False
-    sessions: frozenset[str] = frozenset()
+    partitions: frozenset[int] = frozenset()
     roles: frozenset[str] = frozenset()
 
-    async def start(self, wake: Wake, lost: Lost) -> None:
+    async def start(self, wake: Wake, lost: Lost, wanted: Wanted) -> None:
         return None
 
     async def stop(self) -> None:
@@ -84,7 +105,13 @@ class SoloClaims:
     async def claim(self, session: str) -> bool:
         return True
 
-    async def release(self, sessions: Sequence[str]) -> None:
+    async def take(self, count: int, avoid: Collection[int] = ()) -> list[int]:
+        return []
+
+    async def release(self, partitions: Collection[int]) -> None:
+        return None
+
+    async def want(self, session: str) -> None:
         return None
 
     async def sweep(self, platforms: Sequence[str]) -> list[str]:

@@ -19,6 +19,7 @@ class InboxEntry:
     session: str  # the session's storage key
     event: str  # the accepted message, as the hub encoded it
     replies: tuple[str, ...] = ()  # platform ids of the reply's messages sent before the process stopped
+    job: int | None = None  # a scheduled job's run (bot/store/jobs.py), not a message
 
 
 class InboxStore(Protocol):

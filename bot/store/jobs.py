@@ -1,7 +1,9 @@
 """Scheduled jobs (reminders, recurring prompts) per chat; the scheduler computes due times.
 
-A due job is claimed in the database, and its next due time stored in the same transaction, so each due
-time fires once even with several processes sharing the store.
+A due job becomes an inbox entry of its chat (dedupe key: the job and its due time), queued in the same
+transaction that stores its next due time: each due time fires once even with several processes sharing
+the store, and the run is answered like any message — by the chat's owner, and by the next owner when that
+one dies before finishing it. The job stays claimed while its entry waits.
 """
 
 from __future__ import annotations
@@ -48,13 +50,33 @@ class Job:
     enabled: bool
     last_run: datetime | None
     last_result: str | None
-    claimed_at: datetime | None  # set while a run is in progress
+    claimed_at: datetime | None  # set while a run is queued in the inbox or in progress
     where: ChatRef | None = None
     created_by_name: str = ""
     heartbeat: bool = False
 
 
-Reschedule = Callable[[Job], datetime | None]
+@dataclass(frozen=True, slots=True)
+class Due:
+    """What the scheduler decided for a job at its due time."""
+
+    next_due: datetime | None  # None: nothing more to run
+    event: str | None  # the run, queued as this inbox event; None: this due time is skipped
+
+
+Plan = Callable[[Job], Due]
+
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    job: Job  # as it was when due: `job.next_due` is the due time being handled
+    entry: int | None  # the inbox entry that runs it; None: skipped (or that due time was queued already)
+
+
+def run_key(job: Job) -> str:
+    """The dedupe key of a job's run at its due time."""
+    assert job.next_due is not None
+    return f"job:{job.id}:{job.next_due.isoformat()}"
 
 
 class JobStore(Protocol):
@@ -64,10 +86,10 @@ class JobStore(Protocol):
         """This chat's jobs, soonest due first."""
         ...
 
-    async def claim_due(self, now: datetime, limit: int, reschedule: Reschedule) -> list[Job]:
-        """Claim up to `limit` enabled, unclaimed jobs due at `now` (oldest due first): each is marked
-        claimed and gets next_due = reschedule(job) in the same transaction. Returns them as they were
-        when due."""
+    async def queue_due(self, now: datetime, limit: int, plan: Plan) -> list[Queued]:
+        """Up to `limit` enabled, unclaimed jobs due at `now` (oldest due first), in one transaction: each gets
+        its next due time from `plan` and, unless skipped, an inbox entry for its chat (key: `run_key`), which
+        keeps it claimed until the entry is finished."""
         ...
 
     async def finish(self, job_id: int, ran_at: datetime, result: str) -> None:
@@ -88,6 +110,7 @@ class JobStore(Protocol):
         """The soonest due time of any enabled, unclaimed job: the scheduler sleeps until then."""
         ...
 
-    async def release_claims(self, claimed_before: datetime) -> int:
-        """Release claims older than a run can take (their process died mid-run); returns how many."""
+    async def release_claims(self) -> int:
+        """Release the claims whose inbox entry is gone (finished, or dropped by /stop) while the job's own
+        finish was not recorded; returns how many."""
         ...

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import random
 import re
@@ -20,9 +21,11 @@ import asyncpg
 import yaml
 from aiohttp import web
 
+from bot.store.claims import PARTITIONS, Claims
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.serve import serve_local
 from tests.fakes.telegram_api import FakeTelegram
+from tests.harness import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -113,6 +116,7 @@ async def replicas(tmp: Path, names: tuple[str, ...], llm: FakeOpenAI, database_
     try:
         for name in names:  # one after the other: the first takes the roles, the next gets its share
             started.append(await start_replica(tmp, name, llm, database_url, platform_env, settings))
+        await balanced(started)
         yield started
     finally:
         for replica in started:
@@ -121,12 +125,12 @@ async def replicas(tmp: Path, names: tuple[str, ...], llm: FakeOpenAI, database_
 
 @contextlib.asynccontextmanager
 async def behind_balancer(tmp: Path, names: tuple[str, ...], llm: FakeOpenAI, tg: FakeTelegram,
-                          balancer: RoundRobin, database_url: str,
-                          telegram: dict[str, Any] | None = None) -> AsyncIterator[list[Replica]]:
+                          balancer: RoundRobin, database_url: str, telegram: dict[str, Any] | None = None,
+                          more: Mapping[str, Any] | None = None) -> AsyncIterator[list[Replica]]:
     """Replicas with Telegram in webhook mode, every one of them behind `balancer` (Telegram's webhook URL);
-    `telegram`: more of their telegram settings."""
+    `telegram`: more of their telegram settings, `more`: other sections."""
     env = {"TELEGRAM_BOT_TOKEN": tg.token, "TELEGRAM_API_BASE": tg.api_base, "TELEGRAM_WEBHOOK_SECRET": "hook-secret"}
-    settings = {"telegram": {"webhook_url": f"{balancer.url}/telegram/webhook", **(telegram or {})}}
+    settings = {"telegram": {"webhook_url": f"{balancer.url}/telegram/webhook", **(telegram or {})}, **(more or {})}
     async with replicas(tmp, names, llm, database_url, env, settings) as started:
         balancer.backends += [f"http://127.0.0.1:{r.port}" for r in started]
         yield started
@@ -167,6 +171,19 @@ def failover_time(sent_at: dict[int, list[float]], killed_at: float, orphaned: s
 async def kill_between_replies(victim: Replica, tg: FakeTelegram, url: str) -> tuple[float, set[int]]:
     """SIGKILL `victim` at a moment when every reply it made is also finished in the inbox; returns the
     kill's time and the chats it owned."""
+    owned = await pause_between_replies(victim, tg, url)
+    victim.kill()
+    return time.monotonic(), owned
+
+
+def answers(tg: FakeTelegram, chat: int) -> list[str]:
+    """The bot's answers to messages in a chat (echoes of `question`), not its reminders."""
+    return [text for text in tg.bot_texts(chat) if text.startswith("q")]
+
+
+async def pause_between_replies(victim: Replica, tg: FakeTelegram, url: str) -> set[int]:
+    """SIGSTOP `victim` at a moment when every answer it made is also finished in the inbox (outside the window
+    where a reply is sent twice, README "Scaling out"); returns the chats it owned."""
     db = await asyncpg.connect(url)
     try:
         for _ in range(200):
@@ -174,11 +191,11 @@ async def kill_between_replies(victim: Replica, tg: FakeTelegram, url: str) -> t
             victim.pause()
             await asyncio.sleep(0.05)  # requests it sent before the pause reach the fake
             accepted = dict(await db.fetch("SELECT split_part(key, ':', 2)::bigint, count(*) FROM seen_events "
-                                           "GROUP BY 1"))
-            waiting = dict(await db.fetch("SELECT split_part(session, ':', 2)::bigint, count(*) FROM inbox GROUP BY 1"))
-            if all(len(tg.bot_texts(c)) == accepted.get(c, 0) - waiting.get(c, 0) for c in owned):
-                victim.kill()
-                return time.monotonic(), owned
+                                           "WHERE key LIKE 'telegram:%' GROUP BY 1"))  # messages, not job runs
+            waiting = dict(await db.fetch("SELECT split_part(session, ':', 2)::bigint, count(*) FROM inbox "
+                                          "WHERE job IS NULL GROUP BY 1"))
+            if all(len(answers(tg, c)) == accepted.get(c, 0) - waiting.get(c, 0) for c in owned):
+                return owned
             victim.resume()
             await asyncio.sleep(0.01)
         raise AssertionError("the replica was never between replies")
@@ -204,6 +221,21 @@ async def send_with_a_kill(tg: FakeTelegram, chats: range, per_chat: int, rate: 
     return killed
 
 
+async def send_with_a_freeze(tg: FakeTelegram, chats: range, per_chat: int, rate: float, victim: Replica,
+                             database_url: str) -> tuple[float, set[int]]:
+    """`per_chat` messages into every chat at a steady `rate`, SIGSTOPping `victim` halfway, between two of its
+    replies (it stays frozen); returns the freeze's time and the chats the victim owned."""
+    started, order = time.monotonic(), rounds(chats, per_chat)
+    frozen: tuple[float, set[int]] = (0.0, set())
+    for i, (chat, n) in enumerate(order):
+        tg.inject_message(chat, question(chat, n))
+        if i == len(order) // 2:
+            owned = await pause_between_replies(victim, tg, database_url)
+            frozen = (time.monotonic(), owned)
+        await asyncio.sleep(max(0.0, started + (i + 1) / rate - time.monotonic()))
+    return frozen
+
+
 def rounds(chats: range, per_chat: int) -> list[tuple[int, int]]:
     """(chat, n): message n into every chat, round after round, each round in another (seeded) order, so that
     a chat's messages reach different replicas behind a round-robin balancer."""
@@ -218,10 +250,12 @@ def rounds(chats: range, per_chat: int) -> list[tuple[int, int]]:
 
 class RoundRobin:
     """A load balancer: each request to the next backend in turn; a backend that refuses the connection
-    (a dead replica) is skipped for the next one, as a proxy's `next upstream on error` does."""
+    (a dead replica) or does not answer within `upstream_timeout` (a frozen one) is skipped for the next one,
+    as a proxy's `next upstream on error, timeout` does."""
 
-    def __init__(self, backends: list[str]) -> None:
+    def __init__(self, backends: list[str], upstream_timeout: float = 5.0) -> None:
         self.backends = backends
+        self.upstream_timeout = aiohttp.ClientTimeout(total=upstream_timeout)
         self.port = 0
         self.forwarded: list[str] = []  # the backend that answered each request
         self._next = 0
@@ -253,9 +287,32 @@ class RoundRobin:
             backend = self.backends[(start + k) % len(self.backends)]
             try:
                 async with self._http.request(request.method, backend + request.path_qs, data=body,
-                                              headers=headers) as response:
+                                              headers=headers, timeout=self.upstream_timeout) as response:
                     self.forwarded.append(backend)
                     return web.Response(status=response.status, body=await response.read())
-            except aiohttp.ClientConnectionError:
+            except (aiohttp.ClientConnectionError, TimeoutError):
                 continue  # the request may have reached it: Telegram's update id makes a second delivery harmless
         return web.Response(status=502)
+
+
+async def balanced(started: list[Replica], within: float = 30.0) -> None:
+    """Wait until the replicas hold every chat partition between them, in fair shares (/readyz)."""
+    fair, deadline = math.ceil(PARTITIONS / len(started)), time.monotonic() + within
+    while True:
+        held = [(await r.replica())["partitions"] for r in started]
+        if sum(held) == PARTITIONS and max(held) <= fair:
+            return
+        assert time.monotonic() < deadline, f"partitions never balanced: {held}"
+        await asyncio.sleep(0.1)
+
+
+async def settled(*claims: Claims) -> None:
+    """Wait until the replicas' partitions are all held, in fair shares (each sweep balances once a second)."""
+    fair = math.ceil(PARTITIONS / len(claims))
+    await wait_for(lambda: sum(len(c.partitions) for c in claims) == PARTITIONS
+                   and all(len(c.partitions) <= fair for c in claims), within=30)
+
+
+def chat_owned_by(claims: Claims, platform: str = "recording") -> str:
+    """A chat id whose partition this replica owns."""
+    return next(f"c{i}" for i in range(10_000) if claims.holds(f"{platform}:c{i}"))

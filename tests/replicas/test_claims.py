@@ -1,48 +1,42 @@
-"""Claims on a real PostgreSQL: one owner per chat, roles, the sweep, and what a dead replica leaves."""
+"""Claims on a real PostgreSQL: one owner per chat partition, roles, the sweep, and what a dead replica leaves."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import pytest
 
 from bot.replicas.ownership import ChatOwnership
+from bot.store.claims import partition
 from bot.store.inbox import InboxEntry
 from bot.store.postgres import PostgresStore
 from bot.store.postgres.claims import PostgresClaims
 from tests.harness import wait_for
-from tests.postgres import PostgresServer
-
-
-@pytest.fixture
-async def url(postgres: PostgresServer) -> AsyncIterator[str]:
-    url = await postgres.new_database()
-    store = PostgresStore(url)
-    await store.open()  # migrations: the inbox and its NOTIFY trigger
-    yield url
-    await store.close()
 
 
 async def _claims(url: str, replica: str, woken: list[tuple[int, str]] | None = None,
                   lost: Callable[[], None] = lambda: None) -> PostgresClaims:
     claims = PostgresClaims(url, replica)
-    await claims.start(lambda entry, session: (woken if woken is not None else []).append((entry, session)), lost)
+    await claims.start(lambda entry, session: (woken if woken is not None else []).append((entry, session)), lost,
+                       lambda _partition: None)
     return claims
 
 
-async def test_a_chat_has_one_owner_until_it_is_released(url: str) -> None:
+async def test_a_chat_has_one_owner_until_its_partition_is_released(url: str) -> None:
+    one, two = "telegram:1", "telegram:2"
+    assert partition(one) != partition(two)
     a, b = await _claims(url, "a"), await _claims(url, "b")
     try:
-        assert await a.claim("telegram:1") is True
-        assert await a.claim("telegram:1") is True  # already ours: no second lock
-        assert await b.claim("telegram:1") is False
-        assert await b.claim("telegram:2") is True
-        assert (a.sessions, b.sessions) == ({"telegram:1"}, {"telegram:2"})
-        assert a.holds("telegram:1") and not b.holds("telegram:1")
-        await a.release(["telegram:1", "telegram:2"])  # only its own is released
-        assert await b.claim("telegram:1") is True
-        assert await a.claim("telegram:2") is False
+        assert await a.claim(one) is True
+        assert await a.claim(one) is True  # already ours: no second lock
+        assert await b.claim(one) is False
+        assert await b.claim(two) is True
+        assert (a.partitions, b.partitions) == ({partition(one)}, {partition(two)})
+        assert a.holds(one) and not b.holds(one) and b.holds(two)
+        await a.release([partition(one), partition(two)])  # only its own is released
+        assert await b.claim(one) is True
+        assert await a.claim(two) is False
         assert await a.replicas() == 2
     finally:
         await a.stop()
@@ -68,12 +62,13 @@ async def test_accepted_entries_wake_every_replica_and_the_sweep_claims_unowned_
         second = await store.inbox.accept("discord:9:1", "discord:9", "{}")
         await wait_for(lambda: len(woken) == 2)
         assert woken == [(first, "telegram:7"), (second, "discord:9")]
+        assert partition("telegram:7") != partition("discord:9")
         assert await b.claim("telegram:7") is True
         assert await a.sweep(["telegram", "discord"]) == []  # fresh entries are left to whoever accepted them
         await asyncio.sleep(1.1)
         assert await a.sweep(["telegram", "discord"]) == ["discord:9"]  # telegram:7 is b's
         assert await a.sweep(["telegram", "discord"]) == ["discord:9"]  # its own now, with an entry waiting
-        assert a.sessions == {"discord:9"}
+        assert a.partitions == {partition("discord:9")}
         await b.stop()  # b's connection ends: its chats are free
         assert await a.sweep(["telegram"]) == ["telegram:7"]
         assert [e.id for e in await store.inbox.waiting("telegram:7")] == [first]
@@ -95,7 +90,7 @@ async def test_roles_are_exclusive_and_a_killed_connection_frees_them(url: str) 
         assert conn is not None
         conn.terminate()  # what a SIGKILL does to the server's view of this replica
         await wait_for(lambda: lost == ["a"], within=10)
-        assert a.roles == frozenset() and a.sessions == frozenset()
+        assert a.roles == frozenset() and a.partitions == frozenset()
         assert await b.lead("poller:0") is True
         assert await b.claim("telegram:1") is True
         await wait_for(lambda: a._conn is not None, within=10)  # a reconnects, holding nothing
@@ -124,7 +119,7 @@ async def test_claims_of_one_chat_at_once_take_its_lock_once(url: str) -> None:
     a, b = await _claims(url, "a"), await _claims(url, "b")
     try:
         assert await asyncio.gather(*(a.claim("telegram:3") for _ in range(3))) == [True, True, True]
-        await a.release(["telegram:3"])  # one release frees it: the lock was not taken three times
+        await a.release([partition("telegram:3")])  # one release frees it: the lock was not taken three times
         assert await b.claim("telegram:3") is True
     finally:
         await a.stop()

@@ -34,7 +34,7 @@ async def claim(db: str, now: datetime) -> None:
 
     async def dispatch(claim: Claim) -> None:
         assert claim.job.next_due is not None
-        if claim.advance.fire:
+        if not claim.missed:
             fired.append(f"{claim.job.id}@{claim.job.next_due.isoformat()}")
         await store.jobs.finish(claim.job.id, now, "ok")
 

@@ -11,7 +11,10 @@ from bot.app import App
 from bot.chats.sessions import SessionKey
 from bot.messages import ChatRef, SentRef
 from bot.replies import Reply
+from bot.scheduler.recurrence import Advance
+from bot.scheduler.runner import run_event
 from bot.store import Job
+from bot.store.jobs import Due
 from tests.fakes.openai_api import Error, FakeOpenAI, Text, ToolCalls
 from tests.harness import RecordingAdapter, running_app, wait_for
 from tests.scheduler.conftest import FakeClock
@@ -251,3 +254,24 @@ async def test_a_reminder_missed_while_down_is_reported_once(tmp_path: Path, fak
         assert missed.startswith("⏰ I was offline when this was due (2026-03-28 12:10 UTC), so it comes late: "
                                  "call Li")
         assert await tick(app) == 0
+
+
+async def test_a_run_queued_before_the_process_died_is_sent_after_the_restart_once(tmp_path: Path,
+                                                                                   fake: FakeOpenAI) -> None:
+    clock, rec = FakeClock(T0), RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,), clock=clock) as app:
+        await rec.say("/remind in 10m call Li")
+        await wait_for(lambda: len(rec.texts()) == 1)
+        clock.advance(minutes=10)
+        # what the scheduler's transaction leaves when the process dies right after it: a queued run, not sent
+        [queued] = await app.store.jobs.queue_due(clock.now(), 10, lambda job: Due(None, run_event(
+            job, Advance(True, None))))
+        assert queued.entry is not None and "⏰ Reminder: call Li" not in rec.texts()
+    async with running_app(tmp_path, fake.base_url, adapters=(rec,), clock=clock) as app:
+        await wait_for(lambda: "⏰ Reminder: call Li" in rec.texts())
+        await app.hub.idle()
+        assert await tick(app) == 0
+        assert rec.texts().count("⏰ Reminder: call Li") == 1
+        [job] = await app.store.jobs.for_chat(CHAT)
+        assert (job.last_result, job.claimed_at, job.next_due) == ("sent", None, None)
+        assert await app.store.inbox.unfinished() == []

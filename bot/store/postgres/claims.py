@@ -1,8 +1,10 @@
 """Claims on PostgreSQL: session-level advisory locks on one dedicated connection per replica.
 
-The server releases a session's advisory locks when its connection ends, so a replica that dies (or is cut
-off) loses its chats and roles without any lease clock. The same connection LISTENs for accepted inbox
-entries (a trigger NOTIFYs each one). It is checked every second; when it fails, the replica drops every
+A chat is owned through its partition's lock (PARTITIONS locks at most, whatever the number of chats: one
+lock per chat filled the server's shared lock table at ~12 500 chats). The server releases a session's
+advisory locks when its connection ends, so a replica that dies (or is cut off) loses its partitions and
+roles without any lease clock. The same connection LISTENs for accepted inbox entries (a trigger NOTIFYs
+each one) and for partitions another replica wants. It is checked every second; when it fails, the replica drops every
 claim at once and tells the hub to stop working on its chats, before the server (TCP keepalive, ~11 s)
 lets another replica take them.
 """
@@ -12,33 +14,61 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, TypeVar
 
 import asyncpg
 
-from bot.store.claims import Lost, Wake
+from bot.store.claims import PARTITIONS, Lost, Wake, Wanted, partition
 
 log = logging.getLogger("bothub.replicas")
 
 T = TypeVar("T")
+WriteCheck = Callable[[str | None], Awaitable[None]]  # raises NotOwner before a write this replica may not make
 CHANNEL = "bothub_inbox"
 PRESENCE = 0x626F7468  # advisory lock class (two-key form) under which every replica announces itself
-CHECK_EVERY = 1.0  # seconds between liveness checks of the claims connection
+CHECK_EVERY = 0.5  # seconds between heartbeats (each checks the claims connection too)
 CHECK_TIMEOUT = 4.0  # a check slower than this counts as a dead connection (generous: loaded machines)
 RECONNECT_EVERY = 1.0
+# A replica whose heartbeat (written each CHECK_EVERY from its event loop) is older than this is silent: frozen
+# (SIGSTOP, a blocked loop) or cut off. Its peers end its claims connection, which frees its partitions; and it
+# owns nothing from that moment by its own clock too: on waking it writes nothing before a fresh heartbeat went
+# through, which fails once its connection was ended (then it drops its claims and stops its runs).
+SILENT_AFTER = 3.5
 # The server drops a silent connection after 5 + 3 × 2 s; the replica gives up its claims after at most
 # CHECK_EVERY + CHECK_TIMEOUT, well before that.
 KEEPALIVE = {"tcp_keepalives_idle": "5", "tcp_keepalives_interval": "2", "tcp_keepalives_count": "3"}
 
-_CHAT_KEY = "hashtextextended('chat:' || {}, 0)"
-# Entries younger than a second are left to the replica that accepted them (it claims the chat itself); the
-# sweep is for chats nobody took: a dead owner's, or one released just as an entry came.
+WANT_CHANNEL = "bothub_want"
+PARTITION = PRESENCE + 1  # advisory lock class of the chat partitions: (PARTITION, 0 … PARTITIONS-1)
 _ROLE_KEY = "hashtextextended('role:' || $1, 0)"
-_SWEEP_SQL = f"""
-SELECT session FROM (SELECT DISTINCT session FROM inbox WHERE split_part(session, ':', 1) = ANY($1::text[])
-                     AND accepted_at < now() - interval '1 second') AS w
-WHERE CASE WHEN session = ANY($2::text[]) THEN true ELSE pg_try_advisory_lock({_CHAT_KEY.format('session')}) END
+# The partitions nobody holds, up to $2 of them; CASE keeps the lock call off those held here already (a
+# second lock on a held one would outlive one release), and the scan stops at the limit (no more locks).
+_TAKE_SQL = f"""
+SELECT p FROM generate_series(0, {PARTITIONS - 1}) AS p
+WHERE CASE WHEN p = ANY($1::int[]) THEN false ELSE pg_try_advisory_lock({PARTITION}, p) END LIMIT $2
+"""
+_JOIN_SQL = """
+INSERT INTO bothub_replicas (id, backend, beat) VALUES ($1, pg_backend_pid(), now())
+ON CONFLICT (id) DO UPDATE SET backend = excluded.backend, beat = excluded.beat
+"""
+# The heartbeat, and the end of every silent peer's claims connection (its locks go with it), in one statement.
+_BEAT_SQL = """
+WITH beat AS (UPDATE bothub_replicas SET beat = now() WHERE id = $1 AND backend = pg_backend_pid() RETURNING id),
+silent AS (SELECT r.id FROM bothub_replicas AS r JOIN pg_stat_activity AS a
+                ON a.pid = r.backend AND a.application_name = left('bothub ' || r.id, 63)
+           WHERE CASE WHEN r.id <> $1 AND r.beat < now() - make_interval(secs => $2)
+                      THEN pg_terminate_backend(r.backend) ELSE false END)
+SELECT EXISTS (SELECT 1 FROM beat), array(SELECT id FROM silent)
+"""
+_TAKE_THESE_SQL = f"SELECT p FROM unnest($1::int[]) AS p WHERE pg_try_advisory_lock({PARTITION}, p)"
+_RELEASE_SQL = f"SELECT pg_advisory_unlock({PARTITION}, p) FROM unnest($1::int[]) AS p"
+# Entries younger than a second in a partition nobody holds are left to the replica that accepted them (it
+# claims the partition itself); the sweep is for chats nobody took: a dead owner's, or one released just then.
+_WAITING_SQL = """
+SELECT session, min(accepted_at) < now() - interval '1 second' FROM inbox
+WHERE split_part(session, ':', 1) = ANY($1::text[]) GROUP BY session
 """
 _REPLICAS_SQL = """
 SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND classid = $1::oid
@@ -50,6 +80,10 @@ class ClaimsUnavailable(Exception):
     """The claims connection is down: this replica holds nothing until it is back."""
 
 
+class NotOwner(Exception):
+    """A write refused: this replica owns nothing now (silent past its heartbeat, or cut off) or not this chat."""
+
+
 class PostgresClaims:
     shared = True
 
@@ -59,18 +93,20 @@ class PostgresClaims:
         self._own = own_backends if own_backends is not None else set()  # this replica's own pool: its accepts
         self._conn: asyncpg.Connection | None = None
         self._busy = asyncio.Lock()  # one statement at a time on the connection
-        self._sessions: set[str] = set()
+        self._partitions: set[int] = set()
         self._roles: set[str] = set()
         self._wake: Wake | None = None
         self._lost: Lost | None = None
+        self._wanted: Wanted | None = None
         self._watch: asyncio.Task[None] | None = None
+        self._beat_at = 0.0  # monotonic: the last heartbeat the server took
 
     @property
-    def sessions(self) -> frozenset[str]:
-        return frozenset(self._sessions)
+    def partitions(self) -> frozenset[int]:
+        return frozenset(self._partitions)
 
-    async def start(self, wake: Wake, lost: Lost) -> None:
-        self._wake, self._lost = wake, lost
+    async def start(self, wake: Wake, lost: Lost, wanted: Wanted) -> None:
+        self._wake, self._lost, self._wanted = wake, lost, wanted
         await self._connect()
         self._watch = asyncio.create_task(self._keep_alive(), name="claims-keepalive")
 
@@ -79,7 +115,7 @@ class PostgresClaims:
             self._watch.cancel()
             await asyncio.gather(self._watch, return_exceptions=True)
         conn, self._conn = self._conn, None
-        self._sessions.clear()
+        self._partitions.clear()
         self._roles.clear()
         if conn is not None:
             await conn.close()  # the server releases every lock this session held
@@ -91,11 +127,13 @@ class PostgresClaims:
             if not await conn.fetchval("SELECT pg_try_advisory_lock($1, hashtext($2))", PRESENCE, self.replica):
                 raise RuntimeError(f"another replica is connected with the id {self.replica!r}; give each its own "
                                    "(BOTHUB_REPLICA_ID)")
+            await conn.execute(_JOIN_SQL, self.replica)
             await conn.add_listener(CHANNEL, self._notified)
+            await conn.add_listener(WANT_CHANNEL, self._want_heard)
         except BaseException:
             await conn.close()
             raise
-        self._conn = conn
+        self._conn, self._beat_at = conn, time.monotonic()
 
     def _notified(self, _conn: Any, pid: int, _channel: str, payload: str) -> None:
         if pid in self._own:
@@ -103,6 +141,10 @@ class PostgresClaims:
         entry, _, session = payload.partition(" ")
         if self._wake is not None and entry.isdigit():
             self._wake(int(entry), session)
+
+    def _want_heard(self, _conn: Any, pid: int, _channel: str, payload: str) -> None:
+        if payload.isdigit() and int(payload) in self._partitions and self._wanted is not None:
+            self._wanted(int(payload))
 
     async def _keep_alive(self) -> None:
         """Check the connection every second; when it is gone, give everything up, then reconnect."""
@@ -115,17 +157,36 @@ class PostgresClaims:
                 except (OSError, asyncpg.PostgresError, TimeoutError) as e:
                     log.warning("replica %s: cannot reconnect for claims: %s", self.replica, e)
                 continue
+            silent = time.monotonic() - self._beat_at
+            if silent > SILENT_AFTER:  # frozen or starved: if its peers ended its connection, this beat fails
+                log.warning("replica %s: no heartbeat for %.1f s; it owns nothing unless this one goes through",
+                            self.replica, silent)
             with contextlib.suppress(ClaimsUnavailable):  # a failed check has dropped everything already
-                await self._run(lambda conn: conn.fetchval("SELECT 1", timeout=CHECK_TIMEOUT))
+                await self._run(self._beat)
+
+    async def _beat(self, conn: asyncpg.Connection) -> None:
+        sent = time.monotonic()  # the server's beat is no older: this replica never thinks itself live longer
+        alive, ended = await conn.fetchrow(_BEAT_SQL, self.replica, SILENT_AFTER, timeout=CHECK_TIMEOUT)
+        if not alive:
+            raise asyncpg.InterfaceError("this replica's heartbeat row belongs to another connection")
+        self._beat_at = sent
+        for peer in ended:
+            log.warning("replica %s: replica %s sent no heartbeat for %s s; ended its claims", self.replica, peer,
+                        SILENT_AFTER)
+
+    @property
+    def live(self) -> bool:
+        """Connected, and the latest heartbeat is recent: what this replica holds is still its own."""
+        return self._conn is not None and time.monotonic() - self._beat_at <= SILENT_AFTER
 
     def _drop(self, why: BaseException) -> None:
         conn, self._conn = self._conn, None
         if conn is None:
             return
-        log.error("replica %s: claims connection lost (%s); giving up %d chat(s) and %s", self.replica, why,
-                  len(self._sessions), sorted(self._roles) or "no roles")
+        log.error("replica %s: claims connection lost (%s); giving up %d partition(s) and %s", self.replica, why,
+                  len(self._partitions), sorted(self._roles) or "no roles")
         conn.terminate()
-        self._sessions.clear()
+        self._partitions.clear()
         self._roles.clear()
         if self._lost is not None:
             self._lost()
@@ -137,46 +198,81 @@ class PostgresClaims:
                 raise ClaimsUnavailable
             try:
                 return await statement(conn)
-            except (OSError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError, TimeoutError) as e:
+            except (OSError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError, asyncpg.InternalClientError,
+                    TimeoutError) as e:  # an internal client error leaves the connection in no known state
                 self._drop(e)
                 raise ClaimsUnavailable from e
 
+    async def check(self, session: str | None = None) -> None:
+        """Before a write of a chat's tree or inbox: raises NotOwner when another replica may own it now (once
+        claims are started: tools that open the store without them write as before). A heartbeat that is only
+        late (a slow statement, a stalled loop) is sent now first: its peers end a replica that was silent too
+        long, and then this beat fails."""
+        if self._watch is None or self._may_write(session):
+            return
+        if self._conn is not None and (session is None or partition(session) in self._partitions):
+            with contextlib.suppress(ClaimsUnavailable):
+                await self._run(self._beat)
+            if self._may_write(session):
+                return
+        raise NotOwner(f"replica {self.replica} does not own {session or 'any chat'} now")
+
+    def _may_write(self, session: str | None) -> bool:
+        return self.live if session is None else self.holds(session)
+
     def holds(self, session: str) -> bool:
-        return session in self._sessions
+        return partition(session) in self._partitions and self.live
 
     async def claim(self, session: str) -> bool:
-        async def try_lock(conn: asyncpg.Connection) -> bool:
-            if session in self._sessions:  # claimed while this call waited for the connection: the lock is
-                return True  # reentrant, and taking it twice would outlive one release
-            return bool(await conn.fetchval(f"SELECT pg_try_advisory_lock({_CHAT_KEY.format('$1')})", session))
+        return partition(session) in await self._take_these([partition(session)])
 
-        if session in self._sessions:
-            return True
+    async def _take_these(self, wanted: list[int]) -> set[int]:
+        """Lock those of `wanted` not held here (checked with the connection in hand: the lock is reentrant, and
+        taking it twice would outlive one release); returns every one of them held here afterwards."""
+        async def try_locks(conn: asyncpg.Connection) -> None:
+            fresh = [p for p in wanted if p not in self._partitions]
+            if fresh:
+                self._partitions.update(row[0] for row in await conn.fetch(_TAKE_THESE_SQL, fresh))
+
+        if any(p not in self._partitions for p in wanted):
+            with contextlib.suppress(ClaimsUnavailable):
+                await self._run(try_locks)
+        return self._partitions.intersection(wanted)
+
+    async def take(self, count: int, avoid: Collection[int] = ()) -> list[int]:
+        async def take_free(conn: asyncpg.Connection) -> list[int]:
+            got = [row[0] for row in await conn.fetch(_TAKE_SQL, list(self._partitions.union(avoid)), count)]
+            self._partitions.update(got)
+            return got
+
+        if count <= 0:
+            return []
         try:
-            got = await self._run(try_lock)
+            return await self._run(take_free)
         except ClaimsUnavailable:
-            return False
-        if got:
-            self._sessions.add(session)
-        return bool(got)
+            return []
 
-    async def release(self, sessions: Sequence[str]) -> None:
-        mine = [s for s in sessions if s in self._sessions]
+    async def release(self, partitions: Collection[int]) -> None:
+        mine = [p for p in partitions if p in self._partitions]
         if not mine:
             return
-        self._sessions.difference_update(mine)
-        sql = f"SELECT pg_advisory_unlock({_CHAT_KEY.format('s')}) FROM unnest($1::text[]) AS s"
+        self._partitions.difference_update(mine)
         with contextlib.suppress(ClaimsUnavailable):  # the connection is gone, and the locks with it
-            await self._run(lambda c: c.execute(sql, mine))
+            await self._run(lambda c: c.execute(_RELEASE_SQL, mine))
+
+    async def want(self, session: str) -> None:
+        with contextlib.suppress(ClaimsUnavailable):
+            await self._run(lambda c: c.execute("SELECT pg_notify($1, $2)", WANT_CHANNEL, str(partition(session))))
 
     async def sweep(self, platforms: Sequence[str]) -> list[str]:
         try:
-            rows = await self._run(lambda c: c.fetch(_SWEEP_SQL, list(platforms), list(self._sessions)))
+            rows = await self._run(lambda c: c.fetch(_WAITING_SQL, list(platforms)))
         except ClaimsUnavailable:
             return []
-        found = [row[0] for row in rows]
-        self._sessions.update(found)
-        return found
+        orphaned = {partition(session) for session, stale in rows if stale} - self._partitions
+        if orphaned:
+            await self._take_these(sorted(orphaned))
+        return [session for session, _ in rows if self.holds(session)]
 
     async def replicas(self) -> int:
         try:

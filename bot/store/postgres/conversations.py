@@ -16,6 +16,7 @@ from bot.store.conversations import (
     is_conversation_id,
     title_of,
 )
+from bot.store.postgres.claims import WriteCheck
 from bot.store.postgres.database import Database
 from bot.store.settings import ChatSettings
 from bot.tree.model import Conversation, Message, compact_path, files_from_json, files_to_json, new_id, utc_now
@@ -135,8 +136,9 @@ async def _chain(db: asyncpg.Connection, chat: str, conv_id: str, message_id: st
 
 
 class PostgresConversations:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, check: WriteCheck) -> None:
         self._db = db
+        self._check = check  # raises when another replica may own the chat now (a stale owner writes nothing)
 
     async def create(self, chat: str, role: str = "default") -> ConversationInfo:
         async with self._db.pool.acquire() as db, db.transaction():
@@ -194,6 +196,7 @@ class PostgresConversations:
 
     async def append(self, chat: str, conv_id: str, msgs: Sequence[Message], finishes: int | None = None) -> None:
         if msgs:
+            await self._check(chat)
             await _insert(self._db.pool, chat, conv_id, msgs, finishes=finishes)
 
     async def import_tree(self, chat: str, conv: Conversation, role: str = "default") -> ConversationInfo:

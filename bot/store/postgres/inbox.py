@@ -4,21 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import asyncpg
+
 from bot.store.inbox import DEDUPE_TTL, InboxEntry
+from bot.store.postgres.claims import WriteCheck
 from bot.store.postgres.database import Database
 
 _SEEN_SQL = ("INSERT INTO seen_events (key, expires_at) VALUES ($1, $2) ON CONFLICT (key) "
              "DO UPDATE SET expires_at = excluded.expires_at WHERE seen_events.expires_at <= $3 RETURNING 1")
-_ACCEPT_SQL = f"""
+ACCEPT_SQL = f"""
 WITH fresh AS ({_SEEN_SQL})
-INSERT INTO inbox (session, event) SELECT $4, $5 FROM fresh RETURNING id
+INSERT INTO inbox (session, event, job) SELECT $4, $5, $6 FROM fresh RETURNING id
 """
+_ENTRIES = "SELECT id, session, event, replies, job FROM inbox"
 
 
 class PostgresInbox:
-    def __init__(self, db: Database, clock: Callable[[], float]) -> None:
+    def __init__(self, db: Database, clock: Callable[[], float], check: WriteCheck) -> None:
         self._db = db
         self._clock = clock
+        self._check = check  # raises when this replica may no longer write (a stale owner)
 
     async def seen(self, key: str, ttl: float = DEDUPE_TTL) -> bool:
         now = self._clock()
@@ -26,25 +31,28 @@ class PostgresInbox:
 
     async def accept(self, key: str, session: str, event: str, ttl: float = DEDUPE_TTL) -> int | None:
         now = self._clock()
-        entry = await self._db.pool.fetchval(_ACCEPT_SQL, key, now + ttl, now, session, event)
+        entry = await self._db.pool.fetchval(ACCEPT_SQL, key, now + ttl, now, session, event, None)
         return int(entry) if entry is not None else None
 
     async def finish(self, entry_ids: Sequence[int]) -> None:
         if entry_ids:
+            await self._check(None)
             await self._db.pool.execute("DELETE FROM inbox WHERE id = ANY($1::bigint[])", list(entry_ids))
 
     async def replied(self, entry_id: int, message_ids: Sequence[str]) -> None:
+        await self._check(None)
         await self._db.pool.execute("UPDATE inbox SET replies = $1 WHERE id = $2", list(message_ids), entry_id)
 
     async def unfinished(self) -> list[InboxEntry]:
-        rows = await self._db.pool.fetch("SELECT id, session, event, replies FROM inbox ORDER BY id")
-        return [InboxEntry(entry, session, event, tuple(replies)) for entry, session, event, replies in rows]
+        return _entries(await self._db.pool.fetch(f"{_ENTRIES} ORDER BY id"))
 
     async def waiting(self, session: str) -> list[InboxEntry]:
-        rows = await self._db.pool.fetch("SELECT id, session, event, replies FROM inbox WHERE session = $1 "
-                                         "ORDER BY id", session)
-        return [InboxEntry(entry, session, event, tuple(replies)) for entry, session, event, replies in rows]
+        return _entries(await self._db.pool.fetch(f"{_ENTRIES} WHERE session = $1 ORDER BY id", session))
 
     async def purge_expired(self) -> int:
         status = await self._db.pool.execute("DELETE FROM seen_events WHERE expires_at <= $1", self._clock())
         return int(status.split()[-1])  # "DELETE <n>"
+
+
+def _entries(rows: list[asyncpg.Record]) -> list[InboxEntry]:
+    return [InboxEntry(entry, session, event, tuple(replies), job) for entry, session, event, replies, job in rows]

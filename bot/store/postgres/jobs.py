@@ -1,4 +1,5 @@
-"""Jobs on PostgreSQL: due rows are claimed with FOR UPDATE SKIP LOCKED, so replicas never take the same one."""
+"""Jobs on PostgreSQL: due rows are claimed with FOR UPDATE SKIP LOCKED, so replicas never take the same one,
+and each run is queued in the inbox in the same transaction."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from datetime import datetime
 import asyncpg
 
 from bot.messages import ChatRef
-from bot.store.jobs import Job, NewJob, Reschedule
+from bot.store.inbox import DEDUPE_TTL
+from bot.store.jobs import Job, NewJob, Plan, Queued, run_key
 from bot.store.postgres.database import Database
+from bot.store.postgres.inbox import ACCEPT_SQL
 
 _COLUMNS = ("id, chat, conversation_id, created_by, kind, spec, timezone, next_due, text, runs_agent, enabled, "
             "last_run, last_result, claimed_at, platform, chat_id, thread_id, is_group, created_by_name, heartbeat")
@@ -17,6 +20,8 @@ _INSERT = ("INSERT INTO jobs (chat, conversation_id, created_by, kind, spec, tim
            f"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING {_COLUMNS}")
 _DUE = (f"SELECT {_COLUMNS} FROM jobs WHERE enabled AND claimed_at IS NULL AND next_due <= $1 "
         "ORDER BY next_due, id LIMIT $2 FOR UPDATE SKIP LOCKED")
+_RELEASE = ("UPDATE jobs SET claimed_at = NULL WHERE claimed_at IS NOT NULL "
+            "AND NOT EXISTS (SELECT 1 FROM inbox WHERE inbox.job = jobs.id)")
 
 
 def _job(row: asyncpg.Record) -> Job:
@@ -42,12 +47,18 @@ class PostgresJobs:
         sql = f"SELECT {_COLUMNS} FROM jobs WHERE chat = $1 ORDER BY next_due NULLS LAST, id"
         return [_job(r) for r in await self._db.pool.fetch(sql, chat)]
 
-    async def claim_due(self, now: datetime, limit: int, reschedule: Reschedule) -> list[Job]:
+    async def queue_due(self, now: datetime, limit: int, plan: Plan) -> list[Queued]:
+        queued, at = [], now.timestamp()
         async with self._db.pool.acquire() as db, db.transaction():
-            due = [_job(r) for r in await db.fetch(_DUE, now, max(limit, 0))]
-            await db.executemany("UPDATE jobs SET claimed_at = $1, next_due = $2 WHERE id = $3",
-                                 [(now, reschedule(job), job.id) for job in due])
-            return due
+            for job in [_job(r) for r in await db.fetch(_DUE, now, max(limit, 0))]:
+                due, entry = plan(job), None
+                if due.event is not None:
+                    entry = await db.fetchval(ACCEPT_SQL, run_key(job), at + DEDUPE_TTL, at, job.chat, due.event,
+                                              job.id)
+                await db.execute("UPDATE jobs SET claimed_at = $1, next_due = $2 WHERE id = $3",
+                                 now if entry is not None else None, due.next_due, job.id)
+                queued.append(Queued(job, entry))
+        return queued
 
     async def finish(self, job_id: int, ran_at: datetime, result: str) -> None:
         await self._db.pool.execute("UPDATE jobs SET last_run = $1, last_result = $2, claimed_at = NULL WHERE id = $3",
@@ -72,6 +83,5 @@ class PostgresJobs:
         due: datetime | None = await self._db.pool.fetchval(sql)
         return due
 
-    async def release_claims(self, claimed_before: datetime) -> int:
-        sql = "UPDATE jobs SET claimed_at = NULL WHERE claimed_at < $1"
-        return int((await self._db.pool.execute(sql, claimed_before)).split()[-1])
+    async def release_claims(self) -> int:
+        return int((await self._db.pool.execute(_RELEASE)).split()[-1])

@@ -1,7 +1,10 @@
 """Append-only schema migrations for PostgreSQL, run at start-up under an advisory lock so replicas
 starting together never race; `bothub_schema.version` records how many have run.
 
-Never edit a migration that has shipped: add a new one at the end instead.
+Never edit a migration that has shipped: add a new one at the end instead. From ONLY_ADD on, migrations only
+add (tables, columns, indexes, functions), so replicas of the previous release keep working against the new
+schema during a rolling upgrade; a removal waits for a later release, once no replica calls the old thing. A
+replica refuses to start against a schema newer than it knows.
 """
 
 from __future__ import annotations
@@ -91,6 +94,7 @@ def _with_trace_ids(function: str) -> str:
     return function
 
 
+ONLY_ADD = 14  # every migration after the 14th only adds (tests/store/postgres check it)
 MIGRATION_LOCK = 0x626F74687562  # "bothub": the advisory lock key every replica agrees on
 MIGRATIONS: tuple[str, ...] = (
     # 1: the schema of SQLite migrations 1-3 in PostgreSQL's own types.
@@ -334,6 +338,21 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX usage_by_user ON usage (user_id, day);
     CREATE INDEX usage_by_day ON usage (day);
     """,
+    # 16: a scheduled job's run is an inbox entry (bot/store/jobs.py), taken over like any message when its
+    # replica dies; the job stays claimed while the entry waits.
+    """
+    ALTER TABLE inbox ADD COLUMN job BIGINT;
+    CREATE INDEX inbox_by_job ON inbox (job) WHERE job IS NOT NULL;
+    """,
+    # 17: each replica's heartbeat, written from its event loop; a silent one's claims connection is ended by
+    # its peers (bot/store/postgres/claims.py).
+    """
+    CREATE TABLE bothub_replicas (
+        id TEXT PRIMARY KEY,
+        backend INTEGER NOT NULL,
+        beat TIMESTAMPTZ NOT NULL
+    );
+    """,
 )
 
 
@@ -348,7 +367,8 @@ async def migrate(conn: asyncpg.Connection) -> int:
             version = 0
         if version > len(MIGRATIONS):
             raise RuntimeError(
-                f"database schema version {version} is newer than this program ({len(MIGRATIONS)}); upgrade bothub")
+                f"database schema version {version} is newer than this program ({len(MIGRATIONS)}): a newer bothub "
+                "migrated it; upgrade this replica (an older one could misread what the newer one writes)")
         for script in MIGRATIONS[version:]:
             await conn.execute(script)
         await conn.execute("UPDATE bothub_schema SET version = $1", len(MIGRATIONS))

@@ -30,9 +30,12 @@ class PostgresStore:
     def __init__(self, url: str, pool_size: int = POOL_SIZE, clock: Callable[[], float] = time.time,
                  replica: str | None = None) -> None:
         self._db = Database(url, pool_size)
-        self.conversations = PostgresConversations(self._db)
+        # connects only when a hub starts it; from then on a replica that owns nothing (silent past its
+        # heartbeat) or not the chat writes no tree and no inbox finish: another replica may be answering
+        self.claims = PostgresClaims(url, replica or default_replica_id(), self._db.backends)
+        self.conversations = PostgresConversations(self._db, self.claims.check)
         self.settings = PostgresSettings(self._db)
-        self.inbox = PostgresInbox(self._db, clock)  # wall clock: dedupe expiry must survive restarts
+        self.inbox = PostgresInbox(self._db, clock, self.claims.check)  # wall clock: dedupe expiry survives restarts
         self.memories = PostgresMemories(self._db)
         self.pairing = PostgresPairing(self._db)
         self.jobs = PostgresJobs(self._db)
@@ -43,8 +46,6 @@ class PostgresStore:
         self.traces = PostgresTraces(self._db)
         self.api_tokens = PostgresApiTokens(self._db)
         self.usage = PostgresUsage(self._db)
-        # connects only when a hub starts it
-        self.claims = PostgresClaims(url, replica or default_replica_id(), self._db.backends)
 
     async def open(self) -> None:
         await self._db.open()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from bot.store.inbox import DEDUPE_TTL, InboxEntry
 from bot.store.sqlite.codec import now_iso
@@ -13,6 +14,17 @@ from bot.store.sqlite.database import Database
 
 _SEEN_SQL = ("INSERT INTO seen_events (key, expires_at) VALUES (?, ?) ON CONFLICT (key) "
              "DO UPDATE SET expires_at = excluded.expires_at WHERE seen_events.expires_at <= ?")
+_ENTRIES = "SELECT id, session, event, replies, job FROM inbox"
+
+
+def queue(db: sqlite3.Connection, key: str, session: str, event: str, now: float, ttl: float = DEDUPE_TTL,
+          job: int | None = None) -> int | None:
+    """Record the dedupe key and queue the event in the caller's transaction; None if the key was seen."""
+    if db.execute(_SEEN_SQL, (key, now + ttl, now)).rowcount == 0:
+        return None
+    cur = db.execute("INSERT INTO inbox (session, event, accepted_at, job) VALUES (?, ?, ?, ?)",
+                     (session, event, now_iso(), job))
+    return cur.lastrowid
 
 
 class SqliteInbox:
@@ -26,15 +38,7 @@ class SqliteInbox:
 
     async def accept(self, key: str, session: str, event: str, ttl: float = DEDUPE_TTL) -> int | None:
         now = self._clock()
-
-        def op(db: sqlite3.Connection) -> int | None:
-            if db.execute(_SEEN_SQL, (key, now + ttl, now)).rowcount == 0:
-                return None
-            cur = db.execute("INSERT INTO inbox (session, event, accepted_at) VALUES (?, ?, ?)",
-                             (session, event, now_iso()))
-            return cur.lastrowid
-
-        return await self._db.write(op)
+        return await self._db.write(lambda db: queue(db, key, session, event, now, ttl))
 
     async def finish(self, entry_ids: Sequence[int]) -> None:
         ids = [int(i) for i in entry_ids]
@@ -47,15 +51,18 @@ class SqliteInbox:
         await self._db.write(lambda db: db.execute(sql, (ids, entry_id)))
 
     async def unfinished(self) -> list[InboxEntry]:
-        sql = "SELECT id, session, event, replies FROM inbox ORDER BY id"
-        rows = await self._db.read(lambda db: db.execute(sql).fetchall())
-        return [InboxEntry(entry, session, event, tuple(json.loads(sent))) for entry, session, event, sent in rows]
+        sql = f"{_ENTRIES} ORDER BY id"
+        return _entries(await self._db.read(lambda db: db.execute(sql).fetchall()))
 
     async def waiting(self, session: str) -> list[InboxEntry]:
-        sql = "SELECT id, session, event, replies FROM inbox WHERE session = ? ORDER BY id"
-        rows = await self._db.read(lambda db: db.execute(sql, (session,)).fetchall())
-        return [InboxEntry(entry, session, event, tuple(json.loads(sent))) for entry, session, event, sent in rows]
+        sql = f"{_ENTRIES} WHERE session = ? ORDER BY id"
+        return _entries(await self._db.read(lambda db: db.execute(sql, (session,)).fetchall()))
 
     async def purge_expired(self) -> int:
         sql, now = "DELETE FROM seen_events WHERE expires_at <= ?", self._clock()
         return await self._db.write(lambda db: db.execute(sql, (now,)).rowcount)
+
+
+def _entries(rows: list[Any]) -> list[InboxEntry]:
+    return [InboxEntry(entry, session, event, tuple(json.loads(replies)), job)
+            for entry, session, event, replies, job in rows]

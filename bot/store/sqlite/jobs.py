@@ -1,4 +1,5 @@
-"""Jobs on SQLite: a claim is one IMMEDIATE transaction, which also serializes processes sharing the file."""
+"""Jobs on SQLite: a claim is one IMMEDIATE transaction (which also serializes processes sharing the file) that
+queues each run in the inbox."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from datetime import datetime
 from typing import Any
 
 from bot.messages import ChatRef
-from bot.store.jobs import Job, NewJob, Reschedule
+from bot.store.jobs import Job, NewJob, Plan, Queued, run_key
 from bot.store.sqlite.codec import iso, now_iso, parse_time
 from bot.store.sqlite.database import Database
+from bot.store.sqlite.inbox import queue
 
 _COLUMNS = ("id, chat, conversation_id, created_by, kind, spec, timezone, next_due, text, runs_agent, enabled, "
             "last_run, last_result, claimed_at, platform, chat_id, thread_id, is_group, created_by_name, heartbeat")
@@ -19,6 +21,8 @@ _INSERT = ("INSERT INTO jobs (chat, conversation_id, created_by, kind, spec, tim
            f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {_COLUMNS}")
 _DUE = (f"SELECT {_COLUMNS} FROM jobs WHERE enabled = 1 AND claimed_at IS NULL AND next_due <= ? "
         "ORDER BY next_due, id LIMIT ?")
+_RELEASE = ("UPDATE jobs SET claimed_at = NULL WHERE claimed_at IS NOT NULL "
+            "AND NOT EXISTS (SELECT 1 FROM inbox WHERE inbox.job = jobs.id)")
 
 
 def _job(row: Sequence[Any]) -> Job:
@@ -48,12 +52,17 @@ class SqliteJobs:
         sql = f"SELECT {_COLUMNS} FROM jobs WHERE chat = ? ORDER BY next_due IS NULL, next_due, id"
         return [_job(r) for r in await self._db.read(lambda db: db.execute(sql, (chat,)).fetchall())]
 
-    async def claim_due(self, now: datetime, limit: int, reschedule: Reschedule) -> list[Job]:
-        def op(db: sqlite3.Connection) -> list[Job]:
-            due = [_job(r) for r in db.execute(_DUE, (iso(now), max(limit, 0))).fetchall()]
-            db.executemany("UPDATE jobs SET claimed_at = ?, next_due = ? WHERE id = ?",
-                           [(iso(now), _optional_iso(reschedule(job)), job.id) for job in due])
-            return due
+    async def queue_due(self, now: datetime, limit: int, plan: Plan) -> list[Queued]:
+        def op(db: sqlite3.Connection) -> list[Queued]:
+            queued = []
+            for job in [_job(r) for r in db.execute(_DUE, (iso(now), max(limit, 0))).fetchall()]:
+                due, entry = plan(job), None
+                if due.event is not None:
+                    entry = queue(db, run_key(job), job.chat, due.event, now.timestamp(), job=job.id)
+                db.execute("UPDATE jobs SET claimed_at = ?, next_due = ? WHERE id = ?",
+                           (iso(now) if entry is not None else None, _optional_iso(due.next_due), job.id))
+                queued.append(Queued(job, entry))
+            return queued
 
         return await self._db.write(op)
 
@@ -80,6 +89,5 @@ class SqliteJobs:
         sql = "SELECT MIN(next_due) FROM jobs WHERE enabled = 1 AND claimed_at IS NULL"
         return parse_time(await self._db.read(lambda db: db.execute(sql).fetchone()[0]))
 
-    async def release_claims(self, claimed_before: datetime) -> int:
-        sql = "UPDATE jobs SET claimed_at = NULL WHERE claimed_at < ?"
-        return int(await self._db.write(lambda db: db.execute(sql, (iso(claimed_before),)).rowcount))
+    async def release_claims(self) -> int:
+        return int(await self._db.write(lambda db: db.execute(_RELEASE).rowcount))

@@ -259,6 +259,11 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     CREATE INDEX usage_by_user ON usage (user_id, day);
     CREATE INDEX usage_by_day ON usage (day);
     """,
+    # 16: a scheduled job's run is an inbox entry (bot/store/jobs.py); the job stays claimed while it waits.
+    """
+    ALTER TABLE inbox ADD COLUMN job INTEGER;
+    CREATE INDEX inbox_by_job ON inbox (job) WHERE job IS NOT NULL;
+    """,
 )
 
 

@@ -1,4 +1,4 @@
-"""Jobs: per-chat listing, claiming due jobs once with the next due time stored in the same step."""
+"""Jobs: per-chat listing, queueing each due run once in the inbox with the next due time stored in the same step."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from bot.messages import ChatRef
 from bot.scheduler.runner import Claim, Scheduler
 from bot.store import Job, NewJob, Store
-from bot.store.jobs import JobKind
+from bot.store.jobs import Due, JobKind, Queued
 from tests.store.conftest import StoreFactory
 
 T0 = datetime(2026, 12, 24, 9, 0, tzinfo=UTC)
@@ -19,8 +19,12 @@ def _new(chat: str, due: datetime, kind: JobKind = "once", text: str = "call Li"
     return NewJob(chat, None, "u1", kind, "spec", "Europe/Berlin", due, text, runs_agent=False)
 
 
-def _never(job: Job) -> datetime | None:
-    return None
+def _never(job: Job) -> Due:
+    return Due(None, '{"run": 1}')
+
+
+def _ids(queued: list[Queued]) -> list[int]:
+    return [q.job.id for q in queued]
 
 
 async def test_add_and_list_per_chat(store: Store) -> None:
@@ -35,32 +39,51 @@ async def test_add_and_list_per_chat(store: Store) -> None:
     assert await store.jobs.for_chat("tg:3") == []
 
 
-async def test_claim_takes_due_jobs_once_and_reschedules(store: Store) -> None:
+async def test_due_runs_are_queued_once_in_the_inbox_and_rescheduled(store: Store) -> None:
     once = await store.jobs.add(_new("tg:1", T0))
     every = await store.jobs.add(_new("tg:2", T0 - timedelta(minutes=1), "interval"))
     future = await store.jobs.add(_new("tg:1", T0 + timedelta(seconds=1)))
-    claimed = await store.jobs.claim_due(T0, 10, lambda j: T0 + timedelta(minutes=30) if j.kind == "interval" else None)
-    assert [j.id for j in claimed] == [every.id, once.id]  # oldest due first
-    assert [j.next_due for j in claimed] == [T0 - timedelta(minutes=1), T0]  # as they were when due
-    later = await store.jobs.claim_due(T0 + timedelta(hours=1), 10, _never)
-    assert [j.id for j in later] == [future.id]  # the claimed ones are skipped
+    queued = await store.jobs.queue_due(T0, 10, lambda j: Due(T0 + timedelta(minutes=30) if j.kind == "interval"
+                                                              else None, f"run {j.id}"))
+    assert _ids(queued) == [every.id, once.id]  # oldest due first
+    assert [q.job.next_due for q in queued] == [T0 - timedelta(minutes=1), T0]  # as they were when due
+    [entry] = await store.inbox.waiting("tg:2")
+    assert (entry.id, entry.job, entry.event) == (queued[0].entry, every.id, f"run {every.id}")
+    assert [e.job for e in await store.inbox.waiting("tg:1")] == [once.id]
+    later = await store.jobs.queue_due(T0 + timedelta(hours=1), 10, _never)
+    assert _ids(later) == [future.id]  # the claimed ones are skipped
     [stored] = await store.jobs.for_chat("tg:2")
     assert stored.claimed_at == T0 and stored.next_due == T0 + timedelta(minutes=30)
     await store.jobs.finish(every.id, T0 + timedelta(seconds=5), "sent")
     [stored] = await store.jobs.for_chat("tg:2")
     assert (stored.claimed_at, stored.last_run, stored.last_result) == (None, T0 + timedelta(seconds=5), "sent")
-    again = await store.jobs.claim_due(T0 + timedelta(minutes=30), 10, _never)
-    assert [j.id for j in again] == [every.id]
-    assert await store.jobs.claim_due(T0 + timedelta(days=1), 10, _never) == []
+    again = await store.jobs.queue_due(T0 + timedelta(minutes=30), 10, _never)
+    assert _ids(again) == [every.id]
+    assert await store.jobs.queue_due(T0 + timedelta(days=1), 10, _never) == []
 
 
-async def test_concurrent_claims_take_each_due_job_exactly_once(store: Store) -> None:
+async def test_a_skipped_or_already_queued_due_time_queues_nothing(store: Store) -> None:
+    job = await store.jobs.add(_new("tg:1", T0, "interval"))
+    [skipped] = await store.jobs.queue_due(T0, 10, lambda j: Due(T0 + timedelta(minutes=30), None))
+    [stored] = await store.jobs.for_chat("tg:1")
+    assert (skipped.entry, stored.claimed_at, stored.next_due) == (None, None, T0 + timedelta(minutes=30))
+    [first] = await store.jobs.queue_due(T0 + timedelta(minutes=30), 10, lambda j: Due(j.next_due, "run"))
+    await store.inbox.finish([first.entry or 0])
+    await store.jobs.finish(job.id, T0, "sent")  # still due at the time that ran (as a resume can leave it)
+    [again] = await store.jobs.queue_due(T0 + timedelta(minutes=30), 10, lambda j: Due(None, "run"))
+    [stored] = await store.jobs.for_chat("tg:1")
+    assert (again.entry, stored.claimed_at) == (None, None)  # keyed by job and due time: fired once
+    assert await store.inbox.waiting("tg:1") == []
+
+
+async def test_concurrent_queueing_takes_each_due_job_exactly_once(store: Store) -> None:
     for i in range(50):
         await store.jobs.add(_new(f"tg:{i % 5}", T0 + timedelta(seconds=i)))
-    batches = await asyncio.gather(*(store.jobs.claim_due(T0 + timedelta(minutes=1), 7, _never) for _ in range(10)))
-    ids = [j.id for batch in batches for j in batch]
+    batches = await asyncio.gather(*(store.jobs.queue_due(T0 + timedelta(minutes=1), 7, _never) for _ in range(10)))
+    ids = [q.job.id for batch in batches for q in batch]
     assert len(ids) == 50 and len(set(ids)) == 50
     assert all(len(batch) <= 7 for batch in batches)
+    assert len(await store.inbox.unfinished()) == 50
 
 
 def _at(chat: str, due: datetime, where: ChatRef | None = None, kind: JobKind = "once") -> NewJob:
@@ -85,7 +108,7 @@ async def test_pause_resume_delete_are_scoped_by_chat(store: Store) -> None:
     assert not await store.jobs.delete("tg:2", job.id)
     paused = await store.jobs.set_enabled("tg:1", job.id, False)
     assert paused is not None and not paused.enabled and paused.next_due == T0
-    assert await store.jobs.claim_due(T0 + timedelta(hours=1), 10, _never) == []  # paused jobs are not claimed
+    assert await store.jobs.queue_due(T0 + timedelta(hours=1), 10, _never) == []  # paused jobs are not claimed
     assert await store.jobs.next_due() is None
     resumed = await store.jobs.set_enabled("tg:1", job.id, True, T0 + timedelta(hours=2))
     assert resumed is not None and resumed.enabled and resumed.next_due == T0 + timedelta(hours=2)
@@ -100,16 +123,18 @@ async def test_a_gone_chat_has_all_its_jobs_disabled(store: Store) -> None:
     other = await store.jobs.add(_at("tg:here", T0))
     assert await store.jobs.disable_chat("tg:gone") == 3
     assert [j.enabled for j in await store.jobs.for_chat("tg:gone")] == [False, False, False]
-    assert [j.id for j in await store.jobs.claim_due(T0, 10, _never)] == [other.id]
+    assert _ids(await store.jobs.queue_due(T0, 10, _never)) == [other.id]
 
 
-async def test_stale_claims_are_released(store: Store) -> None:
+async def test_a_claim_lasts_as_long_as_its_inbox_entry(store: Store) -> None:
     job = await store.jobs.add(_at("tg:1", T0, kind="interval"))
-    await store.jobs.claim_due(T0, 10, lambda j: T0 + timedelta(minutes=30))
-    assert await store.jobs.next_due() is None  # claimed: not due for anyone while its run goes on
-    assert await store.jobs.release_claims(T0) == 0  # not older than the cutoff
-    assert await store.jobs.release_claims(T0 + timedelta(hours=1)) == 1
-    assert [j.id for j in await store.jobs.claim_due(T0 + timedelta(minutes=30), 10, _never)] == [job.id]
+    [queued] = await store.jobs.queue_due(T0, 10, lambda j: Due(T0 + timedelta(minutes=30), "run"))
+    assert await store.jobs.next_due() is None  # claimed: not due for anyone while its run waits or goes on
+    assert await store.jobs.release_claims() == 0  # its entry waits (a replica died: the next owner runs it)
+    assert await store.jobs.queue_due(T0 + timedelta(minutes=30), 10, _never) == []
+    await store.inbox.finish([queued.entry or 0])  # answered (or dropped by /stop), its result never recorded
+    assert await store.jobs.release_claims() == 1
+    assert _ids(await store.jobs.queue_due(T0 + timedelta(minutes=30), 10, _never)) == [job.id]
 
 
 async def test_two_schedulers_on_one_database_fire_each_of_1000_due_jobs_once(new_store: StoreFactory) -> None:

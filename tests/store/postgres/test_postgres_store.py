@@ -4,6 +4,7 @@ and the whole app runs on it (restart included)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import asyncpg
@@ -14,7 +15,7 @@ from bot.config import ConfigError, load_config
 from bot.store import ChatSettings
 from bot.store.backends import store_for_url
 from bot.store.postgres import PostgresStore
-from bot.store.postgres.migrations import MIGRATIONS
+from bot.store.postgres.migrations import MIGRATIONS, ONLY_ADD
 from bot.store.sqlite import SqliteStore
 from bot.tree.model import Message
 from tests.fakes.openai_api import FakeOpenAI
@@ -40,6 +41,16 @@ async def test_replicas_starting_together_migrate_once(postgres: PostgresServer)
     newer = PostgresStore(url)
     with pytest.raises(RuntimeError, match="newer than this program"):
         await newer.open()
+
+
+def test_migrations_for_rolling_upgrades_only_add() -> None:
+    """A replica of the previous release keeps running against the new schema while the next one starts."""
+    removing = re.compile(r"\b(DROP|RENAME|ALTER\s+COLUMN|TRUNCATE|DELETE\s+FROM|CREATE\s+OR\s+REPLACE)\b", re.I)
+    assert removing.search(MIGRATIONS[10])  # migration 11 dropped a function the release before it called
+    assert len(MIGRATIONS) > ONLY_ADD
+    for number, script in enumerate(MIGRATIONS[ONLY_ADD:], start=ONLY_ADD + 1):
+        outside_bodies = re.sub(r"\$\$.*?\$\$", "", script, flags=re.S)  # a function's body may delete rows
+        assert not removing.search(outside_bodies), f"migration {number} removes or changes: {script}"
 
 
 def test_the_url_picks_the_backend(tmp_path: Path) -> None:
