@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, IPvAnyNetwork, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails, InitErrorDetails
 
 from bot.adapter import PlatformConfig, find_spec, installed_specs
@@ -49,7 +49,12 @@ class ServerConfig(_Section):
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)  # 0: any free port (tests)
     enabled: bool | None = None  # None: on for `bothub run`, off for `bothub chat` and embedded uses
-    dashboard: bool = True  # the web dashboard and web chat; needs BOTHUB_ADMIN_PASSWORD off loopback
+    dashboard: bool = True  # the web dashboard and web chat: a password, or the sign-in link printed at start
+    header_timeout: float = Field(default=10.0, gt=0)  # seconds for a request head (and idle keep-alive)
+    body_timeout: float = Field(default=120.0, gt=0)  # seconds for a request body once its head is in
+    max_connections_per_address: int = Field(default=32, gt=0)
+    # reverse proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (addresses or networks)
+    trusted_proxies: list[IPvAnyNetwork] = Field(default_factory=list)
 
 
 class ToolsConfig(_Section):

@@ -167,6 +167,15 @@ STRINGS: dict[str, tuple[str, str]] = {
     "doctor_llm_ok": ("LLM at {where}: reachable, model {model}", "LLM（{where}）：可连接，模型 {model}"),
     "doctor_no_platform": ("no platform configured: `bothub run` opens the console chat",
                            "未配置任何平台：`bothub run` 会打开控制台聊天"),
+    "doctor_dashboard_off": ("dashboard: off (server.dashboard)", "控制台网页：已关闭（server.dashboard）"),
+    "doctor_dashboard_env": ("dashboard: sign-in with the password in BOTHUB_ADMIN_PASSWORD",
+                             "控制台网页：使用 BOTHUB_ADMIN_PASSWORD 中的密码登录"),
+    "doctor_dashboard_stored": ("dashboard: sign-in with the password set by `bothub set-password` (scrypt hash)",
+                                "控制台网页：使用 `bothub set-password` 设置的密码登录（scrypt 哈希）"),
+    "doctor_dashboard_link": ("dashboard: no password set; each start prints a one-time sign-in link "
+                              "(`bothub set-password` sets one)",
+                              "控制台网页：未设置密码；每次启动会打印一次性登录链接"
+                              "（可用 `bothub set-password` 设置密码）"),
     "reminder": ("⏰ Reminder: {text}", "⏰ 提醒：{text}"),
     "reminder_for": ("⏰ Reminder for {name}: {text}", "⏰ 给 {name} 的提醒：{text}"),
     "job_missed": ("⏰ I was offline when this was due ({when}), so it comes late: {text} (job `{id}`)",

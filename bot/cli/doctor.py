@@ -18,6 +18,7 @@ from bot.agent.tools.registry import ToolRegistry
 from bot.agent.workspace import check_workspace, missing_required
 from bot.config import Config, shell_admins_problem
 from bot.i18n import t
+from bot.web.login import stored_password_hash
 
 OK, FAIL, WARN, INFO = "✔", "✘", "!", "·"
 
@@ -41,6 +42,7 @@ async def run(cfg: Config, env: Mapping[str, str]) -> int:
         except Exception as e:
             results.append((FAIL, f"{name}: {e}"))
     results.extend(_check_shell(cfg))
+    results.append(dashboard_check(cfg, env))
     results += await _check_mcp(cfg, env)
     for mark, line in results:
         print(f"{mark} {line}")
@@ -58,6 +60,17 @@ def _check_shell(cfg: Config) -> list[tuple[str, str]]:
     if problem := shell_admins_problem(cfg, cfg.enabled_platforms):
         checks.append((FAIL, f"shell: {problem}"))
     return checks
+
+
+def dashboard_check(cfg: Config, env: Mapping[str, str]) -> tuple[str, str]:
+    """The same choice as start-up: the environment's password, else the stored hash, else a sign-in link."""
+    if not cfg.server.dashboard:
+        return INFO, t(cfg.language, "doctor_dashboard_off")
+    if env.get("BOTHUB_ADMIN_PASSWORD"):
+        return OK, t(cfg.language, "doctor_dashboard_env")
+    if stored_password_hash(cfg.data_dir):
+        return OK, t(cfg.language, "doctor_dashboard_stored")
+    return INFO, t(cfg.language, "doctor_dashboard_link")
 
 
 def _workspace(cfg: Config, lang: str) -> list[tuple[str, str]]:

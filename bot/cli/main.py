@@ -79,6 +79,7 @@ def build_parser(specs: Sequence[AdapterSpec[Any]] = ()) -> argparse.ArgumentPar
     token.add_argument("action", choices=["create", "list", "revoke"], help="what to do")
     token.add_argument("value", nargs="?", default="", metavar="NAME|ID",
                        help="create: a name for the system that will use it; revoke: the token's id")
+    add("set-password", "set the dashboard's admin password (kept as a scrypt hash in the data dir)")
     pair = add("pair", "approve a DM pairing code (dm_policy: pairing)")
     pair.add_argument("action", choices=["approve"], help="what to do with the code")
     pair.add_argument("code", help="the code the bot gave the person")
@@ -171,6 +172,9 @@ async def _serve(cfg: Config, platforms: list[str], chat_name: str, environ: dic
             base = f"http://{_url_host(cfg.server.host)}:{app.web_port}"
             chat = f", web chat at {base}/webchat" if WEB_CHAT in (a.name for a in app.adapters) else ""
             print(f"dashboard: open {base}/{chat}", file=sys.stderr)
+            if (link := app.sign_in_path()) is not None:
+                print(f"dashboard: no admin password is set; sign in once with {base}{link} "
+                      "(or run `bothub set-password`)", file=sys.stderr)
         waiters: list[asyncio.Future[Any]] = [asyncio.ensure_future(stop.wait())]
         if console is not None:
             waiters.append(asyncio.ensure_future(console.wait_closed()))
