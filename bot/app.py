@@ -90,7 +90,7 @@ class App:
         for skill in skills.broken():
             log.warning("skill skipped: %s", skill.status_line())
         self.prompts = PromptBuilder(workspace, skills, language=cfg.language)
-        self.approvals = Approvals()
+        self.approvals = Approvals(rules=self.store.approval_rules, audit=self.store.dashboard)
         self.mcp = McpTools(cfg.mcp.servers, env, cfg.data_dir / "logs" / "mcp", self.approvals)
         self.memory = Memory(self.store.memories, cached_chats=IDLE_SESSIONS)  # as many as sessions stay loaded
         self.tools = self._tools(skills)

@@ -176,6 +176,17 @@ STRINGS: dict[str, tuple[str, str]] = {
                               "(`bothub set-password` sets one)",
                               "控制台网页：未设置密码；每次启动会打印一次性登录链接"
                               "（可用 `bothub set-password` 设置密码）"),
+    "approvals_none": ("No standing approvals in this chat: every command asks.",
+                       "本聊天没有长期批准：每条命令都会询问。"),
+    "approvals_head": ("Standing approvals (each allows exactly this text, nothing longer; "
+                       "/approvals revoke <n> removes one):",
+                       "长期批准（每条只允许完全相同的文本，不会放宽；/approvals revoke <编号> 撤销）："),
+    "approvals_rule": ("#{id} {kind}, {where}: `{command}`", "#{id} {kind}，{where}：`{command}`"),
+    "approvals_conv": ("one conversation", "单个对话"),
+    "approvals_chat": ("whole chat", "整个聊天"),
+    "approvals_revoked": ("Revoked standing approval #{id}: it will ask again.",
+                          "已撤销长期批准 #{id}：之后会再次询问。"),
+    "approvals_unknown": ("There is no standing approval #{id} in this chat.", "本聊天没有长期批准 #{id}。"),
     "reminder": ("⏰ Reminder: {text}", "⏰ 提醒：{text}"),
     "reminder_for": ("⏰ Reminder for {name}: {text}", "⏰ 给 {name} 的提醒：{text}"),
     "job_missed": ("⏰ I was offline when this was due ({when}), so it comes late: {text} (job `{id}`)",

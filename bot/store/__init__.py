@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from bot.store.api_tokens import ApiToken, ApiTokenStore
+from bot.store.approval_rules import ApprovalRule, ApprovalRuleStore
 from bot.store.claims import Claims
 from bot.store.conversations import ConversationInfo, ConversationStore, OpenedChat
 from bot.store.dashboard import DashboardStore
@@ -48,6 +49,8 @@ class Store(Protocol):
     @property
     def api_tokens(self) -> ApiTokenStore: ...
     @property
+    def approval_rules(self) -> ApprovalRuleStore: ...
+    @property
     def claims(self) -> Claims: ...
 
     async def open(self) -> None:
@@ -58,7 +61,8 @@ class Store(Protocol):
 
 
 __all__ = [
-    "ApiToken", "ApiTokenStore", "ChatSettings", "Claims", "ConversationInfo", "ConversationMatch",
+    "ApiToken", "ApiTokenStore", "ApprovalRule", "ApprovalRuleStore",
+    "ChatSettings", "Claims", "ConversationInfo", "ConversationMatch",
     "ConversationStore", "DashboardStore", "GroupContextStore", "HeardLine", "HousekeepingStore", "InboxEntry",
     "InboxStore", "Job", "JobStore", "MemoryEntry", "MemoryStore", "NewJob", "OpenedChat", "PairingStore",
     "PromptSection", "PurgedConversation", "SettingsStore", "Store", "Summary", "SummaryStore", "Trace",

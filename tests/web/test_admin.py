@@ -48,7 +48,7 @@ async def test_a_pending_shell_command_is_approved_from_the_dashboard(dashboard:
     await page.goto(dashboard.url("/admin"))
     row = page.locator("table.approvals tr", has_text="ls -la")
     assert (await row.inner_text()).startswith("telegram:5")
-    await row.locator("button[value=approve]").click()
+    await row.locator("button[value=once]").click()
     await expect(page.locator("p.notice")).to_have_text("Approved: `ls -la`")
     assert await asyncio.wait_for(decision, 5) is Decision.APPROVED
     assert asked  # the chat was asked as usual

@@ -317,6 +317,19 @@ MIGRATIONS: tuple[str, ...] = (
     $$;
     CREATE TRIGGER inbox_notify AFTER INSERT ON inbox FOR EACH ROW EXECUTE FUNCTION bothub_inbox_notify();
     """,
+    # 15: standing approvals (issue 28 §7): the exact command text an admin chose to allow always
+    """
+    CREATE TABLE approval_rules (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        chat TEXT NOT NULL,
+        conversation TEXT,
+        kind TEXT NOT NULL,
+        command TEXT NOT NULL,
+        granted_by TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL
+    );
+    CREATE INDEX approval_rules_by_chat ON approval_rules (chat, kind, command);
+    """,
 )
 
 

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 
 from bot.store.postgres.api_tokens import PostgresApiTokens
+from bot.store.postgres.approval_rules import PostgresApprovalRules
 from bot.store.postgres.claims import PostgresClaims
 from bot.store.postgres.conversations import PostgresConversations
 from bot.store.postgres.dashboard import PostgresDashboard
@@ -41,6 +42,7 @@ class PostgresStore:
         self.group_context = PostgresGroupContext(self._db)
         self.traces = PostgresTraces(self._db)
         self.api_tokens = PostgresApiTokens(self._db)
+        self.approval_rules = PostgresApprovalRules(self._db)
         # connects only when a hub starts it
         self.claims = PostgresClaims(url, replica or default_replica_id(), self._db.backends)
 
