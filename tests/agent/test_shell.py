@@ -46,7 +46,8 @@ class Chat:
             asyncio.get_running_loop().call_soon(self._decide, approval_id)
 
     def _decide(self, approval_id: str) -> None:
-        self.results.append(self.approvals.decide("test:1", approval_id, Scope.ONCE if self.answer else None, self.admin))
+        scope = Scope.ONCE if self.answer else None
+        self.results.append(self.approvals.decide("test:1", approval_id, scope, self.admin))
 
 
 def setup(ctx: ToolContext, answer: bool | None, timeout: float = 600,
