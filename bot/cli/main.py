@@ -170,11 +170,12 @@ async def _serve(cfg: Config, platforms: list[str], chat_name: str, environ: dic
         await app.start()
         if app.web_port is not None and cfg.server.dashboard:
             base = f"http://{_url_host(cfg.server.host)}:{app.web_port}"
-            chat = f", web chat at {base}/webchat" if WEB_CHAT in (a.name for a in app.adapters) else ""
+            has_chat = WEB_CHAT in (a.name for a in app.adapters)
+            chat = f", web chat at {base}/webchat" if has_chat else ""
             print(f"dashboard: open {base}/{chat}", file=sys.stderr)
-            if (link := app.sign_in_path()) is not None:
-                print(f"dashboard: no admin password is set; sign in once with {base}{link} "
-                      "(or run `bothub set-password`)", file=sys.stderr)
+            if (link := app.sign_in_path()) is not None:  # one use; it leads to the web chat when there is one
+                print(f"dashboard: no admin password is set; sign in once with {base}{link}"
+                      f"{'&next=/webchat' if has_chat else ''} (or run `bothub set-password`)", file=sys.stderr)
         waiters: list[asyncio.Future[Any]] = [asyncio.ensure_future(stop.wait())]
         if console is not None:
             waiters.append(asyncio.ensure_future(console.wait_closed()))

@@ -24,9 +24,9 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 @dataclass(frozen=True)
 class Limits:
-    header_timeout: float = 10.0
+    header_timeout: float = 20.0
     body_timeout: float = 120.0
-    max_connections: int = 32
+    max_connections: int = 256
     trusted_proxies: tuple[Network, ...] = ()
 
     def trusted(self, address: str | None) -> bool:

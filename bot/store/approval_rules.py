@@ -18,7 +18,7 @@ class ApprovalRule:
     conversation: str | None  # None: every conversation of the chat
     kind: str  # what it approves: "shell" commands or "mcp" tool calls
     command: str  # the exact text that was approved
-    granted_by: str  # who chose it ("telegram:42", "dashboard")
+    granted_by: str  # who chose it ("<platform>:<user id>", or "dashboard")
     created_at: datetime
 
 
