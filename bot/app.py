@@ -40,6 +40,8 @@ from bot.chats.pairing import Pairing
 from bot.chats.sessions import IDLE_SESSIONS, SessionKey
 from bot.commands import CommandServices, menu
 from bot.config import Config, ConfigError, proxy_for
+from bot.httpkit.auth import Auth
+from bot.httpkit.hygiene import GuardedRunner, Limits, hygiene
 from bot.hub.hub import Hub
 from bot.hub.intake import MediaIntake
 from bot.hub.scheduled import JobTurns
@@ -58,7 +60,8 @@ from bot.scheduler.runner import Scheduler
 from bot.scheduler.service import Schedules
 from bot.store.backends import store_for_url
 from bot.tree.model import utc_now
-from bot.web.dashboard import Deps, check_bind
+from bot.web.dashboard import Deps
+from bot.web.login import stored_password_hash
 from bot.web.routes import mount
 
 log = logging.getLogger("bothub.app")
@@ -96,7 +99,7 @@ class App:
         for skill in skills.broken():
             log.warning("skill skipped: %s", skill.status_line())
         self.prompts = PromptBuilder(workspace, skills, language=cfg.language)
-        self.approvals = Approvals()
+        self.approvals = Approvals(rules=self.store.approval_rules, audit=self.store.dashboard)
         self.mcp = McpTools(cfg.mcp.servers, env, cfg.data_dir / "logs" / "mcp", self.approvals)
         self.memory = Memory(self.store.memories, cached_chats=IDLE_SESSIONS)  # as many as sessions stay loaded
         self.usage = UsageLedger(self.store.usage)
@@ -140,10 +143,13 @@ class App:
         self.health = Health(self.adapters, self.metrics, self._replica_report)
         self.starter = Starter(self._start_adapter)
         self.watchdog = Watchdog(self.adapters, self._start_adapter, self.metrics, skip=self.starter.retrying)
-        self.admin_password = env.get("BOTHUB_ADMIN_PASSWORD") or None
-        if cfg.server.dashboard:
+        self.web = web.Application(middlewares=[hygiene])  # first: the real client address, the body deadline
+        self._adapter_routes = False
+        self.auth: Auth | None = None
+        if cfg.server.dashboard:  # the environment's password wins over the stored one; neither: a sign-in link
             logs = logring.install(secret_values(env))  # the dashboard's log view
-            mount(self.web, Deps(cfg, self.store, services, self.health, self.metrics, logs), self.admin_password)
+            self.auth = Auth(env.get("BOTHUB_ADMIN_PASSWORD") or None, stored_password_hash(cfg.data_dir))
+            mount(self.web, Deps(cfg, self.store, services, self.health, self.metrics, logs), self.auth)
         self._web_runner: web.AppRunner | None = None
         self._housekeeping: asyncio.Task[None] | None = None
         self.web_port: int | None = None  # the bound port (config may say 0)
@@ -208,14 +214,17 @@ class App:
         await self.store.open()
         await self.hub.start()  # replicas: claims before adapters, whose roles (poller, shards) need them
         if self._adapter_routes or self.cfg.server.enabled:
-            if self.cfg.server.dashboard:
-                check_bind(self.cfg.server.host, self.admin_password)
             self.health.add_routes(self.web)
-            self._web_runner = web.AppRunner(self.web, access_log=None)
+            server = self.cfg.server
+            limits = Limits(server.header_timeout, server.body_timeout, server.max_connections_per_address,
+                            tuple(server.trusted_proxies))
+            self._web_runner = GuardedRunner(self.web, limits, access_log=None)
             await self._web_runner.setup()
-            await web.TCPSite(self._web_runner, self.cfg.server.host, self.cfg.server.port).start()
+            await web.TCPSite(self._web_runner, server.host, server.port).start()
             self.web_port = self._web_runner.addresses[0][1]
-            log.info("web server on %s:%s", self.cfg.server.host, self.web_port)
+            log.info("web server on %s:%s", server.host, self.web_port)
+            if (link := self.sign_in_path()) is not None:
+                log.info("dashboard sign-in (one use, no password set): %s", link)
         await self.starter.start_all(self.adapters)  # an unreachable platform is retried in the background
         if resumed := await self.hub.resume():
             log.info("answering %d message(s) accepted before the restart", resumed)
@@ -223,6 +232,11 @@ class App:
         self._housekeeping = asyncio.create_task(self._housekeep(), name="housekeeping")
         if self.scheduler is not None:
             self.scheduler.start()  # after the adapters: a job due at start-up needs its platform
+
+    def sign_in_path(self) -> str | None:
+        """`/login?token=…` while the one-time sign-in token is unspent (no password configured), else None."""
+        token = self.auth.sign_in_token if self.auth is not None else None
+        return f"/login?token={token}" if token else None
 
     async def _start_adapter(self, adapter: Adapter) -> None:
         await adapter.start(self.health.track(adapter.name, self.hub.handle))

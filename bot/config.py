@@ -11,7 +11,7 @@ from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, IPvAnyNetwork, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails, InitErrorDetails
 
 from bot.adapter import PlatformConfig, find_spec, installed_specs
@@ -31,7 +31,15 @@ class ServerConfig(_Section):
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)  # 0: any free port (tests)
     enabled: bool | None = None  # None: on for `bothub run`, off for `bothub chat` and embedded uses
-    dashboard: bool = True  # the web dashboard and web chat; needs BOTHUB_ADMIN_PASSWORD off loopback
+    dashboard: bool = True  # the web dashboard and web chat: a password, or the sign-in link printed at start
+    # seconds for a request head, and the idle keep-alive limit: above the 15 s common HTTP clients keep an idle
+    # connection, so none of them reuses one the server is just closing
+    header_timeout: float = Field(default=20.0, gt=0)
+    body_timeout: float = Field(default=120.0, gt=0)  # seconds for a request body once its head is in
+    # above a webhook sender's own parallelism (up to 100 at the busiest platform) and a load balancer's pool
+    max_connections_per_address: int = Field(default=256, gt=0)
+    # reverse proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (addresses or networks)
+    trusted_proxies: list[IPvAnyNetwork] = Field(default_factory=list)
 
 
 class NetworkConfig(_Section):

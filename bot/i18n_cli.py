@@ -12,13 +12,8 @@ CLI_STRINGS: dict[str, tuple[str, str]] = {
     "cli_port_busy_console": ("bothub: {line}. The console chat starts without the dashboard and web chat.",
                               "bothub：{line}。控制台聊天照常启动，但没有管理面板和网页聊天。"),
     "cli_port_range": ("--port must be from 0 to 65535, not {port}", "--port 必须在 0 到 65535 之间，而不是 {port}"),
-    "cli_dashboard_closed": (
-        "bothub: the dashboard and web chat stay closed: without BOTHUB_ADMIN_PASSWORD they open only on a "
-        "loopback address, and the server listens on {host}. Set the password to sign in; webhooks and "
-        "/healthz work meanwhile.",
-        "bothub：管理面板和网页聊天保持关闭：未设置 BOTHUB_ADMIN_PASSWORD 时它们只在回环地址上开放，而服务器监听"
-        "在 {host}。设置密码即可登录；在此期间 webhook 和 /healthz 照常工作。",
-    ),
+    "cli_sign_in_link": ("dashboard: no admin password is set; sign in once with {link} (or run `bothub set-password`)",
+                         "管理面板：未设置管理员密码；请用一次性链接登录 {link}（或运行 `bothub set-password`）"),
     "cli_nothing_to_serve": (
         "nothing to serve: no platform is configured, there is no terminal for the console chat, and the web "
         "server is off (server.enabled). Set a platform's token, or turn the web server on for the web chat.",

@@ -49,6 +49,8 @@ HELP_STRINGS: dict[str, tuple[str, str]] = {
     "help_token_action": ("what to do", "要做什么"),
     "help_token_value": ("create: a name for the system that will use it; revoke: the token's id",
                          "create：使用它的系统的名称；revoke：令牌的 id"),
+    "help_set_password": ("set the dashboard's admin password (kept as a scrypt hash in the data dir)",
+                          "设置管理面板的管理员密码（在数据目录中只保存其 scrypt 哈希）"),
     "help_service": ("as root: install the systemd unit, /etc/bothub (config, env file), /var/lib/bothub and the "
                      "bothub user, with permissions that work",
                      "以 root 运行：安装 systemd 单元、/etc/bothub（配置、环境文件）、/var/lib/bothub 和 bothub "

@@ -189,6 +189,17 @@ WEB_STRINGS: dict[str, tuple[str, str]] = {
                        "{platform} 上没有待处理的配对码 {code}（已过期或已处理）。"),
     "notice_pair_approve": ("Approved: {platform} user {user}.", "已批准：{platform} 用户 {user}。"),
     "notice_pair_deny": ("Denied: {platform} user {user}.", "已拒绝：{platform} 用户 {user}。"),
+    "login_link_only": ("No admin password is set. Open the one-time sign-in link bothub printed when it started, "
+                        "or set a password with bothub set-password and restart.",
+                        "尚未设置管理员密码。请打开 bothub 启动时打印的一次性登录链接，"
+                        "或用 bothub set-password 设置密码后重启。"),
+    "login_link_spent": ("This sign-in link was used already or is wrong.", "此登录链接已用过或无效。"),
+    "admin_deny": ("Deny", "拒绝"),
+    "admin_rules": ("Standing approvals", "常驻批准"),
+    "admin_rules_hint": ("Each allows exactly the text shown, nothing longer, in its chat (or one conversation).",
+                         "每条只允许所示的完整命令文本，不多一字，仅限其聊天（或一个会话）。"),
+    "admin_rule_one_conversation": (", one conversation", "，仅一个会话"),
+    "admin_rules_none": ("None: every command asks.", "无：每条命令都会询问。"),
     "notice_saved": ("Saved.", "已保存。"),
     "notice_queued": ("Queued: saved after the chat's current answer.", "已排队：当前回答结束后保存。"),
     "notice_no_memory": ("There is no memory number {n}.", "没有第 {n} 条记忆。"),

@@ -89,8 +89,9 @@ class ConsoleAdapter:
 
     async def _until_answered(self, answered: Awaitable[None], lines: asyncio.Queue[str | None],
                               on_message: MessageHandler) -> list[str | None]:
-        """Wait for the answer. A `/stop` read meanwhile goes through at once; any other line is held
-        back (and nothing more is read) until the answer is complete. Returns the held line, if any."""
+        """Wait for the answer. A `/stop` read meanwhile goes through at once, and so does a line answering
+        buttons the answer shows (`/approve`, `/deny`: the answer waits for it); any other line is held back
+        (and nothing more is read) until the answer is complete. Returns the held line, if any."""
         done = asyncio.ensure_future(answered)
         while True:
             following = asyncio.ensure_future(lines.get())
@@ -99,11 +100,24 @@ class ConsoleAdapter:
                 following.cancel()  # a cancelled Queue.get leaves its item in the queue
                 return []
             line = following.result()
-            if not is_interrupt(line):
+            if not is_interrupt(line) and not await self._answers_buttons(line, done):
                 await done
                 return [line]
-            if (stop := parse_line(self.chat, line or "")) is not None:
-                await on_message(stop)
+            if (now := parse_line(self.chat, line or "")) is not None:
+                await on_message(now)
+
+    async def _answers_buttons(self, line: str | None, answered: asyncio.Future[None]) -> bool:
+        """True once buttons are on screen whose command `line` gives; False if the answer ends first."""
+        first = (line or "").split(maxsplit=1)[:1]
+        if not first or not first[0].startswith("/"):
+            return False
+        shown = asyncio.ensure_future(self._output.asked.wait())
+        await asyncio.wait((answered, shown), return_when=asyncio.FIRST_COMPLETED)
+        shown.cancel()
+        if not self._output.asked.is_set() or first[0] not in self._output.answers:
+            return False
+        self._output.asked.clear()  # one answer per prompt
+        return True
 
     async def wait_closed(self) -> None:
         """Resolves at end of input or /exit."""

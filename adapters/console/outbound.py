@@ -21,6 +21,8 @@ class ConsoleOutput:
         self._open: str | None = None  # the message whose line is still being streamed
         self._closer: asyncio.TimerHandle | None = None
         self._prompting = False  # "you> " is the last thing on screen
+        self.answers: frozenset[str] = frozenset()  # commands the buttons last shown start with ("/approve")
+        self.asked = asyncio.Event()  # set when buttons are shown: a script's answer to them may go at once
 
     def banner(self, text: str) -> None:
         if self._interactive:
@@ -40,6 +42,9 @@ class ConsoleOutput:
         ref = SentRef(chat, uuid.uuid4().hex)
         self._write(render(reply, prompt="bot> " if self._interactive else ""), ref.message_id)
         self._shown = {ref.message_id: reply.text}  # only the newest message is ever streamed into
+        if reply.buttons:
+            self.answers = frozenset(b.action.split(maxsplit=1)[0] for row in reply.buttons for b in row if b.action)
+            self.asked.set()
         return ref
 
     async def edit(self, ref: SentRef, reply: Reply) -> None:

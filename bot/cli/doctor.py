@@ -25,6 +25,7 @@ from bot.cli.serve import port_hint, port_problem
 from bot.config import Config, ConfigError, proxy_for, shell_admins_problem
 from bot.i18n import t
 from bot.llmconfig import ProviderConfig
+from bot.web.login import stored_password_hash
 
 OK, FAIL, WARN, INFO = "✔", "✘", "!", "·"
 
@@ -50,6 +51,7 @@ async def run(cfg: Config, env: Mapping[str, str]) -> int:
         except Exception as e:
             results.append((FAIL, f"{name}: {e}"))
     results.extend(_check_shell(cfg))
+    results.append(dashboard_check(cfg, env))
     results += await _check_mcp(cfg, env)
     for mark, line in results:
         print(f"{mark} {line}")
@@ -100,6 +102,17 @@ def _shell_limits(cfg: Config) -> tuple[str, str]:
         return INFO, f"shell: limits {each}, {network}; whole-command limits unavailable: {why}"
     return OK, (f"shell: limits {each}; {limits.memory_bytes // 2**20} MB and {limits.processes} processes for a "
                 f"command's whole tree ({cgroups.describe()}); {network}")
+
+
+def dashboard_check(cfg: Config, env: Mapping[str, str]) -> tuple[str, str]:
+    """The same choice as start-up: the environment's password, else the stored hash, else a sign-in link."""
+    if not cfg.server.dashboard:
+        return INFO, t(cfg.language, "doctor_dashboard_off")
+    if env.get("BOTHUB_ADMIN_PASSWORD"):
+        return OK, t(cfg.language, "doctor_dashboard_env")
+    if stored_password_hash(cfg.data_dir):
+        return OK, t(cfg.language, "doctor_dashboard_stored")
+    return INFO, t(cfg.language, "doctor_dashboard_link")
 
 
 def _workspace(cfg: Config, lang: str) -> list[tuple[str, str]]:

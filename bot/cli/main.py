@@ -60,6 +60,7 @@ def build_parser(specs: Sequence[AdapterSpec[Any]] = (), lang: str = "en") -> ar
     token = add("api-token", h("token"))
     token.add_argument("action", choices=["create", "list", "revoke"], help=h("token_action"))
     token.add_argument("value", nargs="?", default="", metavar="NAME|ID", help=h("token_value"))
+    add("set-password", h("set_password"))
     service = add("install-service", h("service"))
     service.add_argument("--root", type=Path, default=Path("/"), metavar="DIR", help=h("service_root"))
     pair = add("pair", h("pair"))

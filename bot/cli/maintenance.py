@@ -1,8 +1,10 @@
-"""One-shot maintenance commands: init, doctor, chats, export, import, pair, api-token, migrate-store."""
+"""One-shot maintenance commands: init, doctor, chats, export, import, pair, api-token, migrate-store,
+set-password."""
 
 from __future__ import annotations
 
 import argparse
+import getpass
 import importlib
 import sys
 from collections.abc import Mapping
@@ -11,11 +13,15 @@ from bot.agent.workspace import init_workspace
 from bot.chats.api_tokens import ApiTokens
 from bot.chats.pairing import Pairing
 from bot.config import Config
+from bot.httpkit.auth import hash_password
 from bot.i18n import t
 from bot.store import Store
 from bot.store.backends import POSTGRES, sqlite_path, store_for_url
 from bot.store.transfer import TransferError, copy_sqlite_to_postgres
 from bot.tree.jsonl import export_jsonl, import_jsonl
+from bot.web.login import store_password_hash
+
+MIN_PASSWORD = 8
 
 
 async def run(cfg: Config, command: str, args: argparse.Namespace, env: Mapping[str, str]) -> int:
@@ -29,6 +35,8 @@ async def run(cfg: Config, command: str, args: argparse.Namespace, env: Mapping[
     if command == "doctor":
         doctor = importlib.import_module("bot.cli.doctor")
         return int(await doctor.run(cfg, env))
+    if command == "set-password":
+        return _set_password(cfg)
     if command == "migrate-store":
         return await _migrate_store(args.source or cfg.database_url, args.target)
     database = sqlite_path(cfg.database_url)
@@ -133,4 +141,22 @@ async def _export(store: Store, chat: str, wanted: str) -> int:
     conv = await store.conversations.load(chat, found[0].id, "")
     assert conv is not None  # found a moment ago, and nothing deletes conversations
     sys.stdout.write(export_jsonl(conv, {"chat": chat}))
+    return 0
+
+
+def _set_password(cfg: Config) -> int:
+    """Typed twice at a terminal, or the first line of piped input; only its scrypt hash is kept."""
+    if sys.stdin.isatty():
+        password = getpass.getpass("new dashboard password: ")
+        if getpass.getpass("again: ") != password:
+            print("bothub: the two passwords differ; nothing was changed", file=sys.stderr)
+            return 1
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    if len(password) < MIN_PASSWORD:
+        print(f"bothub: choose at least {MIN_PASSWORD} characters; nothing was changed", file=sys.stderr)
+        return 1
+    path = store_password_hash(cfg.data_dir, hash_password(password))
+    print(f"dashboard password set (scrypt hash in {path}); restart bothub to use it. "
+          "BOTHUB_ADMIN_PASSWORD, when set, still wins.")
     return 0

@@ -22,7 +22,6 @@ from typing import Any, Protocol, runtime_checkable
 from bot.app import App
 from bot.config import Config, ConfigError
 from bot.i18n import t
-from bot.web.dashboard import check_bind
 
 CONSOLE = "console"  # the local terminal chat: `bothub chat`, and `run` when no platform is configured
 WEB_CHAT = "web"  # the browser chat beside the dashboard, also started by `run` when no platform is configured
@@ -80,12 +79,6 @@ def prepare(cfg: Config, platforms: list[str], env: dict[str, str], terminal: bo
     """The adapters to load, after settling the web server's port and the dashboard's exposure; or the one
     line that explains why nothing can start."""
     lang = cfg.language
-    if cfg.server.enabled and cfg.server.dashboard:
-        try:
-            check_bind(cfg.server.host, env.get("BOTHUB_ADMIN_PASSWORD"))
-        except ConfigError:  # no password off loopback (a container): the server runs, the dashboard waits
-            cfg.server.dashboard = False
-            print(t(lang, "cli_dashboard_closed", host=cfg.server.host), file=sys.stderr)
     if cfg.server.enabled and (why := port_problem(cfg.server.host, cfg.server.port)):
         if platforms or not terminal:
             return port_hint(cfg, why)
@@ -145,6 +138,9 @@ def _say_where(app: App, cfg: Config, web_only: bool) -> None:
         with_chat = WEB_CHAT in (a.name for a in app.adapters)
         print(t(cfg.language, "cli_dashboard_chat_at" if with_chat else "cli_dashboard_at", base=base),
               file=sys.stderr)
+        if (link := app.sign_in_path()) is not None:  # one use; it leads to the web chat when there is one
+            print(t(cfg.language, "cli_sign_in_link", link=f"{base}{link}{'&next=/webchat' if with_chat else ''}"),
+                  file=sys.stderr)
     if web_only:
         key = "cli_headless_web" if cfg.server.dashboard else "cli_headless_health"
         print(t(cfg.language, key, base=base), file=sys.stderr)

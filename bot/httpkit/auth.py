@@ -1,35 +1,52 @@
-"""Sign-in for the dashboard and the web chat it hosts: one admin password, in-memory sessions, a CSRF token
-per session, rate-limited logins.
+"""Sign-in for the dashboard and the web chat it hosts: always a credential, in-memory sessions, a CSRF token
+per session, throttled attempts.
 
-Sessions live in memory on purpose: a restart signs everyone out, and no session secret ever reaches the
-database or a backup. The password is compared in constant time; failed attempts are counted per client
-address in a sliding window, and while an address is over the limit even the right password is refused.
+The credential is the admin password (BOTHUB_ADMIN_PASSWORD, or the scrypt hash `bothub set-password`
+stored) or, with neither, a one-time sign-in token made at start and printed as a link, as notebook servers
+do: the first visit with it gets a session and the token is spent. Sessions live in memory on purpose: a
+restart signs everyone out, and no session secret ever reaches the database or a backup. Failed attempts are
+counted per client address; past the limit the address cools down for a while that doubles with each further
+miss, then may try again, so the right password still gets through and one address cannot lock out others.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
-import ipaddress
 import secrets
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 SESSION_COOKIE = "bothub_session"
 SESSION_IDLE = 12 * 3600.0  # seconds a session lives without a request
-MAX_FAILURES = 5  # wrong passwords per address per window
-FAILURE_WINDOW = 60.0  # seconds
+MAX_FAILURES = 5  # misses per address before it must cool down
+COOL_DOWN = 5.0  # seconds of the first cool-down; each further miss doubles it
+MAX_COOL_DOWN = 300.0
+FORGET_AFTER = 3600.0  # an address quiet this long starts afresh
+SCRYPT = {"n": 2**15, "r": 8, "p": 1}  # ≈ 50 ms and 32 MiB per check: cheap to sign in, dear to guess
+SCRYPT_MAXMEM = 64 * 1024 * 1024
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+def hash_password(password: str) -> str:
+    """`scrypt$n$r$p$salt$hash` (base64), what `bothub set-password` stores."""
+    salt = secrets.token_bytes(16)
+    digest = hashlib.scrypt(password.encode(), salt=salt, maxmem=SCRYPT_MAXMEM, **SCRYPT)
+    b64 = base64.b64encode
+    return f"scrypt${SCRYPT['n']}${SCRYPT['r']}${SCRYPT['p']}${b64(salt).decode()}${b64(digest).decode()}"
+
+
+def verify_password(stored: str, password: str) -> bool:
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        kind, n, r, p, salt, digest = stored.strip().split("$")
+        if kind != "scrypt":
+            return False
+        given = hashlib.scrypt(password.encode(), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p),
+                               maxmem=SCRYPT_MAXMEM)
     except ValueError:
         return False
+    return hmac.compare_digest(given, base64.b64decode(digest))
 
 
 class TooManyAttempts(Exception):
@@ -46,32 +63,65 @@ class WebSession:
     chat_id: str = field(default_factory=lambda: secrets.token_hex(8))  # this browser's web chat
 
 
-class Auth:
-    """`password=None` means open access (allowed only on a loopback bind): every visitor gets a session."""
+@dataclass
+class _Misses:
+    count: int = 0
+    last: float = 0.0
+    blocked_until: float = 0.0
 
-    def __init__(self, password: str | None, clock: Callable[[], float] = time.monotonic) -> None:
+
+class Auth:
+    """`password` (plain, from the environment) wins over `password_hash`; with neither, a one-time token."""
+
+    def __init__(self, password: str | None = None, password_hash: str | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._digest = hashlib.sha256(password.encode()).digest() if password else None
+        self._hash = None if password else password_hash
+        self.sign_in_token: str | None = None if password or password_hash else secrets.token_urlsafe(32)
         self._clock = clock
         self._sessions: dict[str, WebSession] = {}
-        self._failures: dict[str, deque[float]] = {}
+        self._misses: dict[str, _Misses] = {}
 
     @property
-    def open_access(self) -> bool:
-        return self._digest is None
+    def mode(self) -> str:
+        """How one signs in: "password", "stored password" or "sign-in link" (`doctor` and the login page)."""
+        return "password" if self._digest else "stored password" if self._hash else "sign-in link"
 
     def check_password(self, password: str, client: str) -> WebSession:
         """A new session for the right password; raises TooManyAttempts or PermissionError otherwise."""
+        return self._attempt(client, lambda: self._password_ok(password))
+
+    def redeem(self, token: str, client: str) -> WebSession:
+        """The one-time token's session; the token is spent, so a copied link is worth nothing afterwards."""
+        expected = self.sign_in_token
+
+        def ok() -> bool:
+            return expected is not None and hmac.compare_digest(token.encode(), expected.encode())
+
+        session = self._attempt(client, ok)
+        self.sign_in_token = None
+        return session
+
+    def _password_ok(self, password: str) -> bool:
+        if self._digest is not None:
+            return hmac.compare_digest(hashlib.sha256(password.encode()).digest(), self._digest)
+        return self._hash is not None and verify_password(self._hash, password)
+
+    def _attempt(self, client: str, check: Callable[[], bool]) -> WebSession:
         now = self._clock()
-        failures = self._failures.setdefault(client, deque())
-        while failures and failures[0] <= now - FAILURE_WINDOW:
-            failures.popleft()
-        if len(failures) >= MAX_FAILURES:
-            raise TooManyAttempts(failures[0] + FAILURE_WINDOW - now)
-        given = hashlib.sha256(password.encode()).digest()
-        if self._digest is not None and not hmac.compare_digest(given, self._digest):
-            failures.append(now)
+        misses = self._misses.get(client)
+        if misses is not None and now - misses.last > FORGET_AFTER:
+            del self._misses[client]
+            misses = None
+        if misses is not None and now < misses.blocked_until:
+            raise TooManyAttempts(misses.blocked_until - now)  # not checked, not counted: just wait
+        if not check():
+            misses = self._misses.setdefault(client, _Misses())
+            misses.count, misses.last = misses.count + 1, now
+            if misses.count >= MAX_FAILURES:
+                misses.blocked_until = now + min(MAX_COOL_DOWN, COOL_DOWN * 2 ** (misses.count - MAX_FAILURES))
             raise PermissionError("wrong password")
-        self._failures.pop(client, None)
+        self._misses.pop(client, None)
         return self.new_session()
 
     def new_session(self) -> WebSession:

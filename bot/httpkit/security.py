@@ -3,8 +3,7 @@
 Dashboard pages answer an anonymous visitor with a redirect to /login, the JSON API with 401. Every
 state-changing request on a protected path must carry the session's CSRF token (form field `csrf` or
 header X-CSRF-Token); SameSite=Strict cookies already stop most cross-site requests, the token stops the
-rest. With open access (no password, loopback only) the Host header must be a loopback name too, so a
-web page that rebinds its own domain to 127.0.0.1 cannot read the dashboard.
+rest. There is no open access: without a session every protected path is refused, whatever the address.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from urllib.parse import quote
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from bot.httpkit.auth import SESSION_COOKIE, Auth, WebSession, is_loopback
+from bot.httpkit.auth import SESSION_COOKIE, Auth, WebSession
 
 AUTH = web.AppKey("dashboard_auth", Auth)
 SESSION = web.RequestKey("dashboard_session", WebSession)
@@ -58,11 +57,7 @@ async def _csrf_token(request: web.Request) -> str | None:
 
 async def _guarded(request: web.Request, handler: Handler) -> web.StreamResponse:
     auth = request.app[AUTH]
-    if auth.open_access and not is_loopback(request.url.host or ""):
-        return _refuse(request, 403, "open the dashboard through 127.0.0.1 or localhost")
-    session, fresh = auth.session(request.cookies.get(SESSION_COOKIE)), False
-    if session is None and auth.open_access:
-        session, fresh = auth.new_session(), True
+    session = auth.session(request.cookies.get(SESSION_COOKIE))
     if session is None:
         if request.path.startswith("/api/") or request.method not in SAFE_METHODS:
             return _refuse(request, 401, "sign in first")
@@ -70,10 +65,7 @@ async def _guarded(request: web.Request, handler: Handler) -> web.StreamResponse
     if request.method not in SAFE_METHODS and not auth.csrf_ok(session, await _csrf_token(request)):
         return _refuse(request, 403, "missing or wrong CSRF token; reload the page and try again")
     request[SESSION] = session
-    response = await handler(request)
-    if fresh:
-        set_session_cookie(request, response, session)
-    return response
+    return await handler(request)
 
 
 @web.middleware

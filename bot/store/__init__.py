@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from bot.store.api_tokens import ApiToken, ApiTokenStore
+from bot.store.approval_rules import ApprovalRule, ApprovalRuleStore
 from bot.store.claims import Claims
 from bot.store.conversations import ConversationInfo, ConversationStore, OpenedChat
 from bot.store.dashboard import DashboardStore
@@ -51,6 +52,8 @@ class Store(Protocol):
     @property
     def usage(self) -> UsageStore: ...
     @property
+    def approval_rules(self) -> ApprovalRuleStore: ...
+    @property
     def claims(self) -> Claims: ...
 
     async def open(self) -> None:
@@ -61,7 +64,8 @@ class Store(Protocol):
 
 
 __all__ = [
-    "ApiToken", "ApiTokenStore", "ChatSettings", "Claims", "ConversationInfo", "ConversationMatch",
+    "ApiToken", "ApiTokenStore", "ApprovalRule", "ApprovalRuleStore",
+    "ChatSettings", "Claims", "ConversationInfo", "ConversationMatch",
     "ConversationStore", "DashboardStore", "GroupContextStore", "HeardLine", "HousekeepingStore", "InboxEntry",
     "InboxStore", "Job", "JobStore", "MemoryEntry", "MemoryStore", "NewJob", "OpenedChat", "PairingStore",
     "PromptSection", "PurgedConversation", "SettingsStore", "Spent", "Store", "Summary", "SummaryStore", "Trace",

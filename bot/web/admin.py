@@ -8,6 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.agent.approvals import BUTTON_LABELS, SCOPES
 from bot.chats.api_tokens import ApiTokens
 from bot.httpkit import lang
 from bot.i18n import t
@@ -26,6 +27,8 @@ async def admin_page(request: web.Request, **extra: Any) -> web.Response:
         "skills": deps.services.prompts.skills.skills,
         "roles": deps.services.prompts.roles(),
         "approvals": deps.services.approvals.pending(),
+        "approval_rules": await deps.services.approvals.rules(),
+        "scope_labels": BUTTON_LABELS,
         "audit": await deps.store.dashboard.list_audit(AUDIT_SHOWN),
         "api_tokens": await _tokens(deps).list(),
         "created": None,
@@ -66,12 +69,22 @@ async def pairing(request: web.Request) -> web.StreamResponse:
 
 
 async def approval(request: web.Request) -> web.StreamResponse:
-    """Approve or deny a pending shell command, as an admin's `/approve ID` or `/deny ID` in its chat."""
+    """Approve (once, for the conversation, always) or deny a pending request, as `/approve ID once|conv|always`
+    or `/deny ID` in its chat."""
     deps = request.app[DEPS]
     chat, approval_id, decision = await _form(request, "chat", "id", "decision")
-    answer = deps.services.approvals.decide(chat, approval_id, decision == "approve", True)
+    if decision != "deny" and decision not in SCOPES:
+        raise web.HTTPBadRequest(text="decision is once, conv, always or deny")
+    answer = deps.services.approvals.decide(chat, approval_id, SCOPES.get(decision), True, "dashboard")
     await deps.store.dashboard.add_audit("dashboard", f"shell-{decision}", chat, approval_id)
     raise _back(answer)
+
+
+async def approval_rule_revoke(request: web.Request) -> web.StreamResponse:
+    """Delete a standing approval, as `/approvals revoke N` in its chat."""
+    rule_id, = await _form(request, "id")
+    gone = rule_id.isdecimal() and await request.app[DEPS].services.approvals.revoke(int(rule_id), None, "dashboard")
+    raise _back(f"Revoked standing approval #{rule_id}." if gone else f"There is no standing approval #{rule_id}.")
 
 
 async def chat_settings(request: web.Request) -> web.StreamResponse:
@@ -126,6 +139,7 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/admin", admin_page)
     app.router.add_post("/admin/pairing", pairing)
     app.router.add_post("/admin/approval", approval)
+    app.router.add_post("/admin/approval-rules/revoke", approval_rule_revoke)
     app.router.add_post("/admin/chat-settings", chat_settings)
     app.router.add_post("/admin/forget", forget)
     app.router.add_post("/admin/api-tokens", api_token_create)

@@ -11,9 +11,8 @@ from aiohttp import web
 
 from bot.chats.sessions import SessionKey
 from bot.commands.services import CommandServices
-from bot.config import Config, ConfigError
+from bot.config import Config
 from bot.httpkit import lang
-from bot.httpkit.auth import is_loopback
 from bot.httpkit.markdown import markdown
 from bot.httpkit.security import AUTH, SESSION
 from bot.i18n import t
@@ -61,7 +60,7 @@ def render_page(name: str, request: web.Request, context: dict[str, Any], status
     """Render a template with what every page shows: the CSRF token, sign-in state, the current path."""
     session, language = request.get(SESSION), lang.pick(request)
     common = {"csrf": session.csrf if session else "", "signed_in": session is not None,
-              "open_access": request.app[AUTH].open_access, "path": request.path, "path_qs": request.path_qs,
+              "sign_in_mode": request.app[AUTH].mode, "path": request.path, "path_qs": request.path_qs,
               "webchat": any(r.canonical == "/webchat" for r in request.app.router.resources()),
               "lang": language, "t": functools.partial(t, language),
               "role_label": functools.partial(render.role_label, language)}
@@ -80,10 +79,3 @@ def _pages() -> jinja2.Environment:
     env.globals.update(url=url, markdown=markdown)
     env.filters["timestamp"] = render.timestamp
     return env
-
-
-def check_bind(host: str, password: str | None) -> None:
-    """Without a password the dashboard is open to whoever reaches it: only this machine may."""
-    if not password and not is_loopback(host):
-        raise ConfigError(f"the dashboard would be open to the network on {host}: set BOTHUB_ADMIN_PASSWORD, "
-                          "bind server.host to 127.0.0.1, or turn it off with server.dashboard: false")

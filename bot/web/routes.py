@@ -15,10 +15,10 @@ from bot.web.dashboard import DEPS, Deps
 STATIC = Path(__file__).parent / "static"
 
 
-def mount(app: web.Application, deps: Deps, password: str | None) -> None:
+def mount(app: web.Application, deps: Deps, auth: Auth) -> None:
     """Call before the server starts (the middleware list freezes then)."""
     app.middlewares.append(security)
-    app[AUTH] = Auth(password)
+    app[AUTH] = auth
     app[DEPS] = deps
     app.router.add_static("/static/", STATIC, name="static")
     for module in (login, chats, search, overview, admin, api, logs):

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from bot.agent.approvals import Approvals
+from bot.agent.approvals import Approvals, Scope
 from bot.agent.tools.mcp import McpTools, connection
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 from bot.config import McpServerConfig
@@ -141,7 +141,7 @@ async def test_calls_that_need_approval_wait_for_a_person(
     await registry.refresh()
     assert registry.get("s__add").needs_approval  # type: ignore[union-attr]
     prompts: list[Reply] = []
-    answers = iter([True, False])
+    answers = iter([Scope.ONCE, None])
 
     async def notify(reply: Reply) -> None:
         prompts.append(reply)

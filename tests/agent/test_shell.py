@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent.approvals import Approvals
+from bot.agent.approvals import Approvals, Scope
 from bot.agent.loop import AgentLoop
 from bot.agent.tools import shell
 from bot.agent.tools.registry import ToolContext, ToolRegistry
@@ -36,15 +36,18 @@ class Chat:
         self.approvals, self.answer, self.admin, self.group = approvals, answer, admin, group
         self.prompts: list[Reply] = []
         self.results: list[str] = []
+        self.ids: list[str] = []
 
     async def notify(self, reply: Reply) -> None:
         self.prompts.append(reply)
         if self.answer is not None:
             approval_id = reply.buttons[0][0].action.split()[1]
+            self.ids.append(approval_id)
             asyncio.get_running_loop().call_soon(self._decide, approval_id)
 
     def _decide(self, approval_id: str) -> None:
-        self.results.append(self.approvals.decide("test:1", approval_id, bool(self.answer), self.admin))
+        scope = Scope.ONCE if self.answer else None
+        self.results.append(self.approvals.decide("test:1", approval_id, scope, self.admin))
 
 
 def setup(ctx: ToolContext, answer: bool | None, timeout: float = 600,
@@ -71,7 +74,7 @@ async def test_approved_command_runs_in_the_chat_folder(ctx: ToolContext) -> Non
     assert (ctx.workdir / "out.txt").read_text() == "hello\n"
     (prompt,) = chat.prompts
     assert prompt.title == "⚠️ Destructive command: approval needed"  # `>` overwrites a file
-    assert [b.action.split()[0] for b in prompt.buttons[0]] == ["/approve", "/deny"]
+    assert [b.action for row in prompt.buttons for b in row] == [f"/approve {chat.ids[0]} once", f"/deny {chat.ids[0]}"]
     assert "echo hello > out.txt" in prompt.text
     assert chat.results == ["Approved: `echo hello > out.txt && cat out.txt && pwd`"]
 
@@ -95,7 +98,7 @@ async def test_no_decision_in_time(ctx: ToolContext) -> None:
     assert result == "No decision was made in time, so the command was not run."
     assert len(chat.prompts) == 1 and not (ctx.workdir / "late.txt").exists()
     approval_id = chat.prompts[0].buttons[0][0].action.split()[1]
-    assert "no pending request" in chat.approvals.decide("test:1", approval_id, True, True)
+    assert "no pending request" in chat.approvals.decide("test:1", approval_id, Scope.ONCE, True)
 
 
 async def test_group_approval_needs_an_admin_and_the_same_chat(tmp_path: Path) -> None:
@@ -104,12 +107,12 @@ async def test_group_approval_needs_an_admin_and_the_same_chat(tmp_path: Path) -
     ctx = ToolContext(chat="tg:group", workdir=tmp_path, is_admin=True, is_group=True, notify=prompted.put)
     waiting = asyncio.create_task(approvals.request(ctx, "ls", destructive=False))
     approval_id = (await prompted.get()).buttons[0][0].action.split()[1]
-    unknown = approvals.decide("tg:group", "nope", True, user_is_admin=True)
-    assert approvals.decide("tg:other", approval_id, True, user_is_admin=True) == unknown
-    refused = approvals.decide("tg:group", approval_id, True, user_is_admin=False)
+    unknown = approvals.decide("tg:group", "nope", Scope.ONCE, user_is_admin=True)
+    assert approvals.decide("tg:other", approval_id, Scope.ONCE, user_is_admin=True) == unknown
+    refused = approvals.decide("tg:group", approval_id, Scope.ONCE, user_is_admin=False)
     assert refused == "Only an admin of this bot can approve or deny tool actions."
     assert not waiting.done()
-    assert approvals.decide("tg:group", approval_id, True, user_is_admin=True) == "Approved: `ls`"
+    assert approvals.decide("tg:group", approval_id, Scope.ONCE, user_is_admin=True) == "Approved: `ls`"
     assert await waiting is True and approvals.pending_count == 0
 
 

@@ -74,5 +74,6 @@ async def test_the_readme_first_run_path_works_in_a_fresh_clone(tmp_path: Path) 
     assert "hello from a newcomer" in said.split("bin/bothub run", 1)[1]  # the console chat answered
     assert "Messages: 2" in said
     assert "http://127.0.0.1:" in said and "http://127.0.0.1:8080" not in said  # moved off the default port
+    assert "/login?token=" in said and "&next=/webchat" in said  # the web chat is one click away, signed in
     assert (clone / "data" / "bothub.sqlite3").exists() and (clone / ".venv" / "bin" / "bothub").exists()
     assert len(answer_requests(llm)) == 1  # and perhaps the title, asked for in the background

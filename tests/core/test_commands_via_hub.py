@@ -37,18 +37,19 @@ async def test_approve_and_deny_through_the_hub(tmp_path: Path, fake: FakeOpenAI
     rec = RecordingAdapter()
     config = {"tools": {"shell_enabled": True}}
     async with running_app(tmp_path, fake.base_url, config=config, adapters=(rec,)) as app:
-        await rec.say("/approve")
+        await rec.say("/approve 0000 forever")
+        await rec.say("/approve")  # no id: the one waiting here, and there is none
         await rec.say("/deny 0000")
         await app.hub.idle()
-        assert rec.texts()[-2:] == ["Usage: /approve <id>", NO_SUCH_REQUEST]
+        assert rec.texts()[-3:] == ["Usage: /approve [id] [once|conv|always]", NO_SUCH_REQUEST, NO_SUCH_REQUEST]
 
         fake.script(ToolCalls([("call_1", "shell", '{"command": "rm notes.txt"}')]), Text("Left it alone."))
         await rec.say("tidy up")
         await wait_for(lambda: any(r.buttons for _, r in rec.sent))
         [prompt] = [r for _, r in rec.sent if r.buttons]
-        approve, deny = (button.action for button in prompt.buttons[0])
+        approve, deny = (button.action for row in prompt.buttons for button in row)  # destructive: once only
         approval_id = approve.split()[1]
-        assert (approve, deny) == (f"/approve {approval_id}", f"/deny {approval_id}")
+        assert (approve, deny) == (f"/approve {approval_id} once", f"/deny {approval_id}")
         await rec.say(deny, chat_id="c2")  # another chat's press looks exactly like an unknown id
         await wait_for(lambda: rec.texts("c2") == [NO_SUCH_REQUEST])
         await rec.say(deny)

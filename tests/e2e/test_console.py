@@ -9,7 +9,7 @@ import re
 import sys
 from pathlib import Path
 
-from tests.fakes.openai_api import Error, FakeOpenAI, Text
+from tests.fakes.openai_api import Error, FakeOpenAI, Text, ToolCalls
 from tests.harness import answer_requests
 
 NO_RETRIES = Path(__file__).with_name("no_retries.yaml")
@@ -165,3 +165,15 @@ async def test_stop_in_a_script_prints_the_partial_answer_once(tmp_path: Path) -
     assert partial.startswith("w0 w1 w2 w3 w4 w5 ") and "w199" not in partial
     assert out.index("(interrupted)") < out.index("Stopped. 0 queued")  # the partial, then the confirmation
     assert "AI: w0 w1 w2" in tree  # kept in the tree
+
+
+async def test_a_piped_script_answers_an_approval(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """Issue 28: the `/approve` line used to wait for the answer that waited for it."""
+    config = tmp_path / "shell.yaml"
+    config.write_text("tools:\n  shell_enabled: true\n", encoding="utf-8")
+    fake.script(ToolCalls([("s1", "shell", json.dumps({"command": "echo scripted > made.txt"}))]), Text("made it"))
+    out = await chat(tmp_path / "data", fake.base_url, "make a file\n/approve\n/status\n", "--config", str(config))
+    assert "[✅ Approve once: /approve " in out and "Approved: `echo scripted > made.txt`" in out
+    assert "made it" in out and "Messages: 4" in out  # and /status waited for the answer
+    told = fake.requests[1]["body"]["messages"][-1]
+    assert told["tool_call_id"] == "s1" and told["content"].startswith("exit code 0")

@@ -66,7 +66,7 @@ async def test_only_an_admin_may_approve_in_a_group(tmp_path: Path, fake: FakeOp
         await rec.say("make the file", chat_id="g1", user="boss", group=True)
         await wait_for(lambda: bool(buttons(rec)))
         approve = buttons(rec)[0]
-        assert re.fullmatch(r"/approve [0-9a-f]{8}", approve)
+        assert re.fullmatch(r"/approve [0-9a-f]{8} once", approve)
         await rec.say(approve, chat_id="g1", user="bob", group=True)  # a member presses Approve
         await wait_for(lambda: "Only an admin of this bot can approve or deny tool actions." in rec.texts("g1"))
         assert not (chat_folder(app, "g1") / "made.txt").exists()

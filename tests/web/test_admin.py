@@ -48,10 +48,36 @@ async def test_a_pending_shell_command_is_approved_from_the_dashboard(dashboard:
     await page.goto(dashboard.url("/admin"))
     row = page.locator("table.approvals tr", has_text="ls -la")
     assert (await row.inner_text()).startswith("telegram:5")
-    await row.locator("button[value=approve]").click()
+    await row.locator("button[value=once]").click()
     await expect(page.locator("p.notice")).to_have_text("Approved: `ls -la`")
     assert await asyncio.wait_for(decision, 5) is Decision.APPROVED
     assert asked  # the chat was asked as usual
+
+
+async def test_always_from_the_dashboard_leaves_a_rule_it_lists_and_revokes(dashboard: Dashboard,
+                                                                            browser: Browser) -> None:
+    async def notify(reply: object) -> None:
+        return None
+
+    ctx = ToolContext(chat="telegram:6", workdir=dashboard.app.cfg.data_dir, is_admin=True, notify=notify,
+                      conversation_id="c1")
+    decision = asyncio.create_task(dashboard.app.approvals.ask(ctx, "du -sh .", destructive=False))
+    await sign_in(browser, dashboard)
+    page = browser.page
+    await page.goto(dashboard.url("/admin"))
+    row = page.locator("table.approvals tr", has_text="du -sh .")
+    assert await row.locator("button").all_inner_texts() == [
+        "✅ Approve once", "✅ For this conversation", "✅ Always this command", "Deny"]
+    await row.locator("button[value=always]").click()
+    assert await asyncio.wait_for(decision, 5) is Decision.APPROVED
+    await page.goto(dashboard.url("/admin"))
+    rule = page.locator("table.approval-rules tr", has_text="du -sh .")
+    assert "telegram:6" in await rule.inner_text() and "dashboard" in await rule.inner_text()
+    await rule.locator("button").click()
+    await expect(page.locator("p.notice")).to_have_text("Revoked standing approval #1.")
+    assert await dashboard.app.approvals.rules() == []
+    actions = [e.action for e in await dashboard.app.store.dashboard.list_audit(10)]
+    assert actions[0] == "approval-rule-revoke" and set(actions[1:3]) == {"shell-always", "approval-rule-add"}
 
 
 async def test_access_skills_and_roles_are_shown(dashboard: Dashboard, browser: Browser) -> None:

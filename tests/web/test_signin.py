@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
+import sys
+from asyncio.subprocess import PIPE
 from pathlib import Path
 
 import aiohttp
-import pytest
 
-from bot.config import ConfigError
+from bot.cli.doctor import INFO, OK, dashboard_check
 from bot.httpkit.auth import MAX_FAILURES
+from bot.i18n import t
 from tests.fakes.openai_api import FakeOpenAI
-from tests.harness import running_app
+from tests.harness import make_config, running_app
 from tests.web.browser import Browser
 from tests.web.conftest import PASSWORD, Dashboard, sign_in
 
@@ -78,17 +82,49 @@ async def test_pages_carry_a_strict_csp_and_no_inline_script(dashboard: Dashboar
         assert re.findall(r"<script(?![^>]*\bsrc=)", await response.text()) == []
 
 
-async def test_no_password_refuses_a_network_bind(tmp_path: Path, fake: FakeOpenAI) -> None:
-    config = {"server": {"enabled": True, "host": "0.0.0.0", "port": 0}}
-    with pytest.raises(ConfigError, match="BOTHUB_ADMIN_PASSWORD"):
-        async with running_app(tmp_path, fake.base_url, config=config):
-            pass
-
-
-async def test_no_password_on_loopback_is_open_to_loopback_names_only(tmp_path: Path, fake: FakeOpenAI,
-                                                                      http: aiohttp.ClientSession) -> None:
+async def test_no_password_means_a_one_time_sign_in_link(tmp_path: Path, fake: FakeOpenAI,
+                                                          http: aiohttp.ClientSession) -> None:
+    """Issue 28 §4: with no password nobody is the admin by reaching 127.0.0.1; the printed link signs in once."""
     async with running_app(tmp_path, fake.base_url, config={"server": {"enabled": True, "port": 0}}) as app:
         base = f"http://127.0.0.1:{app.web_port}"
-        assert (await http.get(base + "/chats")).status == 200
-        rebound = await http.get(base + "/chats", headers={"Host": f"attacker.example:{app.web_port}"})
-        assert rebound.status == 403  # a DNS-rebinding page cannot read the open dashboard
+        anonymous = await http.get(base + "/admin", allow_redirects=False)
+        assert anonymous.status == 302 and anonymous.headers["Location"].startswith("/login?next=")
+        assert (await http.get(base + "/api/v1/chats")).status == 401
+        page = await (await http.get(base + "/login")).text()
+        assert "bothub set-password" in page and 'name="password"' not in page
+        link = app.sign_in_path()
+        assert link is not None and link.startswith("/login?token=")
+        signed = await http.get(base + link + "&next=/admin", allow_redirects=False)
+        assert signed.status == 303 and signed.headers["Location"] == "/admin"
+        assert (await http.get(base + "/admin", allow_redirects=False)).status == 200  # the cookie it set
+        assert app.sign_in_path() is None  # spent
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as other:
+            again = await other.get(base + link, allow_redirects=False)
+            assert again.status == 401 and "used already" in await again.text()
+            assert (await other.get(base + "/admin", allow_redirects=False)).status == 302
+
+
+async def test_set_password_keeps_only_a_hash_and_signs_in(tmp_path: Path, fake: FakeOpenAI,
+                                                          http: aiohttp.ClientSession) -> None:
+    data = tmp_path / "data"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BOTHUB_")}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "set-password", "--data-dir", str(data),
+                                                cwd=tmp_path, env=env, stdin=PIPE, stdout=PIPE, stderr=PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(b"a long enough secret\n"), 60)
+    assert proc.returncode == 0, err
+    assert b"a long enough secret" not in out + err
+    stored = (data / "admin-password").read_text(encoding="utf-8")
+    assert stored.startswith("scrypt$") and "a long enough secret" not in stored
+    assert (data / "admin-password").stat().st_mode & 0o077 == 0
+    cfg, env = make_config(tmp_path, fake.base_url, {"server": {"enabled": True, "port": 0}})
+    assert dashboard_check(cfg, env) == (OK, t("en", "doctor_dashboard_stored"))
+    assert dashboard_check(cfg, {**env, "BOTHUB_ADMIN_PASSWORD": "x"}) == (OK, t("en", "doctor_dashboard_env"))
+    async with running_app(tmp_path, fake.base_url, config={"server": {"enabled": True, "port": 0}}) as app:
+        base = f"http://127.0.0.1:{app.web_port}"
+        assert app.sign_in_path() is None  # a password is set: no link
+        wrong = await http.post(base + "/login", data={"password": "guess"})
+        assert wrong.status == 401
+        right = await http.post(base + "/login", data={"password": "a long enough secret", "next": "/admin"})
+        assert right.status == 200 and str(right.url) == base + "/admin"
+    (data / "admin-password").unlink()
+    assert dashboard_check(cfg, env) == (INFO, t("en", "doctor_dashboard_link"))

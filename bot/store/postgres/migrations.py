@@ -353,6 +353,19 @@ MIGRATIONS: tuple[str, ...] = (
         beat TIMESTAMPTZ NOT NULL
     );
     """,
+    # 18: standing approvals (issue 28 §7): the exact command text an admin chose to allow always
+    """
+    CREATE TABLE approval_rules (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        chat TEXT NOT NULL,
+        conversation TEXT,
+        kind TEXT NOT NULL,
+        command TEXT NOT NULL,
+        granted_by TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL
+    );
+    CREATE INDEX approval_rules_by_chat ON approval_rules (chat, kind, command);
+    """,
 )
 
 

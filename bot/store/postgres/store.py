@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 
 from bot.store.postgres.api_tokens import PostgresApiTokens
+from bot.store.postgres.approval_rules import PostgresApprovalRules
 from bot.store.postgres.claims import PostgresClaims
 from bot.store.postgres.conversations import PostgresConversations
 from bot.store.postgres.dashboard import PostgresDashboard
@@ -46,6 +47,7 @@ class PostgresStore:
         self.traces = PostgresTraces(self._db)
         self.api_tokens = PostgresApiTokens(self._db)
         self.usage = PostgresUsage(self._db)
+        self.approval_rules = PostgresApprovalRules(self._db)
 
     async def open(self) -> None:
         await self._db.open()

@@ -264,6 +264,19 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     ALTER TABLE inbox ADD COLUMN job INTEGER;
     CREATE INDEX inbox_by_job ON inbox (job) WHERE job IS NOT NULL;
     """,
+    # 17: standing approvals (issue 28 §7): the exact command text an admin chose to allow always
+    """
+    CREATE TABLE approval_rules (
+        id INTEGER PRIMARY KEY,
+        chat TEXT NOT NULL,
+        conversation TEXT,
+        kind TEXT NOT NULL,
+        command TEXT NOT NULL,
+        granted_by TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX approval_rules_by_chat ON approval_rules (chat, kind, command);
+    """,
 )
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bot.store.claims import SoloClaims
 from bot.store.sqlite.api_tokens import SqliteApiTokens
+from bot.store.sqlite.approval_rules import SqliteApprovalRules
 from bot.store.sqlite.conversations import SqliteConversations
 from bot.store.sqlite.dashboard import SqliteDashboard
 from bot.store.sqlite.database import Database
@@ -43,6 +44,7 @@ class SqliteStore:
         self.traces = SqliteTraces(self._db)
         self.api_tokens = SqliteApiTokens(self._db)
         self.usage = SqliteUsage(self._db)
+        self.approval_rules = SqliteApprovalRules(self._db)
         self.claims = SoloClaims()  # one process per SQLite file: it owns every chat
 
     async def open(self) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 
 from bot.adapter import Adapter, AdapterServices, ConversationChoice, TokenHolder, WebHandler
@@ -20,6 +21,7 @@ from bot.commands import menu
 from bot.httpkit.auth import Auth
 from bot.httpkit.security import AUTH, security
 from bot.messages import ChatRef, InboundEvent, SentRef
+from bot.web.login import login_page
 from tests.fakes.serve import serve_local
 
 PAYLOADS = Path(__file__).resolve().parents[2] / "payloads"
@@ -66,15 +68,22 @@ def services(routes: list[tuple[str, str, WebHandler]], *, answered: Callable[[C
 
 
 async def serve_routes(routes: list[tuple[str, str, WebHandler]]) -> tuple[web.AppRunner, str]:
-    """The routes an adapter added, on a server like the hub's: the kit's security middleware in front, open
-    access (a loopback bind, no password), so a browser gets its session without signing in. A stream whose
-    client went away ends at once, not at its next keepalive."""
+    """The routes an adapter added, on a server like the hub's: the kit's security middleware in front, no
+    password, so a browser signs in with the one-time link (`sign_in`). A stream whose client went away ends at
+    once, not at its next keepalive."""
     app = web.Application(middlewares=[security])
     app[AUTH] = Auth(None)
+    app.router.add_get("/login", login_page)
     for method, path, handler in routes:
         app.router.add_route(method, path, handler)
     runner, port = await serve_local(app, handler_cancellation=True)
     return runner, f"http://127.0.0.1:{port}"
+
+
+async def sign_in(http: aiohttp.ClientSession, runner: web.AppRunner, base: str) -> None:
+    """Open the server's one-time sign-in link, as the person who started the hub would."""
+    async with http.get(f"{base}/login?token={runner.app[AUTH].sign_in_token}", allow_redirects=False) as signed:
+        assert signed.status == 303, signed.status
 
 
 class Driver:

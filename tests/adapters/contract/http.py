@@ -29,7 +29,7 @@ from adapters.web import WebConfig
 from bot.adapter import TokenHolder, WebHandler
 from bot.messages import ChatRef, IncomingMessage, ReplyTo, SentRef
 from bot.replies import Reply
-from tests.adapters.contract.driver import Driver, serve_routes, services
+from tests.adapters.contract.driver import Driver, serve_routes, services, sign_in
 
 Frame = tuple[str, dict[str, Any]]  # (event, data)
 
@@ -108,6 +108,7 @@ class WebDriver(Driver):
         self.adapter = WEB_SPEC.create(WebConfig(), {}, services(routes))
         self._runner, self._base = await serve_routes(routes)
         self._http = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))  # cookies for 127.0.0.1
+        await sign_in(self._http, self._runner, self._base)
         async with self._http.get(f"{self._base}/webchat") as page:
             text = await page.text()
         self._csrf = _found(r'name="csrf-token" content="([^"]+)"', text)

@@ -91,7 +91,7 @@ class McpTools:
         async def call(ctx: ToolContext, **arguments: Any) -> str:
             if conn.cfg.require_approval:
                 shown = f"{full} {json.dumps(arguments, ensure_ascii=False)}"
-                decision = await self.approvals.ask(ctx, shown, False, action="call this MCP tool")
+                decision = await self.approvals.ask(ctx, shown, False, action="call this MCP tool", kind="mcp")
                 if decision in _DENIED:
                     return _DENIED[decision]
             from bot.agent.tools.mcp.calls import call_tool
