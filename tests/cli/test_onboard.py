@@ -112,7 +112,7 @@ async def test_a_refused_key_and_an_unreachable_url_are_said_and_asked_again(tmp
         await pick_endpoint(screen, UNREACHABLE, API_KEY)
         await shows_next(screen, f"LLM at {UNREACHABLE}: not reachable")
         await pick_endpoint(screen, fake.base_url, API_KEY)
-        await shows_next(screen, "the model answered")
+        await shows_next(screen, "DISCORD_BOT_TOKEN")
         screen.type("\x03")  # Ctrl-C at the platforms: still nothing written
         await shows_next(screen, "stopped: nothing was written")
         assert await asyncio.wait_for(proc.wait(), 30) == 1
