@@ -101,6 +101,7 @@ CLI_STRINGS: dict[str, tuple[str, str]] = {
     "onboard_replace": ("{files} already exist(s). Replace?", "{files} 已存在。要替换吗？"),
     "onboard_kept": ("kept the existing files; nothing was written", "保留现有文件；没有写入任何内容"),
     "onboard_pick": ("Which model endpoint?", "使用哪个模型端点？"),
+    "onboard_other": ("any OpenAI-compatible URL", "任意兼容 OpenAI 的 URL"),
     "onboard_url": ("Base URL (ending in /v1):", "基础 URL（以 /v1 结尾）："),
     "onboard_model": ("Model name:", "模型名称："),
     "onboard_key": ("API key (hidden):", "API 密钥（不显示）："),

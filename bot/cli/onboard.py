@@ -28,9 +28,9 @@ from bot.llmconfig import LLMConfig
 from bot.ops import eventloop
 
 ENV_FILE, CONFIG_FILE = Path(".env"), Path("bothub.yaml")
-# (label, default URL, default model, whether a key is needed)
+# (label or its i18n key, default URL, default model, whether a key is needed)
 ENDPOINTS = (("OpenAI", "", "gpt-4o-mini", True), ("Ollama", "http://localhost:11434/v1", "", False),
-             ("vLLM", "http://localhost:8000/v1", "", False), ("OpenAI-compatible", "", "", True))
+             ("vLLM", "http://localhost:8000/v1", "", False), ("onboard_other", "", "", True))
 Ask = Callable[..., str]
 
 
@@ -80,7 +80,7 @@ def _yes(ask: Ask, question: str, default: bool) -> bool:
 def _endpoint(ask: Ask, lang: str) -> dict[str, str]:
     """Asks until an endpoint answers a real turn; returns its variables for .env."""
     for number, (label, *_rest) in enumerate(ENDPOINTS, 1):
-        print(f"  {number}. {label}")
+        print(f"  {number}. {t(lang, label) if label in STRINGS else label}")
     while True:
         choice = ask(t(lang, "onboard_pick") + " [1] ").strip() or "1"
         if choice not in {str(n) for n in range(1, len(ENDPOINTS) + 1)}:
@@ -129,15 +129,13 @@ def _platforms(ask: Ask, lang: str) -> dict[str, str]:
             continue
         if f"onboard_steps_{spec.name}" in STRINGS:
             print(t(lang, f"onboard_steps_{spec.name}"))
+        given: dict[str, str] = {}
         for name in spec.required_env:
-            value = ask(t(lang, "onboard_platform_var", name=name) + " ", is_password=True).strip()
-            if not value:
-                break  # one skipped variable skips the platform: half its credentials would only fail later
-            values[name] = value
-        else:
-            continue
-        for name in spec.required_env:
-            values.pop(name, None)
+            if not (value := ask(t(lang, "onboard_platform_var", name=name) + " ", is_password=True).strip()):
+                given = {}  # one skipped variable skips the platform: half its credentials would only fail later
+                break
+            given[name] = value
+        values.update(given)
     return values
 
 
