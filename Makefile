@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 ARGS ?=
 
-.PHONY: run chat doctor test lint system-packages bench screenshots mutation clean
+.PHONY: run chat onboard doctor test lint system-packages bench screenshots mutation clean
 
 # Running needs only bothub's own dependencies; `make test` adds the dev extra (pytest, ruff, mypy, Playwright…).
 $(STAMP): pyproject.toml
@@ -28,6 +28,9 @@ run: $(STAMP)
 
 chat: $(STAMP)
 	$(BIN)/bothub chat $(ARGS)
+
+onboard: $(STAMP)
+	$(BIN)/bothub onboard
 
 doctor: $(STAMP)
 	$(BIN)/bothub doctor $(ARGS)

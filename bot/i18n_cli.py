@@ -83,4 +83,45 @@ CLI_STRINGS: dict[str, tuple[str, str]] = {
                        "bothub：没有待处理的 {platform} 配对码 {code}（配对码一小时后过期）"),
     "cli_paired": ("approved {platform} user {user}", "已批准 {platform} 用户 {user}"),
     "cli_no_chats": ("no chats yet", "还没有聊天"),
+    "onboard_no_terminal": (
+        "bothub onboard asks questions and needs a terminal; unattended, run `cp .env.example .env` and set "
+        "OPENAI_API_KEY (or OPENAI_BASE_URL) and BOTHUB_MODEL there",
+        "bothub onboard 需要在终端中回答问题；无人值守时请运行 `cp .env.example .env`，并在其中设置 "
+        "OPENAI_API_KEY（或 OPENAI_BASE_URL）和 BOTHUB_MODEL",
+    ),
+    "onboard_stopped": ("stopped: nothing was written", "已停止：没有写入任何文件"),
+    "onboard_welcome": ("bothub set-up: the model first, then platforms (Enter skips). Ctrl-C stops; nothing is "
+                        "written until the model has answered.",
+                        "bothub 设置：先配置模型，再配置平台（回车跳过）。Ctrl-C 停止；模型回答之前不会写入任何文件。"),
+    "onboard_replace": ("{files} already exist(s). Replace?", "{files} 已存在。要替换吗？"),
+    "onboard_kept": ("kept the existing files; nothing was written", "保留现有文件；没有写入任何内容"),
+    "onboard_pick": ("Which model endpoint?", "使用哪个模型端点？"),
+    "onboard_other": ("any OpenAI-compatible URL", "任意兼容 OpenAI 的 URL"),
+    "onboard_url": ("Base URL (ending in /v1):", "基础 URL（以 /v1 结尾）："),
+    "onboard_model": ("Model name:", "模型名称："),
+    "onboard_key": ("API key (hidden):", "API 密钥（不显示）："),
+    "onboard_key_optional": ("API key (hidden; Enter if the server needs none):",
+                             "API 密钥（不显示；服务器不需要时直接回车）："),
+    "onboard_missing": ("the URL, the model and (for this endpoint) the key are all needed; once more",
+                        "需要 URL、模型以及（对该端点而言）密钥；请再来一次"),
+    "onboard_checking": ("asking the model for one short answer…", "正在请模型回答一句话……"),
+    "onboard_answered": ("✔ the model answered", "✔ 模型已回答"),
+    "onboard_turn_failed": ("the model did not answer a test message ({error})", "模型没有回答测试消息（{error}）"),
+    "onboard_again": ("nothing was written; let's try again", "没有写入任何内容；请重试"),
+    "onboard_platform_var": ("{name} (hidden; Enter skips):", "{name}（不显示；回车跳过）："),
+    "onboard_steps_telegram": ("Telegram: in Telegram, @BotFather → /newbot → copy the token",
+                               "Telegram：在 Telegram 中找 @BotFather → /newbot → 复制令牌"),
+    "onboard_steps_discord": ("Discord: discord.com/developers → New Application → Bot → Reset Token (turn on "
+                              "Message Content Intent)",
+                              "Discord：discord.com/developers → New Application → Bot → Reset Token（打开 "
+                              "Message Content Intent）"),
+    "onboard_steps_feishu": ("Feishu: open.feishu.cn → create an app → Credentials: App ID and App Secret "
+                             "(events by long connection)",
+                             "飞书：open.feishu.cn → 创建应用 → 凭证与基础信息：App ID 和 App Secret（事件用长连接）"),
+    "onboard_yaml_header": ("# written by `bothub onboard`; the secrets are in .env",
+                            "# 由 `bothub onboard` 写入；密钥在 .env 中"),
+    "onboard_wrote": ("wrote {files}", "已写入 {files}"),
+    "onboard_start_now": ("Start the chat now?", "现在开始聊天吗？"),
+    "onboard_start_later": ("start it with: bothub chat (or make run; bothub doctor checks everything)",
+                            "启动方式：bothub chat（或 make run；bothub doctor 检查全部设置）"),
 }

@@ -27,6 +27,10 @@ HELP_STRINGS: dict[str, tuple[str, str]] = {
                   "用默认文件创建工作区（不会覆盖你的文件）"),
     "help_init_path": ("workspace folder (default: <data dir>/workspace)",
                        "工作区文件夹（默认：<数据目录>/workspace）"),
+    "help_onboard": ("first-run wizard: pick the model endpoint, prove it with one answer, write .env and "
+                     "bothub.yaml, add platform tokens (needs a terminal)",
+                     "首次运行向导：选择模型端点，用一次真实回答验证，写入 .env 和 bothub.yaml，"
+                     "添加平台令牌（需要终端）"),
     "help_doctor": ("check workspace, config, port, proxy, LLM endpoint and platform credentials",
                     "检查工作区、配置、端口、代理、LLM 端点和平台凭据"),
     "help_chats": ("list the chats in the database with their keys and conversation counts",

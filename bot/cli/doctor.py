@@ -36,7 +36,7 @@ async def run(cfg: Config, env: Mapping[str, str]) -> int:
     results = _workspace(cfg, lang)
     results.append(_check_port(cfg))
     results.append(_proxy_line(cfg, env))
-    results += await _check_llm(cfg, env)
+    results += await check_llm(cfg, env)
     platforms = cfg.enabled_platforms
     if not platforms:
         results.append((INFO, t(lang, "doctor_no_platform")))
@@ -150,7 +150,7 @@ async def _check_mcp(cfg: Config, env: Mapping[str, str]) -> list[tuple[str, str
     return results
 
 
-async def _check_llm(cfg: Config, env: Mapping[str, str]) -> list[tuple[str, str]]:
+async def check_llm(cfg: Config, env: Mapping[str, str]) -> list[tuple[str, str]]:
     """Each provider a chain uses: reachable with its key, offering the chains' models, and how fast it answered,
     through the proxy the environment names. (Breaker states belong to a running hub: the dashboard and /metrics
     show them.)"""

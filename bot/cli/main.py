@@ -1,4 +1,5 @@
-"""`bothub run | chat | init | doctor | chats | export | import | pair`, plus the commands adapters contribute."""
+"""`bothub run | chat | init | onboard | doctor | chats | export | import | pair`, plus the commands adapters
+contribute."""
 
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ def build_parser(specs: Sequence[AdapterSpec[Any]] = (), lang: str = "en") -> ar
     chat.add_argument("--chat", default="local", metavar="NAME", help=h("chat_name"))
     init = add("init", h("init"))
     init.add_argument("path", nargs="?", type=Path, help=h("init_path"))
+    add("onboard", h("onboard"))
     add("doctor", h("doctor"))
     add("chats", h("chats"))
     export = add("export", h("export"))
@@ -95,9 +97,13 @@ def _version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     os.umask(0o077)  # the database, chat folders and exports are the owner's alone
-    envfile.load(Path(".env"), os.environ)
+    from_env_file = envfile.load(Path(".env"), os.environ)
     specs = installed_specs()
     args = build_parser(specs, os.environ.get("BOTHUB_LANGUAGE", "en")).parse_args(argv)
+    if args.command == "onboard":  # before the config is read: it writes it
+        from bot.cli import onboard
+
+        return onboard.run(from_env_file)
     config_arg: Path | None = getattr(args, "config", None)
     data_dir: Path | None = getattr(args, "data_dir", None)
 
