@@ -135,7 +135,7 @@ class App:
             self.hub.scheduled = turns.pulled
             self.scheduler = Scheduler(self.store.jobs, self.clock, turns, catch_up=cfg.scheduler.catch_up,
                                        poll=cfg.scheduler.poll, wake=self._job_changes)
-        self.web = web.Application()
+        self.web = web.Application(middlewares=[hygiene])  # first: the real client address, the body deadline
         self._adapter_routes = False
         self.adapters = (*(self._load_adapter(name) for name in platforms), *adapters)
         for adapter in self.adapters:
@@ -143,8 +143,6 @@ class App:
         self.health = Health(self.adapters, self.metrics, self._replica_report)
         self.starter = Starter(self._start_adapter)
         self.watchdog = Watchdog(self.adapters, self._start_adapter, self.metrics, skip=self.starter.retrying)
-        self.web = web.Application(middlewares=[hygiene])  # first: the real client address, the body deadline
-        self._adapter_routes = False
         self.auth: Auth | None = None
         if cfg.server.dashboard:  # the environment's password wins over the stored one; neither: a sign-in link
             logs = logring.install(secret_values(env))  # the dashboard's log view
