@@ -74,7 +74,8 @@ def test_compose_runs_postgresql_and_two_replicas_sharing_it() -> None:
 
 async def test_the_image_config_starts_headless_with_only_the_copied_env(tmp_path: Path) -> None:
     """Friction 5: `docker run --env-file .env` (stdin closed, no BOTHUB_ADMIN_PASSWORD) exited 2. It serves
-    /healthz and webhooks now, and says the dashboard waits for the password."""
+    /healthz, webhooks and the web chat now; the web chat and dashboard open only through the one-time sign-in
+    link printed at start (issue 28: no open admin)."""
     llm = FakeOpenAI()
     await llm.start()
     copied = {**envfile.parse(REPO / ".env.example"), "OPENAI_API_KEY": API_KEY, "OPENAI_BASE_URL": llm.base_url}
@@ -84,19 +85,21 @@ async def test_the_image_config_starts_headless_with_only_the_copied_env(tmp_pat
         sys.executable, "-m", "bot", "run", cwd=tmp_path, env=env, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     try:
-        closed = await line_with(proc, "the dashboard and web chat stay closed")
-        where = await line_with(proc, "serving http://")
-        base = where.split("serving ", 1)[1].split("/healthz", 1)[0]
-        async with aiohttp.ClientSession() as http:
+        link = (await line_with(proc, "sign in once with ")).split("sign in once with ", 1)[1].split(" ", 1)[0]
+        where = await line_with(proc, "serving the web chat at http://")
+        base = where.split(" at ", 1)[1].split("/webchat", 1)[0]
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:  # cookies on an IP
             async with http.get(f"{base}/healthz") as health:
                 assert health.status == 200
-            async with http.get(f"{base}/webchat") as chat:
-                assert chat.status == 404  # not open to whoever reaches the container
+            async with http.get(f"{base}/webchat", allow_redirects=False) as chat:
+                assert chat.status != 200  # not open to whoever reaches the container
+            async with http.get(link) as signed_in:  # the link leads into the web chat, once
+                assert signed_in.status == 200 and signed_in.url.path == "/webchat"
     finally:
         proc.send_signal(signal.SIGTERM)
         await asyncio.wait_for(proc.communicate(), 30)
         await llm.stop()
-    assert proc.returncode == 0 and "0.0.0.0" in closed
+    assert proc.returncode == 0
 
 
 def test_compose_starts_with_only_the_copied_env() -> None:
