@@ -46,7 +46,7 @@ async def test_shell_and_mcp_prompts_write_hidden_code_points_out(ctx: ToolConte
     async def notify(reply: Reply) -> None:
         prompts.append(reply)
         approval_id = reply.buttons[0][0].action.split()[1]
-        asyncio.get_running_loop().call_soon(approvals.decide, ctx.chat, approval_id, False, True)
+        asyncio.get_running_loop().call_soon(approvals.decide, ctx.chat, approval_id, None, True)
 
     asking = replace(ctx, notify=notify, is_admin=True)
     for action in ("run this shell command", "call this MCP tool"):

@@ -172,7 +172,7 @@ async def test_an_approval_prompt_shows_arguments_with_hidden_code_points_writte
     async def notify(reply: Reply) -> None:
         prompts.append(reply)
         approval_id = reply.buttons[0][0].action.split()[1]
-        asyncio.get_running_loop().call_soon(approvals.decide, ctx.chat, approval_id, True, True)
+        asyncio.get_running_loop().call_soon(approvals.decide, ctx.chat, approval_id, Scope.ONCE, True)
 
     answer = await call(registry, "s__echo", replace(ctx, notify=notify, is_admin=True), text="ok\u202e\u200bgnp.exe")
     assert answer == "echo: ok\u202e\u200bgnp.exe"  # what was approved is what ran
