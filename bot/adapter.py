@@ -241,6 +241,7 @@ class AdapterSpec(Generic[S]):
     doctor: Callable[[S, Mapping[str, str]], Awaitable[str]] | None = None  # one line, or raises
     commands: tuple[CliCommand[S], ...] = ()
     loggers: tuple[str, ...] = ()  # the SDK's chatty loggers, kept at WARNING
+    first_steps: tuple[str, str] = ("", "")  # (en, zh): where its credentials come from, for `bothub onboard`
 
 
 def imported(module: str, function: str, *, hide: tuple[str, ...] = ()) -> Callable[..., Any]:

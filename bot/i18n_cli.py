@@ -109,15 +109,6 @@ CLI_STRINGS: dict[str, tuple[str, str]] = {
     "onboard_turn_failed": ("the model did not answer a test message ({error})", "模型没有回答测试消息（{error}）"),
     "onboard_again": ("nothing was written; let's try again", "没有写入任何内容；请重试"),
     "onboard_platform_var": ("{name} (hidden; Enter skips):", "{name}（不显示；回车跳过）："),
-    "onboard_steps_telegram": ("Telegram: in Telegram, @BotFather → /newbot → copy the token",
-                               "Telegram：在 Telegram 中找 @BotFather → /newbot → 复制令牌"),
-    "onboard_steps_discord": ("Discord: discord.com/developers → New Application → Bot → Reset Token (turn on "
-                              "Message Content Intent)",
-                              "Discord：discord.com/developers → New Application → Bot → Reset Token（打开 "
-                              "Message Content Intent）"),
-    "onboard_steps_feishu": ("Feishu: open.feishu.cn → create an app → Credentials: App ID and App Secret "
-                             "(events by long connection)",
-                             "飞书：open.feishu.cn → 创建应用 → 凭证与基础信息：App ID 和 App Secret（事件用长连接）"),
     "onboard_yaml_header": ("# written by `bothub onboard`; the secrets are in .env",
                             "# 由 `bothub onboard` 写入；密钥在 .env 中"),
     "onboard_wrote": ("wrote {files}", "已写入 {files}"),

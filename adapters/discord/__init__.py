@@ -84,4 +84,8 @@ SPEC = AdapterSpec(
     doctor=imported("adapters.discord.adapter", "doctor"),
     commands=(CliCommand("discord-sync", "register Discord slash commands", _sync_arguments, _sync),),
     loggers=("discord",),
+    first_steps=("Discord: discord.com/developers → New Application → Bot → Reset Token (turn on "
+                 "Message Content Intent)",
+                 "Discord：discord.com/developers → New Application → Bot → Reset Token（打开 "
+                 "Message Content Intent）"),
 )

@@ -20,4 +20,7 @@ SPEC = AdapterSpec(
     secrets=("FEISHU_APP_SECRET", "FEISHU_ENCRYPT_KEY", "FEISHU_VERIFICATION_TOKEN"),
     required_env=("FEISHU_APP_ID", "FEISHU_APP_SECRET"),
     doctor=imported("adapters.feishu.adapter", "doctor"),
+    first_steps=("Feishu: open.feishu.cn → create an app → Credentials: App ID and App Secret "
+                 "(events by long connection)",
+                 "飞书：open.feishu.cn → 创建应用 → 凭证与基础信息：App ID 和 App Secret（事件用长连接）"),
 )

@@ -29,4 +29,6 @@ SPEC = AdapterSpec(
     required_env=("TELEGRAM_BOT_TOKEN",),
     doctor=imported("adapters.telegram.adapter", "doctor", hide=UNUSED_EXTRAS),
     loggers=("telegram",),
+    first_steps=("Telegram: in Telegram, @BotFather → /newbot → copy the token",
+                 "Telegram：在 Telegram 中找 @BotFather → /newbot → 复制令牌"),
 )

@@ -127,8 +127,8 @@ def _platforms(ask: Ask, lang: str) -> dict[str, str]:
     for spec in installed_specs():
         if not spec.required_env:
             continue
-        if f"onboard_steps_{spec.name}" in STRINGS:
-            print(t(lang, f"onboard_steps_{spec.name}"))
+        if steps := spec.first_steps[1 if lang == "zh" else 0]:
+            print(steps)
         given: dict[str, str] = {}
         for name in spec.required_env:
             if not (value := ask(t(lang, "onboard_platform_var", name=name) + " ", is_password=True).strip()):
