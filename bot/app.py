@@ -23,7 +23,7 @@ from bot.agent.prompt import PromptBuilder
 from bot.agent.skill_tools import register_skill_tools
 from bot.agent.skills import SkillSet
 from bot.agent.titles import Titler
-from bot.agent.tools import default_registry, shell
+from bot.agent.tools import default_registry, shell, web_search
 from bot.agent.tools import schedule as schedule_tool
 from bot.agent.tools import web as web_tool
 from bot.agent.tools.mcp import McpTools
@@ -160,6 +160,10 @@ class App:
                        self.cfg.tools.shell_network)
         if self.cfg.tools.web_fetch_enabled:
             web_tool.register(tools, self.cfg.tools.web_allow_hosts, proxy_for=lambda url: proxy_for(url, self.env))
+        if backend := self.cfg.tools.web_search_backend:
+            tools_cfg = self.cfg.tools
+            web_search.register(tools, backend, tools_cfg.web_search_url, tools_cfg.web_search_results,
+                                tools_cfg.web_search_per_minute, self.env, lambda url: proxy_for(url, self.env))
         if self.schedules is not None:
             schedule_tool.register(tools, self.schedules, Access(self.cfg).may_change)
         tools.add_source(self.mcp.refresh)

@@ -96,6 +96,16 @@ class ToolsConfig(_Section):
     shell_network: bool = False  # the sandboxed shell gets no network unless this is on
     web_fetch_enabled: bool = True
     web_allow_hosts: list[str] = Field(default_factory=list)  # exceptions to the SSRF rules, for tests
+    web_search_backend: Literal["", "searxng", "brave", "tavily"] = ""  # "" = no web_search tool
+    web_search_url: str = ""  # SearXNG's address (required for it); Brave and Tavily default to their APIs
+    web_search_results: int = Field(default=5, ge=1, le=10)
+    web_search_per_minute: int = Field(default=10, ge=1)  # per chat
+
+    @model_validator(mode="after")
+    def _searxng_has_an_address(self) -> ToolsConfig:
+        if self.web_search_backend == "searxng" and not self.web_search_url:
+            raise ValueError("web_search_backend searxng needs web_search_url, your instance's address")
+        return self
 
 
 class McpServerConfig(_Section):

@@ -55,6 +55,8 @@ CLI_STRINGS: dict[str, tuple[str, str]] = {
     "doctor_mcp_failed": ("MCP server {name}: {error}", "MCP 服务器 {name}：{error}"),
     "doctor_mcp_ok": ("MCP server {name}: {count} tools: {tools}", "MCP 服务器 {name}：{count} 个工具：{tools}"),
     "doctor_mcp_none_allowed": ("(none allowed)", "（均未允许）"),
+    "doctor_search_ok": ("web_search: {detail} answers", "web_search：{detail} 可以搜索"),
+    "doctor_search_failed": ("web_search: {detail}", "web_search：{detail}"),
     "service_not_root": ("install-service must run as root (it creates a user and writes /etc)",
                          "install-service 必须以 root 运行（它会创建用户并写入 /etc）"),
     "service_unreachable": (

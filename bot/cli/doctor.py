@@ -17,7 +17,7 @@ from bot.agent.llm import endpoint
 from bot.agent.provider import DEFAULT_BASE_URL, LLMError
 from bot.agent.proxied import shown
 from bot.agent.skills import SkillSet
-from bot.agent.tools import cgroups, sandbox
+from bot.agent.tools import cgroups, sandbox, web_search
 from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolRegistry
 from bot.agent.workspace import check_workspace, missing_required
@@ -53,6 +53,7 @@ async def run(cfg: Config, env: Mapping[str, str]) -> int:
     results.extend(_check_shell(cfg))
     results.append(dashboard_check(cfg, env))
     results += await _check_mcp(cfg, env)
+    results += await _check_search(cfg, env)
     for mark, line in results:
         print(f"{mark} {line}")
     return 1 if any(mark == FAIL for mark, _ in results) else 0
@@ -148,6 +149,15 @@ async def _check_mcp(cfg: Config, env: Mapping[str, str]) -> list[tuple[str, str
             tools = ", ".join(names) or t(cfg.language, "doctor_mcp_none_allowed")
             results.append((OK, t(cfg.language, "doctor_mcp_ok", name=name, count=len(names), tools=tools)))
     return results
+
+
+async def _check_search(cfg: Config, env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """One real search through the configured engine, with its key, through the proxy."""
+    if not (backend := cfg.tools.web_search_backend):
+        return []
+    works, detail = await web_search.probe(backend, cfg.tools.web_search_url, env, lambda url: proxy_for(url, env))
+    return [(OK, t(cfg.language, "doctor_search_ok", detail=detail)) if works
+            else (FAIL, t(cfg.language, "doctor_search_failed", detail=detail))]
 
 
 async def check_llm(cfg: Config, env: Mapping[str, str]) -> list[tuple[str, str]]:

@@ -146,6 +146,6 @@ async def test_small_listing_is_plain(ctx: ToolContext) -> None:
 
 def test_default_registry_declares_the_file_tools() -> None:
     specs = {t["function"]["name"]: t["function"] for t in default_registry().get_openai_tools()}
-    assert set(specs) == {"read_file", "write_file", "list_files", "read_document", "send_file"}
+    assert set(specs) == {"read_file", "write_file", "list_files", "file_search", "read_document", "send_file"}
     assert specs["read_file"]["parameters"]["required"] == ["filepath"]
     assert specs["write_file"]["parameters"]["required"] == ["filepath", "content"]

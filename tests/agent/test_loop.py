@@ -86,7 +86,7 @@ async def test_tool_chain_list_then_read_then_answer(fake: FakeOpenAI, make_llm:
     assert len(bodies) == 3
     assert bodies[0]["messages"] == PROMPT
     assert {t["function"]["name"] for t in bodies[0]["tools"]} == {
-        "read_file", "write_file", "list_files", "read_document", "send_file"}
+        "read_file", "write_file", "list_files", "file_search", "read_document", "send_file"}
     assert bodies[0]["stream"] is True and bodies[0]["stream_options"] == {"include_usage": True}
     assert bodies[1]["messages"][2:] == [
         {"role": "assistant", "content": None, "tool_calls": [call("call_1", "list_files", "{}")]},

@@ -32,12 +32,18 @@ PER_CHAT = 6  # 360 messages
 RATE = 20.0  # messages per second, steady
 
 
-async def logged(log: Path, line: str, within: float) -> str:
-    """The log once it holds `line`, or as it is at the deadline: a loaded machine may write it late."""
+WOKE = ("no heartbeat for", "claims connection lost")  # its own clock, or the ended connection, whichever first
+
+
+async def dropped_its_claims(log: Path, within: float) -> bool:
+    """Did the woken replica log that it gave up what it held? A loaded machine may write it late."""
     deadline = time.monotonic() + within
-    while line not in (text := log.read_text()) and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        text = await asyncio.to_thread(log.read_text)
+        if any(line in text for line in WOKE):
+            return True
         await asyncio.sleep(0.1)
-    return text
+    return False
 
 
 @pytest.mark.timeout(300)
@@ -60,7 +66,7 @@ async def test_a_frozen_replica_is_failed_over_and_writes_nothing_when_it_wakes(
             await balanced([a, b])  # it woke, found it owned nothing, and came back for its share
             await inbox_drained(url)
             await tg.quiet(settle=1.0)
-            woke = await logged(tmp_path / "a" / "bothub.log", "no heartbeat for", within=15.0)
+            woke = await dropped_its_claims(tmp_path / "a" / "bothub.log", within=15.0)
     finally:
         for server in (balancer, tg, llm):
             await server.stop()
@@ -68,7 +74,7 @@ async def test_a_frozen_replica_is_failed_over_and_writes_nothing_when_it_wakes(
     assert not wrong, f"{len(wrong)} chats answered wrongly, e.g. {list(wrong.items())[:5]}"
     assert answered_while_frozen == len(CHATS) * PER_CHAT  # the survivor answered everything while the other was frozen
     assert owned, "the frozen replica owned no chat: nothing was taken over"
-    assert "no heartbeat for" in woke  # on waking it dropped its claims by its own clock
+    assert woke, "on waking it did not say it dropped its claims"
     failover = failover_time(sent_at, frozen_at, owned)
     print(f"\nfreeze → first answer by the survivor in a chat the frozen replica owned: {failover * 1000:.0f} ms")
     assert failover < 10.0  # the issue asks ≤ 6 s; reported above

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bot.agent.tools import documents, files
+from bot.agent.tools import documents, file_search, files
 from bot.agent.tools.registry import ToolRegistry
 
-_MODULES = (files, documents)
+_MODULES = (files, file_search, documents)
 
 
 def default_registry() -> ToolRegistry:
