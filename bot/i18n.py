@@ -146,6 +146,34 @@ STRINGS: dict[str, tuple[str, str]] = {
         "ask an admin to send /pair approve {code}.",
         "使用前需要管理员批准。你的配对码是 {code}（1 小时内有效）：请管理员发送 /pair approve {code}。",
     ),
+    "handoff_off": ("Hand-offs are not available here.", "此处不支持转交会话。"),
+    "handoff_code": ("Hand-off code: **{code}** — send `/resume {code}` in the other chat (any platform, a group, "
+                     "the web chat) within {minutes} minutes. It works once; this chat keeps its copy.",
+                     "转交代码：**{code}** —— 请在 {minutes} 分钟内于另一个聊天（任意平台、群组或网页聊天）发送 "
+                     "`/resume {code}`。代码只能使用一次；本聊天保留副本。"),
+    "handoff_code_move": ("Hand-off code: **{code}** — send `/resume {code}` in the other chat within {minutes} "
+                          "minutes. It works once; once resumed there, this conversation is archived here.",
+                          "转交代码：**{code}** —— 请在 {minutes} 分钟内于另一个聊天发送 `/resume {code}`。"
+                          "代码只能使用一次；在那里继续后，本聊天中的该会话将被归档。"),
+    "handoff_copied": ("Continued here: «{title}» (messages: {messages}, files: {files}). /tree shows where you are.",
+                       "已在此继续：«{title}»（{messages} 条消息，{files} 个文件）。/tree 可查看当前位置。"),
+    "handoff_moved": ("Moved here: «{title}» (messages: {messages}, files: {files}); it is archived where it came "
+                      "from. /tree shows where you are.",
+                      "已移到此处：«{title}»（{messages} 条消息，{files} 个文件）；原聊天中的该会话已归档。"
+                      "/tree 可查看当前位置。"),
+    "handoff_unknown": ("That code is unknown, already used or expired; ask for a new one with /handoff.",
+                        "该代码无效、已被使用或已过期；请用 /handoff 获取新代码。"),
+    "resume_unknown": ("No job or live hand-off code {id} here: a code works once and for 10 minutes (ask for a "
+                       "new one with /handoff); /jobs lists this chat's jobs.",
+                       "这里没有任务或有效的转交代码 {id}：代码只能使用一次且 10 分钟内有效"
+                       "（可用 /handoff 获取新代码）；/jobs 列出本聊天的任务。"),
+    "handoff_someone_else": ("That code was made by someone else; only they can resume it.",
+                             "该代码由其他人创建，只有创建者本人可以使用。"),
+    "handoff_group_admin": ("A group takes a conversation only from one of its admins: ask an admin to send /resume.",
+                            "群组只能由管理员接收转交的会话：请让管理员发送 /resume。"),
+    "handoff_same_chat": ("That conversation is already in this chat: /list shows it.",
+                          "该会话已在本聊天中：/list 可以看到。"),
+    "handoff_gone": ("That conversation was deleted before it could be resumed.", "该会话在继续之前已被删除。"),
     "pair_approved": ("Approved: user {user} can now talk to me.", "已批准：用户 {user} 现在可以和我对话了。"),
     "pair_unknown": ("No pending pairing with code {code} (codes expire after an hour).",
                      "没有配对码为 {code} 的待批准请求（配对码 1 小时后过期）。"),

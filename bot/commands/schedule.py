@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from bot.chats.handoff import looks_like_code
+from bot.commands.handoff import resume_handed_off
 from bot.commands.registry import CommandContext, UsageError, command
 from bot.replies import Button, Reply
 from bot.scheduler.service import HEARTBEAT_FILE, JobAction, Owner, Schedules, TooManyJobs, describe_every, local_time
@@ -122,11 +124,16 @@ async def pause(ctx: CommandContext) -> Reply:
     return Reply(ctx.t("job_paused", id=job.id) if job else ctx.t("job_not_found", id=job_id))
 
 
-@command("resume", "Resume a paused job", "恢复已暂停的任务", "/resume <id>", immediate=True, navigation=True)
+@command("resume", "Resume a paused job, or continue a conversation handed off with /handoff",
+         "恢复已暂停的任务，或继续通过 /handoff 转来的会话", "/resume <id|code>", immediate=True, navigation=True)
 async def resume(ctx: CommandContext) -> Reply:
+    if (handed_off := await resume_handed_off(ctx)) is not None:
+        return handed_off
     job_id = _job_id(ctx)
+    job = await ctx.services.schedules.resume(_chat(ctx), job_id) if ctx.services.schedules else None
+    if job is None and looks_like_code(job_id):  # a spent or expired hand-off code, or a mistyped job id
+        return Reply(ctx.t("resume_unknown", id=job_id))
     schedules = _schedules(ctx)
-    job = await schedules.resume(_chat(ctx), job_id)
     if job is None:
         return Reply(ctx.t("job_not_found", id=job_id))
     assert job.next_due is not None

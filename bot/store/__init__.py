@@ -11,6 +11,7 @@ from bot.store.claims import Claims
 from bot.store.conversations import ConversationInfo, ConversationStore, OpenedChat
 from bot.store.dashboard import DashboardStore
 from bot.store.group_context import GroupContextStore, HeardLine
+from bot.store.handoffs import HandoffStore
 from bot.store.housekeeping import ConversationMatch, HousekeepingStore, PurgedConversation
 from bot.store.inbox import InboxEntry, InboxStore
 from bot.store.jobs import Job, JobStore, NewJob
@@ -35,6 +36,8 @@ class Store(Protocol):
     def memories(self) -> MemoryStore: ...
     @property
     def pairing(self) -> PairingStore: ...
+    @property
+    def handoffs(self) -> HandoffStore: ...
     @property
     def jobs(self) -> JobStore: ...
     @property
@@ -64,10 +67,40 @@ class Store(Protocol):
 
 
 __all__ = [
-    "ApiToken", "ApiTokenStore", "ApprovalRule", "ApprovalRuleStore",
-    "ChatSettings", "Claims", "ConversationInfo", "ConversationMatch",
-    "ConversationStore", "DashboardStore", "GroupContextStore", "HeardLine", "HousekeepingStore", "InboxEntry",
-    "InboxStore", "Job", "JobStore", "MemoryEntry", "MemoryStore", "NewJob", "OpenedChat", "PairingStore",
-    "PromptSection", "PurgedConversation", "SettingsStore", "Spent", "Store", "Summary", "SummaryStore", "Trace",
-    "TraceStep", "TraceStore", "UsageRecord", "UsageStore", "UsageTotals",
+    "ApiToken",
+    "ApiTokenStore",
+    "ApprovalRule",
+    "ApprovalRuleStore",
+    "ChatSettings",
+    "Claims",
+    "ConversationInfo",
+    "ConversationMatch",
+    "ConversationStore",
+    "DashboardStore",
+    "GroupContextStore",
+    "HandoffStore",
+    "HeardLine",
+    "HousekeepingStore",
+    "InboxEntry",
+    "InboxStore",
+    "Job",
+    "JobStore",
+    "MemoryEntry",
+    "MemoryStore",
+    "NewJob",
+    "OpenedChat",
+    "PairingStore",
+    "PromptSection",
+    "PurgedConversation",
+    "SettingsStore",
+    "Spent",
+    "Store",
+    "Summary",
+    "SummaryStore",
+    "Trace",
+    "TraceStep",
+    "TraceStore",
+    "UsageRecord",
+    "UsageStore",
+    "UsageTotals",
 ]

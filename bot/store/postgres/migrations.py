@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncpg
 
+from bot.store.postgres.migrations_added import ADDED
+
 # Migration 9's function; migration 11 recreates it with one more column (its text derived, not copied).
 _APPEND_FUNCTION = """
     CREATE FUNCTION bothub_append(
@@ -321,51 +323,7 @@ MIGRATIONS: tuple[str, ...] = (
     $$;
     CREATE TRIGGER inbox_notify AFTER INSERT ON inbox FOR EACH ROW EXECUTE FUNCTION bothub_inbox_notify();
     """,
-    # 15: usage totals per UTC day, chat, user and model (bot/store/usage.py); chat '' is everyone's per day.
-    """
-    CREATE TABLE usage (
-        day DATE NOT NULL,
-        chat TEXT NOT NULL,
-        user_id TEXT NOT NULL,
-        model TEXT NOT NULL,
-        requests BIGINT NOT NULL,
-        prompt_tokens BIGINT NOT NULL,
-        completion_tokens BIGINT NOT NULL,
-        cached_tokens BIGINT NOT NULL,
-        cost DOUBLE PRECISION NOT NULL,
-        PRIMARY KEY (chat, day, user_id, model)
-    );
-    CREATE INDEX usage_by_user ON usage (user_id, day);
-    CREATE INDEX usage_by_day ON usage (day);
-    """,
-    # 16: a scheduled job's run is an inbox entry (bot/store/jobs.py), taken over like any message when its
-    # replica dies; the job stays claimed while the entry waits.
-    """
-    ALTER TABLE inbox ADD COLUMN job BIGINT;
-    CREATE INDEX inbox_by_job ON inbox (job) WHERE job IS NOT NULL;
-    """,
-    # 17: each replica's heartbeat, written from its event loop; a silent one's claims connection is ended by
-    # its peers (bot/store/postgres/claims.py).
-    """
-    CREATE TABLE bothub_replicas (
-        id TEXT PRIMARY KEY,
-        backend INTEGER NOT NULL,
-        beat TIMESTAMPTZ NOT NULL
-    );
-    """,
-    # 18: standing approvals (issue 28 §7): the exact command text an admin chose to allow always
-    """
-    CREATE TABLE approval_rules (
-        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        chat TEXT NOT NULL,
-        conversation TEXT,
-        kind TEXT NOT NULL,
-        command TEXT NOT NULL,
-        granted_by TEXT NOT NULL,
-        created_at TIMESTAMPTZ NOT NULL
-    );
-    CREATE INDEX approval_rules_by_chat ON approval_rules (chat, kind, command);
-    """,
+    *ADDED,
 )
 
 

@@ -14,6 +14,7 @@ from bot.store.postgres.conversations import PostgresConversations
 from bot.store.postgres.dashboard import PostgresDashboard
 from bot.store.postgres.database import Database
 from bot.store.postgres.group_context import PostgresGroupContext
+from bot.store.postgres.handoffs import PostgresHandoffs
 from bot.store.postgres.housekeeping import PostgresHousekeeping
 from bot.store.postgres.inbox import PostgresInbox
 from bot.store.postgres.jobs import PostgresJobs
@@ -39,6 +40,7 @@ class PostgresStore:
         self.inbox = PostgresInbox(self._db, clock, self.claims.check)  # wall clock: dedupe expiry survives restarts
         self.memories = PostgresMemories(self._db)
         self.pairing = PostgresPairing(self._db)
+        self.handoffs = PostgresHandoffs(self._db)
         self.jobs = PostgresJobs(self._db)
         self.dashboard = PostgresDashboard(self._db)
         self.housekeeping = PostgresHousekeeping(self._db)

@@ -277,6 +277,18 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     );
     CREATE INDEX approval_rules_by_chat ON approval_rules (chat, kind, command);
     """,
+    # 18: hand-off codes (/handoff, /resume): one-time, expiring, spent by one DELETE … RETURNING
+    """
+    CREATE TABLE handoffs (
+        code TEXT PRIMARY KEY,
+        chat TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        platform TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        move INTEGER NOT NULL,
+        expires_at REAL NOT NULL
+    );
+    """,
 )
 
 

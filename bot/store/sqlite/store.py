@@ -14,6 +14,7 @@ from bot.store.sqlite.conversations import SqliteConversations
 from bot.store.sqlite.dashboard import SqliteDashboard
 from bot.store.sqlite.database import Database
 from bot.store.sqlite.group_context import SqliteGroupContext
+from bot.store.sqlite.handoffs import SqliteHandoffs
 from bot.store.sqlite.housekeeping import SqliteHousekeeping
 from bot.store.sqlite.inbox import SqliteInbox
 from bot.store.sqlite.jobs import SqliteJobs
@@ -36,6 +37,7 @@ class SqliteStore:
         self.inbox = SqliteInbox(self._db, clock)  # wall clock: dedupe expiry must survive restarts
         self.memories = SqliteMemories(self._db)
         self.pairing = SqlitePairing(self._db)
+        self.handoffs = SqliteHandoffs(self._db)
         self.jobs = SqliteJobs(self._db)
         self.dashboard = SqliteDashboard(self._db)
         self.housekeeping = SqliteHousekeeping(self._db)

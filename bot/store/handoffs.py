@@ -1,0 +1,31 @@
+"""Hand-off codes: a one-time, expiring code that lets a conversation continue in another chat (`/handoff`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class Handoff:
+    code: str
+    chat: str  # the source chat's storage key
+    conversation_id: str
+    platform: str  # where it was made and by whom: the same platform needs the same person to resume it
+    user_id: str
+    move: bool  # the source keeps it (copy) or archives it once resumed (move)
+    expires_at: float  # wall clock (seconds)
+
+
+class HandoffStore(Protocol):
+    async def offer(self, handoff: Handoff, now: float) -> None:
+        """Store a new code (codes that expired by `now` are dropped on the way)."""
+        ...
+
+    async def peek(self, code: str, now: float) -> Handoff | None:
+        """The code's hand-off if it is still valid, without spending it (to say why a resume is refused)."""
+        ...
+
+    async def take(self, code: str, now: float) -> Handoff | None:
+        """Spend a still valid code, in one statement: of two resumes at once only one gets it."""
+        ...
