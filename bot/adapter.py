@@ -130,6 +130,14 @@ class SendFailed(SendError):
 
 
 @dataclass(frozen=True, slots=True)
+class VoiceNote:
+    """An OGG/Opus file meant as a voice message (Telegram sendVoice, a Discord voice message, Feishu audio)."""
+
+    duration: float  # seconds
+    waveform: str  # base64, one byte (0-255) per point: what Discord draws
+
+
+@dataclass(frozen=True, slots=True)
 class OutgoingFile:
     """A file from the chat's folder to post in the chat; images go as photos where the platform has them.
 
@@ -139,6 +147,7 @@ class OutgoingFile:
     name: str
     mime: str
     caption: str = ""
+    voice: VoiceNote | None = None  # an OGG/Opus answer to post as a voice message where the platform has them
 
     @property
     def is_image(self) -> bool:

@@ -56,6 +56,7 @@ from bot.ops.startup import Starter
 from bot.ops.watchdog import Watchdog
 from bot.replicas.partitions import Partitions
 from bot.run.runner import AgentRunner
+from bot.run.voice import VoiceReplies
 from bot.scheduler.clock import Clock, SystemClock
 from bot.scheduler.runner import Scheduler
 from bot.scheduler.service import Schedules
@@ -122,7 +123,9 @@ class App:
                        if cfg.llm.auto_titles else None)
         self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.compactor,
                                   memory=self.memory, metrics=self.metrics, group_context=self.group_context,
-                                  tracer=Tracer(self.traces, secret_values(env)), titler=self.titler)
+                                  tracer=Tracer(self.traces, secret_values(env)), titler=self.titler,
+                                  voice=VoiceReplies(self.llm.speaker(cfg.llm.speech_model, cfg.llm.speech_voice),
+                                                     cfg.llm.voice_replies))
         self.lanes = Lanes(self.store.claims, self.store.inbox)  # the one door into every chat's lane
         services = CommandServices(self.conversations, self.store, self.prompts, self.memory, self.approvals,
                                    Pairing(self.store.pairing), self.lanes, cfg.llm, self.tools, self.mcp,

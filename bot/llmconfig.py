@@ -67,6 +67,9 @@ class LLMConfig(Section):
     temperature: float | None = Field(default=None, ge=0, le=2)
     vision_models: list[str] = Field(default_factory=list)  # these get images as image parts
     transcription_model: str | None = None  # set: voice messages are transcribed (/audio/transcriptions)
+    speech_model: str | None = None  # set: answers can be spoken (/audio/speech, /voice)
+    speech_voice: str = "alloy"
+    voice_replies: Literal["off", "auto", "on"] = "off"  # a chat's default for /voice (auto: voice for voice)
     auto_titles: bool = True  # a short title from each conversation's first exchange, by skill_model
     # Providers and failover chains (README "Models and failover"). Without them: a provider `default` from
     # OPENAI_BASE_URL / OPENAI_API_KEY and a chain `default` of chat_model on it, as before.

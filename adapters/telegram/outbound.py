@@ -38,7 +38,7 @@ def chat_key(chat_id: str) -> int | str:
 
 
 class TelegramFiles:
-    """getFile + download for what users attach; sendPhoto / sendDocument for what the agent sends.
+    """getFile + download for what users attach; sendPhoto / sendVoice / sendDocument for what the agent sends.
 
     The Bot API serves at most 20 MB per file, so a download is held in memory at most that large
     before it is written out in chunks (the intake caps it again with its own limit).
@@ -62,7 +62,12 @@ class TelegramFiles:
         content = file.data
         bot, target, thread = self._outbound.bot, chat_key(chat.chat_id), _thread(chat)
         caption = file.caption[:1024] or None  # Telegram's caption limit
-        if file.is_image:
+        if file.voice is not None:  # OGG/Opus: shown as a voice message with its length
+            duration = max(1, round(file.voice.duration))
+            sent = await self._outbound.call(chat, lambda: bot.send_voice(
+                target, InputFile(content, filename=file.name), duration=duration, caption=caption,
+                message_thread_id=thread))
+        elif file.is_image:
             sent = await self._outbound.call(chat, lambda: bot.send_photo(
                 target, InputFile(content, filename=file.name), caption=caption, message_thread_id=thread))
         else:

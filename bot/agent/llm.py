@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -89,6 +90,21 @@ class LLMClient:
                 return await response.text()
 
         return transcribe
+
+    def speaker(self, model: str | None, voice: str) -> Callable[[str], Awaitable[tuple[bytes, str]]] | None:
+        """A text-to-speech function on the default provider's /audio/speech (Opus asked for), or None without a
+        model."""
+        api = self.apis["default"]
+        if not model or not isinstance(api, OpenAIChat):
+            return None
+        provider = api.provider
+
+        async def speak(text: str) -> tuple[bytes, str]:
+            body = json.dumps({"model": model, "input": text, "voice": voice, "response_format": "opus"}).encode()
+            async with provider.post("/audio/speech", body) as response:
+                return await response.read(), response.headers.get("content-type", "")
+
+        return speak
 
     async def stream(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, model: str
                      ) -> AsyncIterator[StreamItem | Failover]:

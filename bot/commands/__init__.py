@@ -13,6 +13,7 @@ from bot.commands import memory as memory  # isort: skip
 from bot.commands import schedule as schedule  # isort: skip
 from bot.commands import tools as tools  # isort: skip
 from bot.commands import usage as usage  # isort: skip
+from bot.commands import voice as voice  # isort: skip
 from bot.commands.registry import COMMANDS, Command, CommandContext, UsageError, menu, parse_command
 from bot.commands.services import CommandServices
 

@@ -41,6 +41,7 @@ from bot.run.model import ModelTurns
 from bot.run.persist import Transcript
 from bot.run.prompt import PromptAssembly
 from bot.run.turn import TurnContext, user_message
+from bot.run.voice import VoiceReplies
 
 log = logging.getLogger("bothub.runner")
 
@@ -60,6 +61,7 @@ class AgentRunner:
         group_context: GroupContext | None = None,
         tracer: Tracer | None = None,
         titler: Titler | None = None,
+        voice: VoiceReplies | None = None,
     ) -> None:
         self.cfg = cfg
         self.conversations = conversations
@@ -68,6 +70,7 @@ class AgentRunner:
         self.metrics = metrics or Metrics()
         self.tracer = tracer or Tracer(None)
         self.titler = titler  # None: conversations keep their first message as title
+        self.voice = voice  # None: answers are never spoken
         self.loop = loop
         counter = TokenCounter()
         assembly = PromptAssembly(cfg, loop.tools, prompts, compactor, counter, memory, group_context)
@@ -156,6 +159,8 @@ class AgentRunner:
         await transcript.flush(finishes)
         if isinstance(end, RunFinished) and turn.silent_reply is None:
             self._title_first_exchange(session, end.text)
+            if self.voice is not None and self.voice.wanted(session.settings.voice, turn):
+                await self.voice.send(turn, end.text, delivery)
 
     def _tools(self, session: Session, turn: TurnContext, delivery: Delivery) -> ToolContext:
         """What the run's tools may reach: this chat's folder, its asker's rights, the chat itself."""

@@ -13,6 +13,7 @@ class ChatSettings:
     language: str | None = None
     model: str | None = None
     timezone: str | None = None  # IANA name for /remind, /every and /jobs
+    voice: str | None = None  # /voice: "off", "auto" (a voice note is answered with voice) or "on"
 
     def stored(self) -> dict[str, str]:
         """The chosen values only, as the backends keep them (one JSON object per chat)."""

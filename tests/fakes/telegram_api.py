@@ -362,6 +362,13 @@ class FakeTelegram(FileMethods, Judged):
     async def _m_sendDocument(self, p: dict[str, Any]) -> dict[str, Any]:
         return self._file_message("sendDocument", "document", p)
 
+    async def _m_sendVoice(self, p: dict[str, Any]) -> dict[str, Any]:
+        """Telegram shows OGG/Opus as a voice message (other formats arrive as a file): stricter, it refuses them."""
+        voice = p.get("_file:voice")
+        if voice is not None and not (voice[1].startswith(b"OggS") and b"OpusHead" in voice[1][:200]):
+            raise ApiError(400, "Bad Request: voice must be an OGG file encoded with OPUS")
+        return self._file_message("sendVoice", "voice", p)
+
     def _file_message(self, method: str, field: str, p: dict[str, Any]) -> dict[str, Any]:
         chat = self._chat(p)
         upload = self._upload(method, field, p)
