@@ -76,7 +76,8 @@ class WebFiles:
             _, old = self._sent.popitem(last=False)
             self._sent_bytes -= len(old.file.data)
         self._publish(chat.chat_id, "file", {"id": token, "url": f"/webchat/files/{token}", "name": file.name,
-                                             "mime": file.mime, "caption": file.caption, "image": file.is_image})
+                                             "mime": file.mime, "caption": file.caption, "image": file.is_image,
+                                             "voice": file.voice is not None})
         return SentRef(chat, token)
 
     def sent(self, chat_id: str, token: str) -> OutgoingFile | None:

@@ -21,7 +21,7 @@ PROTECTED = ("/chats", "/tree", "/trace", "/search", "/admin", "/overview", "/lo
              "/logout")
 BEARER_PATHS = ("/api/v1/chat/",)  # the HTTP API adapter checks its own bearer tokens there (no cookie, no CSRF)
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; media-src 'self'; connect-src 'self'; "
        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 HEADERS = {
     "Content-Security-Policy": CSP,

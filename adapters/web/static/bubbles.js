@@ -75,7 +75,14 @@
     const link = el("a");
     link.href = data.url;
     link.setAttribute("download", data.name);
-    if (data.image) {
+    if (data.voice) {  // a spoken answer: a player, the file still downloadable below it
+      const player = el("audio");
+      player.controls = true;
+      player.preload = "metadata";
+      player.src = data.url;
+      bubble.appendChild(player);
+      link.textContent = "🔊 " + data.name;
+    } else if (data.image) {
       const picture = el("img");
       picture.src = data.url;
       picture.alt = data.name;
