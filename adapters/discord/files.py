@@ -61,6 +61,9 @@ class DiscordFiles:
             raise SendFailed(f"discord CDN unreachable: {type(e).__name__}") from e
 
     async def upload(self, chat: ChatRef, file: OutgoingFile) -> SentRef:
+        if file.voice is not None:
+            voice = file.voice
+            return SentRef(chat, await self._outbound.post_voice(chat, file.data, voice.duration, voice.waveform))
         upload = discord.File(io.BytesIO(file.data), filename=file.name)
         message_id = await self._outbound.post_file(chat, file.caption[:CAPTION_LIMIT], upload)
         return SentRef(chat, message_id)

@@ -53,12 +53,18 @@ class FeishuFiles:
 
     async def upload(self, chat: ChatRef, file: OutgoingFile) -> SentRef:
         try:
-            if file.is_image and len(file.data) <= MAX_IMAGE:
+            if file.voice is not None:  # OGG/Opus, with its length: an audio message people can play in place
+                milliseconds = str(round(file.voice.duration * 1000))
+                form: Form = {"file_type": "opus", "file_name": file.name, "duration": milliseconds,
+                              "file": (file.name, file.data)}
+                answer = await self._http.call("POST", "/open-apis/im/v1/files", form=form)
+                msg_type, content = "audio", {"file_key": data_field(answer, "file_key")}
+            elif file.is_image and len(file.data) <= MAX_IMAGE:
                 answer = await self._http.call("POST", "/open-apis/im/v1/images",
                                                form={"image_type": "message", "image": (file.name, file.data)})
                 msg_type, content = "image", {"image_key": data_field(answer, "image_key")}
             else:
-                form: Form = {"file_type": "stream", "file_name": file.name, "file": (file.name, file.data)}
+                form = {"file_type": "stream", "file_name": file.name, "file": (file.name, file.data)}
                 answer = await self._http.call("POST", "/open-apis/im/v1/files", form=form)
                 msg_type, content = "file", {"file_key": data_field(answer, "file_key")}
         except (ApiError, aiohttp.ClientError, TimeoutError) as e:

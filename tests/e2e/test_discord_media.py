@@ -85,3 +85,19 @@ async def test_an_attachment_on_another_host_is_refused(
     await _answered(discord_fake, "read this")
     assert _shown(discord_fake)[0] == t("en", "media_fetch_failed", name="secret.txt")
     assert discord_fake.downloads == [] and "[file attached" not in str(fake.requests[0]["body"]["messages"][-1])
+
+
+async def test_a_spoken_answer_is_a_discord_voice_message(
+        tmp_path: Path, fake: FakeOpenAI, discord_fake: FakeDiscord) -> None:
+    config = {"llm": {"speech_model": "tts-1", "voice_replies": "on"}}
+    (tmp_path / "voice").mkdir()
+    async with running_app(tmp_path / "voice", fake.base_url, ("discord",), env=text_flow.discord_env(discord_fake),
+                           config=config):
+        fake.script(Text("Spoken and written."))
+        await _dm(discord_fake, "say it")
+        await wait_for(lambda: any(m["flags"] == 8192 for m in discord_fake.messages.values()), 20.0)
+    [message] = [m for m in discord_fake.messages.values() if m["flags"] == 8192]
+    assert message["content"] == "" and "Spoken and written." in _shown(discord_fake)
+    [attachment] = message["attachments"]
+    assert attachment["filename"] == "voice-message.ogg" and attachment["duration_secs"] > 0
+    assert [u.data for u in discord_fake.uploads if u.filename == "voice-message.ogg"] == fake.speech.served

@@ -82,3 +82,20 @@ async def test_a_resource_the_platform_will_not_give_gets_a_polite_line(
     await _dm(app, feishu_fake, "ev-gone", "file", {"file_key": "file_v3_unknown", "file_name": "gone.pdf"})
     await _answered(feishu_fake, "gone.pdf")
     assert feishu_fake.downloads == []
+
+
+async def test_a_spoken_answer_is_a_feishu_audio_message(
+        tmp_path: Path, fake: FakeOpenAI, feishu_fake: FakeFeishu) -> None:
+    config = {"server": {"port": 0}, "feishu": {"transport": "webhook"},
+              "llm": {"speech_model": "tts-1", "voice_replies": "on"}}
+    (tmp_path / "voice").mkdir()
+    async with running_app(tmp_path / "voice", fake.base_url, ("feishu",), config=config,
+                           env=text_flow.feishu_env(feishu_fake)) as app:
+        fake.script(Text("听得见吗？Can you hear me?"))
+        await _dm(app, feishu_fake, "ev-voice", "text", {"text": "speak to me"})
+        await wait_for(lambda: any(u.file_type == "opus" for u in feishu_fake.uploaded.values()), 20.0)
+        await wait_for(lambda: any(m["msg_type"] == "audio" for m in feishu_fake.messages.values()), 10.0)
+    [audio] = [u for u in feishu_fake.uploaded.values() if u.file_type == "opus"]
+    assert [audio.data] == fake.speech.served and audio.duration is not None and audio.duration > 0
+    assert fake.speech.requests[0]["input"] == "听得见吗？Can you hear me?"
+    assert "听得见吗？Can you hear me?" in feishu_fake.shown(DM)

@@ -45,10 +45,12 @@ from tests.fakes.discord_guild import OTHER_BOT as OTHER_BOT
 from tests.fakes.discord_guild import THREAD2_ID as THREAD2_ID
 from tests.fakes.discord_guild import THREAD_ID as THREAD_ID
 from tests.fakes.discord_rules import (
+    VOICE_MESSAGE,
     RouteLimits,
     as_seen_by,
     error_response,
     invalid_body,
+    invalid_voice,
     json_response,
     route_bucket,
 )
@@ -324,7 +326,14 @@ class FakeDiscord(AttachmentFiles, DiscordEvents, Judged):
             return problem
         if not (body.get("content") or body.get("embeds") or body.get("components") or self._attached):
             return error_response(400, 50006, "Cannot send an empty message")
-        return json_response(self._store(channel_id, body, attachments=self._attached, **extra))
+        flags = int(body.get("flags") or 0)
+        if flags & VOICE_MESSAGE:
+            if problem := invalid_voice(body, self._attached):
+                return problem
+            meta = body["attachments"][0]
+            self._attached[0].update(duration_secs=meta["duration_secs"], waveform=meta["waveform"])
+        return json_response(self._store(channel_id, body, flags=flags & VOICE_MESSAGE,
+                                         attachments=self._attached, **extra))
 
     def _update(self, message_id: str, body: dict) -> web.Response:
         if message_id not in self.messages:

@@ -10,6 +10,7 @@ Discord documents message sends as per channel. `clock` is injectable.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import math
@@ -99,4 +100,24 @@ def route_bucket(method: str, parts: list[str]) -> str | None:
         return f"{method} channels/{parts[1]}/{'typing' if parts[-1] == 'typing' else 'messages'}"
     if parts[0] == "webhooks" and len(parts) >= 3:
         return f"{method} webhooks/{parts[1]}/{parts[2]}"
+    return None
+
+
+VOICE_MESSAGE = 1 << 13  # the IS_VOICE_MESSAGE message flag
+
+
+def invalid_voice(body: dict, attached: list[dict[str, Any]]) -> web.Response | None:
+    """A voice message is one OGG attachment with its duration and waveform, and nothing else (codes 50159-61)."""
+    if body.get("content") or body.get("embeds") or body.get("components") or body.get("sticker_ids"):
+        return error_response(400, 50159, "Voice messages do not support additional content")
+    meta = body.get("attachments") or []
+    if len(attached) != 1 or len(meta) != 1:
+        return error_response(400, 50160, "Voice messages must have a single audio attachment")
+    duration, waveform = meta[0].get("duration_secs"), meta[0].get("waveform")
+    try:
+        points = base64.b64decode(waveform or "", validate=True)
+    except ValueError:
+        points = b""
+    if not isinstance(duration, int | float) or duration <= 0 or not points or len(points) > 256:
+        return error_response(400, 50161, "Voice messages must have supporting metadata")
     return None

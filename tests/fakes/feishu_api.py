@@ -225,12 +225,12 @@ class FakeFeishu(ResourceFiles, CardKit, Judged):
 
     def _new_message(self, body: dict[str, Any], chat_id: str, reply_to: str, in_thread: bool) -> web.Response:
         msg_type, content = body.get("msg_type"), body.get("content", "")
-        if msg_type not in ("text", "post", "interactive", "image", "file"):
+        if msg_type not in ("text", "post", "interactive", "image", "file", "audio"):
             return self._error(230001, f"invalid msg_type {msg_type!r}")
         if not isinstance(content, str):
             return self._error(99992402, "content must be a JSON string")
         update_multi = False
-        if msg_type in ("image", "file") and not self.known_key(msg_type, content):
+        if msg_type in ("image", "file", "audio") and not self.known_key(msg_type, content):
             return self._error(230001, f"{msg_type} message without a key this app uploaded")
         if msg_type == "text":
             if len(content.encode()) > TEXT_LIMIT:
@@ -308,7 +308,7 @@ def _visible_text(message: dict[str, Any], cards: dict[str, CardEntity]) -> str:
     content = json.loads(message["content"])
     if message["msg_type"] == "text":
         return str(content["text"])
-    if message["msg_type"] in ("image", "file"):
+    if message["msg_type"] in ("image", "file", "audio"):
         return ""
     if content.get("type") == "card":
         content = cards[content["data"]["card_id"]].card

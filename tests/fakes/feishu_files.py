@@ -24,6 +24,8 @@ class Uploaded:
     kind: str  # "image" | "file"
     name: str
     data: bytes
+    file_type: str = ""  # a file's: "opus" files may be sent as audio messages
+    duration: int | None = None  # ms, given with an opus upload
 
     @property
     def sha256(self) -> str:
@@ -85,18 +87,25 @@ class ResourceFiles:
             return _invalid("file_type, file_name and file are required")
         if len(file[1]) > FILE_LIMIT:
             return web.json_response({"code": 234006, "msg": "The file size exceeds 30 MB."}, status=400)
+        duration = form.get("duration")
+        if form["file_type"] == "opus" and not (isinstance(duration, str) and duration.isdigit()):
+            return _invalid("duration (milliseconds) is required for an opus file")
+        if form["file_type"] == "opus" and not (file[1].startswith(b"OggS") and b"OpusHead" in file[1][:200]):
+            return web.json_response({"code": 234010, "msg": "The file type is not opus."}, status=400)
         key = f"file_v3_{next(self._keys)}"
-        self.uploaded[key] = Uploaded("file", str(form["file_name"]), file[1])
+        self.uploaded[key] = Uploaded("file", str(form["file_name"]), file[1], str(form["file_type"]),
+                                      int(duration) if isinstance(duration, str) and duration.isdigit() else None)
         return web.json_response({"code": 0, "msg": "success", "data": {"file_key": key}})
 
     def known_key(self, msg_type: str, content: str) -> bool:
-        """An image or file message must name a key this app uploaded."""
+        """An image, file or audio message must name a key this app uploaded (audio: an opus file)."""
         field = "image_key" if msg_type == "image" else "file_key"
         try:
             key = json.loads(content).get(field)
         except (ValueError, AttributeError):
             return False
-        return key in self.uploaded
+        found = self.uploaded.get(key)
+        return found is not None and (msg_type != "audio" or found.file_type == "opus")
 
 
 def _invalid(why: str) -> web.Response:
