@@ -131,7 +131,7 @@ class SendFailed(SendError):
 
 @dataclass(frozen=True, slots=True)
 class VoiceNote:
-    """An OGG/Opus file meant as a voice message (Telegram sendVoice, a Discord voice message, Feishu audio)."""
+    """An OGG/Opus file meant as a voice message, where the platform has them (bot/media/speech.py)."""
 
     duration: float  # seconds
     waveform: str  # base64, one byte (0-255) per point: what Discord draws

@@ -23,9 +23,11 @@ from bot.agent.prompt import PromptBuilder
 from bot.agent.skill_tools import register_skill_tools
 from bot.agent.skills import SkillSet
 from bot.agent.titles import Titler
+from bot.agent.tools import browser as browser_tool
 from bot.agent.tools import default_registry, shell, web_search
 from bot.agent.tools import schedule as schedule_tool
 from bot.agent.tools import web as web_tool
+from bot.agent.tools.browser.launch import BrowserPool
 from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolRegistry
 from bot.agent.trace import Tracer, TraceWriter
@@ -105,6 +107,7 @@ class App:
         self.mcp = McpTools(cfg.mcp.servers, env, cfg.data_dir / "logs" / "mcp", self.approvals)
         self.memory = Memory(self.store.memories, cached_chats=IDLE_SESSIONS)  # as many as sessions stay loaded
         self.usage = UsageLedger(self.store.usage)
+        self.browsers: BrowserPool | None = None  # the browse tool's Chromium, when it is on
         self.tools = self._tools(skills)
         budgets = Budgets(cfg.budgets, self.usage) if cfg.budgets.active else None
         self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns, cfg.llm.show_thinking,
@@ -169,6 +172,10 @@ class App:
             tools_cfg = self.cfg.tools
             web_search.register(tools, backend, tools_cfg.web_search_url, tools_cfg.web_search_results,
                                 tools_cfg.web_search_per_minute, self.env, lambda url: proxy_for(url, self.env))
+        if self.cfg.tools.browser_enabled:
+            t = self.cfg.tools
+            self.browsers = browser_tool.register(tools, t.web_allow_hosts, t.browser_timeout,
+                                                  t.browser_memory_mb * 2**20, self.cfg.media.max_bytes)
         if self.schedules is not None:
             schedule_tool.register(tools, self.schedules, Access(self.cfg).may_change)
         tools.add_source(self.mcp.refresh)
@@ -287,6 +294,8 @@ class App:
         if self._web_runner is not None:
             await self._web_runner.cleanup()
         await self.mcp.stop()
+        if self.browsers is not None:
+            await self.browsers.close()
         if self.titler is not None:
             await self.titler.close()
         await self.llm.close()

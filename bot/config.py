@@ -100,6 +100,9 @@ class ToolsConfig(_Section):
     web_search_url: str = ""  # SearXNG's address (required for it); Brave and Tavily default to their APIs
     web_search_results: int = Field(default=5, ge=1, le=10)
     web_search_per_minute: int = Field(default=10, ge=1)  # per chat
+    browser_enabled: bool = False  # the browse tool (admins only): a sandboxed Chromium behind the SSRF guard
+    browser_timeout: float = Field(default=30.0, gt=0)  # seconds per browse call
+    browser_memory_mb: int = Field(default=1024, ge=128)  # the browser's whole process tree, where cgroups allow
 
     @model_validator(mode="after")
     def _searxng_has_an_address(self) -> ToolsConfig:

@@ -55,6 +55,11 @@ CLI_STRINGS: dict[str, tuple[str, str]] = {
     "doctor_mcp_failed": ("MCP server {name}: {error}", "MCP 服务器 {name}：{error}"),
     "doctor_mcp_ok": ("MCP server {name}: {count} tools: {tools}", "MCP 服务器 {name}：{count} 个工具：{tools}"),
     "doctor_mcp_none_allowed": ("(none allowed)", "（均未允许）"),
+    "doctor_browser_missing": ("browse: cannot start: {what}", "browse：无法启动：{what}"),
+    "doctor_browser_ok": ("browse: Chromium in bubblewrap, no network of its own (requests through the SSRF guard), "
+                          "{memory} MB, {timeout:g} s per call, admins only",
+                          "browse：Chromium 运行于 bubblewrap 中，自身无网络（请求经 SSRF 防护），{memory} MB，"
+                          "每次调用 {timeout:g} 秒，仅限管理员"),
     "doctor_search_ok": ("web_search: {detail} answers", "web_search：{detail} 可以搜索"),
     "doctor_search_failed": ("web_search: {detail}", "web_search：{detail}"),
     "service_not_root": ("install-service must run as root (it creates a user and writes /etc)",

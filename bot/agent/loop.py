@@ -6,6 +6,7 @@ so a run that fails half-way still leaves every tool call and result it made on 
 
 from __future__ import annotations
 
+import base64
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -87,6 +88,9 @@ class AgentLoop:
                     yield ToolFinished(name=call.name, result=result)
                     yield StepMessage(role="tool", content=result, tool_call_id=call.id)
                     history.append({"role": "tool", "tool_call_id": call.id, "content": result})
+                if ctx.images:  # shown to the model for this run only: the tree keeps the tool's words
+                    history.append(_pictures(ctx.images))
+                    ctx.images.clear()
         except LLMError as e:
             yield ModelTurn(e.model or model, time.monotonic() - asked, failed=e.kind)
             yield _failed(e.kind, e.detail, ctx, e.model or model)
@@ -155,3 +159,11 @@ def _failed(kind: FailureKind, detail: str, ctx: ToolContext, model: str, exc_in
     log.warning("agent run failed [%s] kind=%s chat=%s model=%s: %s", error_id, kind, ctx.chat, model, detail,
                 exc_info=exc_info)
     return RunFailed(kind=kind, error_id=error_id, detail=detail)
+
+
+def _pictures(images: list[tuple[str, bytes]]) -> dict[str, Any]:
+    """Images a tool produced, as a user message of image parts (tool messages carry text only)."""
+    parts: list[dict[str, Any]] = [{"type": "text", "text": "[Images from the tool calls above]"}]
+    parts += [{"type": "image_url", "image_url": {"url": f"data:{mime};base64,{base64.b64encode(data).decode()}"}}
+              for mime, data in images]
+    return {"role": "user", "content": parts}

@@ -6,6 +6,7 @@ doctor means `bothub chat` starts, and it speaks the configured language.
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from collections.abc import Mapping
 
@@ -18,6 +19,7 @@ from bot.agent.provider import DEFAULT_BASE_URL, LLMError
 from bot.agent.proxied import shown
 from bot.agent.skills import SkillSet
 from bot.agent.tools import cgroups, sandbox, web_search
+from bot.agent.tools.browser import launch as browser_launch
 from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolRegistry
 from bot.agent.workspace import check_workspace, missing_required
@@ -54,6 +56,7 @@ async def run(cfg: Config, env: Mapping[str, str]) -> int:
     results.append(dashboard_check(cfg, env))
     results += await _check_mcp(cfg, env)
     results += await _check_search(cfg, env)
+    results += _check_browser(cfg)
     for mark, line in results:
         print(f"{mark} {line}")
     return 1 if any(mark == FAIL for mark, _ in results) else 0
@@ -158,6 +161,19 @@ async def _check_search(cfg: Config, env: Mapping[str, str]) -> list[tuple[str, 
     works, detail = await web_search.probe(backend, cfg.tools.web_search_url, env, lambda url: proxy_for(url, env))
     return [(OK, t(cfg.language, "doctor_search_ok", detail=detail)) if works
             else (FAIL, t(cfg.language, "doctor_search_failed", detail=detail))]
+
+
+def _check_browser(cfg: Config) -> list[tuple[str, str]]:
+    """What the browse tool needs: Playwright, Chromium and a working bubblewrap (it runs Chromium inside)."""
+    if not cfg.tools.browser_enabled:
+        return []
+    missing = [why for why in (None if importlib.util.find_spec("playwright") else "Playwright (pip install -e "
+                               "'.[browser]')", None if browser_launch.chromium() else "chromium (apt-get install "
+                               "chromium)", sandbox.problem()) if why]
+    if missing:
+        return [(FAIL, t(cfg.language, "doctor_browser_missing", what="; ".join(missing)))]
+    return [(OK, t(cfg.language, "doctor_browser_ok", memory=cfg.tools.browser_memory_mb,
+                   timeout=cfg.tools.browser_timeout))]
 
 
 async def check_llm(cfg: Config, env: Mapping[str, str]) -> list[tuple[str, str]]:

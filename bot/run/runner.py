@@ -136,7 +136,8 @@ class AgentRunner:
     async def _run(self, session: Session, turn: TurnContext, delivery: Delivery, trace: RunTrace,
                    model: str | None) -> None:
         prompt = await self.assembly.prompt(session, turn, trace)
-        events = self.model_turns.events(session, prompt, self._tools(session, turn, delivery), model, trace)
+        tools = self._tools(session, turn, delivery, model or self.loop.model)
+        events = self.model_turns.events(session, prompt, tools, model, trace)
         out, transcript = ReplyOut(delivery, turn), Transcript(self.conversations, session, turn, trace.id)
         started, end, delivered = time.monotonic(), None, False
         try:
@@ -162,7 +163,7 @@ class AgentRunner:
             if self.voice is not None and self.voice.wanted(session.settings.voice, turn):
                 await self.voice.send(turn, end.text, delivery)
 
-    def _tools(self, session: Session, turn: TurnContext, delivery: Delivery) -> ToolContext:
+    def _tools(self, session: Session, turn: TurnContext, delivery: Delivery, model: str) -> ToolContext:
         """What the run's tools may reach: this chat's folder, its asker's rights, the chat itself."""
         return ToolContext(
             chat=session.key.storage_key,
@@ -176,6 +177,7 @@ class AgentRunner:
             conversation_id=session.conversation_id,
             send_file=lambda file: delivery.send_file(turn.chat, file),
             user_text=turn.user_text,
+            sees_images=model in self.cfg.llm.vision_models,
         )
 
     async def _follow(self, events: AsyncIterator[AgentEvent], trace: RunTrace, out: ReplyOut,

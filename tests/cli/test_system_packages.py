@@ -28,7 +28,7 @@ def test_missing_packages_stop_it_at_once_with_the_command_to_run(tmp_path: Path
     done = subprocess.run([str(bin_dir / "bash"), str(SCRIPT)], capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr == ("make test needs system packages that are missing; run: sudo apt-get install -y "
-                           "bubblewrap util-linux systemd passwd chromium\n")
+                           "bubblewrap util-linux systemd passwd chromium ffmpeg\n")
 
 
 def test_make_test_and_ci_run_share_it() -> None:

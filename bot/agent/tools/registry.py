@@ -37,6 +37,8 @@ class ToolContext:
     user_text: str = ""  # what the user said this turn (memory keeps tool output only when asked to)
     lang: str = ""  # the chat's language for what the run itself says (a budget refusal); "": the bot's
     tool_results: list[str] = field(default_factory=list)  # this turn's tool results so far, oldest first
+    sees_images: bool = False  # the run's model takes images: a tool may show it one (browse's screenshots)
+    images: list[tuple[str, bytes]] = field(default_factory=list)  # (mime, bytes) for the model after this step
 
 
 ToolFunc = Callable[..., Awaitable[str]]
