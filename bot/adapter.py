@@ -134,7 +134,7 @@ class VoiceNote:
     """An OGG/Opus file meant as a voice message, where the platform has them (bot/media/speech.py)."""
 
     duration: float  # seconds
-    waveform: str  # base64, one byte (0-255) per point: what Discord draws
+    waveform: str  # base64, one byte (0-255) per point: the shape a player may draw
 
 
 @dataclass(frozen=True, slots=True)

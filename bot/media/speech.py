@@ -4,7 +4,7 @@ The text is what a person would read aloud: Markdown marks dropped, links by the
 rather than spelled out. Long answers are spoken in parts (the speech endpoint takes at most 4 096 characters).
 The provider is asked for Opus; when it answers in another format (a local engine that only writes WAV or MP3),
 Debian's ffmpeg transcodes it, in a child process with a deadline. Each note carries its duration and a coarse
-waveform (Discord draws one), both read from the Ogg pages, so no audio is decoded.
+waveform (some platforms draw one), both read from the Ogg pages, so no audio is decoded.
 """
 
 from __future__ import annotations
