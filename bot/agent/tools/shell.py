@@ -69,7 +69,11 @@ async def run_command(command: str, ctx: ToolContext, limit_seconds: float, netw
     await asyncio.to_thread(ctx.workdir.mkdir, mode=0o700, parents=True, exist_ok=True)
     launch = netns.Launch() if network else None
     argv = sandbox.command_line(command, ctx.workdir, launch, limits)
-    group = await asyncio.to_thread(cgroups.command_group, limits.memory_bytes, limits.processes)
+    try:
+        group = await asyncio.to_thread(cgroups.command_group, limits.memory_bytes, limits.processes)
+    except OSError as e:
+        log.error("a command's cgroup could not be made: %s", e)
+        return f"Error: the command's own cgroup could not be made ({e}), so it was not run."
     try:
         return await _run(group.wrap(argv) if group else argv, limit_seconds, launch, network)
     finally:
