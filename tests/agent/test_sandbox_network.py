@@ -8,6 +8,7 @@ database: no test may ever see it requested.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 import sys
@@ -29,6 +30,8 @@ DNS = {"public.example": "127.0.0.1", "loopback.example": "127.0.0.1", "intranet
 
 async def table_lookup(host: str, port: int) -> list[netguard.AddrInfo]:
     """The tests' resolver: a fixed table, so no test asks a real DNS server."""
+    if host == "slow.example":
+        await asyncio.sleep(60)  # a resolver that never answers in time
     if host not in DNS:
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
     return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (DNS[host], port))]
@@ -136,6 +139,20 @@ async def test_odd_requests_get_a_polite_answer(ctx: ToolContext, site: Site) ->
                          f"{ask}'CONNECT public.example HTTP/1.1'; {ask}'nonsense'")
     assert out.splitlines()[1:] == ["b'HTTP/1.1 400 Bad Request'"] * 4
     assert site.hits == []
+
+
+async def test_connections_end_with_the_command(ctx: ToolContext, site: Site,
+                                                caplog: pytest.LogCaptureFixture) -> None:
+    """A tunnel kept open, a head never finished and a name still resolving: none outlives the command."""
+    opened = (f"(sleep 50 | curl -sS --proxytunnel -m 50 telnet://public.example:{site.port} > /dev/null &); "
+              "(exec 3<>/dev/tcp/127.0.0.1/3128; sleep 50) & "
+              "(curl -sS -m 50 http://slow.example/ &); sleep 1; echo done")
+    started = asyncio.get_running_loop().time()
+    with caplog.at_level(logging.ERROR):
+        out = await run(ctx, opened)
+        await asyncio.sleep(0.2)
+    assert out == "exit code 0\ndone" and asyncio.get_running_loop().time() - started < 8
+    assert [r.getMessage() for r in caplog.records if r.name in ("asyncio", "bothub.shell")] == []
 
 
 async def test_without_the_proxy_setup_the_shell_is_not_offered(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,

@@ -53,11 +53,13 @@ class Proxy:
 
     policy: Policy
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    writers: set[asyncio.StreamWriter] = field(default_factory=set)  # both ends of every open connection
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
         self.tasks.add(task)
+        self.writers.add(writer)
         try:
             if len(self.tasks) > MAX_CONNECTIONS:
                 raise _Answer("503 Service Unavailable", f"more than {MAX_CONNECTIONS} connections at once")
@@ -70,8 +72,11 @@ class Proxy:
                 await writer.drain()
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ValueError):
             pass  # the client went away or sent garbage: nothing to answer
+        except asyncio.CancelledError:
+            pass  # closed with its command; the task ends here (asyncio would log a cancelled handler as an error)
         finally:
             self.tasks.discard(task)
+            self.writers.discard(writer)
             writer.close()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -85,6 +90,7 @@ class Proxy:
         tunnel = method.upper() == "CONNECT"
         url = _target(target, tunnel)
         upstream_reader, upstream = await self._open(url)
+        self.writers.add(upstream)
         try:
             if tunnel:
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
@@ -92,6 +98,7 @@ class Proxy:
                 upstream.write(_origin_head(method, url, version, lines[1:]))
             await asyncio.gather(_pipe(reader, upstream), _pipe(upstream_reader, writer))
         finally:
+            self.writers.discard(upstream)
             upstream.close()
 
     async def _open(self, url: URL) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -114,7 +121,10 @@ class Proxy:
         raise _Answer("502 Bad Gateway", f"could not connect to {host}: {type(failure).__name__}")
 
     async def close(self) -> None:
-        for task in list(self.tasks):
+        """Ends every connection with the command: both ends aborted, handlers still resolving cancelled."""
+        for writer in list(self.writers):
+            writer.transport.abort()
+        for task in list(self.tasks):  # any still resolving or connecting
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
