@@ -24,6 +24,7 @@ from bot.agent.approvals import Approvals
 from bot.agent.tools import egress, sandbox, shell
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 from bot.httpkit import netguard
+from tests.fakes.serve import serve_local
 
 DNS = {"public.example": "127.0.0.1", "loopback.example": "127.0.0.1", "intranet.example": "10.0.0.5"}
 
@@ -64,10 +65,7 @@ async def site() -> AsyncIterator[Site]:
 
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    state.port = runner.addresses[0][1]
+    runner, state.port = await serve_local(app)
     yield state
     await runner.cleanup()
 
