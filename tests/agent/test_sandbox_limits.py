@@ -4,13 +4,15 @@ count bound a command's whole process tree, also for a bot running as root, and 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from pathlib import Path
 
 import pytest
 
+from bot.agent.approvals import Approvals
 from bot.agent.tools import cgroups, sandbox, shell
-from bot.agent.tools.registry import ToolContext
+from bot.agent.tools.registry import ToolContext, ToolRegistry
 from bot.cli import doctor
 from tests.harness import make_config
 
@@ -87,3 +89,25 @@ async def test_a_group_without_its_limits_runs_nothing(tmp_path: Path, monkeypat
     out = await shell.run_command("echo ran > ran.txt", ctx, 10)
     assert out.startswith("Error: the command's own cgroup could not be made (no memory or pids limit file in")
     assert not (ctx.workdir / "ran.txt").exists() and list(fake.parents[0].iterdir()) == []
+
+
+def test_a_root_bot_without_cgroups_gets_no_shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """Where no cgroup is writable (cgroup mode none), root's process count would be unbounded: no shell, and
+    doctor says so on the cgroup line as well as the sandbox line. An ordinary user keeps the shell."""
+    root = os.geteuid() == 0
+    monkeypatch.setattr(cgroups, "hierarchy", lambda: None)
+    sandbox.problem.cache_clear()
+    try:
+        registry = ToolRegistry()
+        with caplog.at_level(logging.ERROR, "bothub.shell"):
+            shell.register(registry, Approvals(), timeout=5, enabled=True)
+        assert registry.names == ([] if root else ["shell"])
+        assert ("the bot runs as root and no cgroup with the memory and pids" in caplog.text) is root
+        cfg, _ = make_config(tmp_path, "http://127.0.0.1:9", {"tools": {"shell_enabled": True}})
+        (first, _), _, (mark, line), _ = doctor._check_shell(cfg)
+        assert (first, mark) == ((doctor.FAIL, doctor.FAIL) if root else (doctor.OK, doctor.INFO))
+        assert line.startswith("shell: cgroup mode none: memory and process limits apply per process only")
+    finally:
+        monkeypatch.undo()
+        sandbox.problem.cache_clear()
