@@ -25,6 +25,7 @@ from bot.agent.tools import egress, sandbox, shell
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 from bot.httpkit import netguard
 from tests.fakes.serve import serve_local
+from tests.fakes.tls import self_signed
 
 DNS = {"public.example": "127.0.0.1", "loopback.example": "127.0.0.1", "intranet.example": "10.0.0.5"}
 
@@ -85,6 +86,27 @@ async def test_curl_and_python_reach_a_public_host(ctx: ToolContext, site: Site)
     assert posted == "exit code 0\na body"
     assert site.hits[0] == ("/page", f"public.example:{site.port}")
     assert [path for path, _ in site.hits] == ["/page", "/page", "/page", "/echo"]
+
+
+async def test_https_goes_through_the_tunnel(ctx: ToolContext, tmp_path: Path) -> None:
+    """TLS end to end: the proxy sees only CONNECT public.example:port, curl checks the server's certificate."""
+    context, cert = self_signed(tmp_path, ("public.example",))
+
+    async def hello(request: web.Request) -> web.Response:
+        return web.Response(text=f"tls {request.secure}")
+
+    app = web.Application()
+    app.router.add_get("/", hello)
+    runner, port = await serve_local(app, ssl_context=context)
+    try:
+        ctx.workdir.mkdir()
+        (ctx.workdir / "ca.pem").write_bytes(cert.read_bytes())
+        out = await run(ctx, f"curl -sS --cacert ca.pem https://public.example:{port}/")
+        loopback = await run(ctx, f"curl -sS --cacert ca.pem https://localhost:{port}/ 2>&1")
+    finally:
+        await runner.cleanup()
+    assert out == "exit code 0\ntls True"
+    assert "CONNECT tunnel failed, response 403" in loopback
 
 
 @pytest.mark.parametrize("target, reason", [
