@@ -68,7 +68,7 @@ class Launch:
             try:
                 done = subprocess.run([sys.executable, "-I", "-S", "-c", _HELPER, str(pid), str(PROXY_PORT),
                                        str(theirs.fileno())], pass_fds=(theirs.fileno(),), capture_output=True,
-                                      timeout=STEP_TIMEOUT, check=False)
+                                      timeout=STEP_TIMEOUT, check=False, env={})  # it needs no environment
             except (OSError, subprocess.TimeoutExpired) as e:
                 raise Unavailable(f"the network helper did not run: {e}") from e
             if done.returncode != 0:
