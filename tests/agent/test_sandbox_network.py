@@ -34,6 +34,8 @@ async def table_lookup(host: str, port: int) -> list[netguard.AddrInfo]:
     """The tests' resolver: a fixed table, so no test asks a real DNS server."""
     if host == "slow.example":
         await asyncio.sleep(60)  # a resolver that never answers in time
+    if host == "empty.example":
+        return []  # a resolver that answers with nothing: never connected to by name
     if host not in DNS:
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
     return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (DNS[host], port))]
@@ -120,6 +122,7 @@ async def test_https_goes_through_the_tunnel(ctx: ToolContext, tmp_path: Path) -
     ("http://[fd00:ec2::254]/", "a cloud metadata endpoint"),
     ("http://metadata.google.internal/", "a cloud metadata name"),
     ("http://0.0.0.0:{port}/secret", "an unspecified address"),
+    ("http://empty.example:{port}/secret", "empty.example resolved to no address"),
 ])
 async def test_internal_addresses_are_refused(ctx: ToolContext, site: Site, target: str, reason: str) -> None:
     url = target.format(port=site.port)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import socket
 from dataclasses import dataclass, field
@@ -110,7 +111,7 @@ class Proxy:
             log.info("sandbox network: refused %s: %s", url.host, e)
             raise _Answer("403 Forbidden", f"refused: {e}; the sandbox reaches public internet hosts only") from e
         host = url.raw_host or ""
-        addresses = [pin["host"] for pin in resolver.pins.get(host, [])] or [host]  # an IP literal is not pinned
+        addresses = [pin["host"] for pin in resolver.pins.get(host, [])] or _literal(host)
         failure: Exception = OSError("no address")
         for address in addresses:
             try:
@@ -127,6 +128,14 @@ class Proxy:
         for task in list(self.tasks):  # any still resolving or connecting
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
+def _literal(host: str) -> list[str]:
+    """An IP literal is vetted but not pinned; a name that pinned nothing is never connected to by name."""
+    try:
+        return [str(ipaddress.ip_address(host))]
+    except ValueError:
+        raise _Answer("403 Forbidden", f"refused: {host} resolved to no address") from None
 
 
 def _target(target: str, tunnel: bool) -> URL:
