@@ -58,7 +58,8 @@ async def test_each_command_gets_its_own_group_and_leaves_none_behind(ctx: ToolC
     assert len(groups) == len(found.parents)  # one folder per hierarchy, the command inside each
     assert all((g / "pids.max").read_text().strip() == "256" for g in groups if (g / "pids.max").exists())
     assert (await running).endswith("done")
-    assert [p for parent in found.parents for p in parent.glob("bothub-*")] == []
+    assert [p for parent in found.parents for p in parent.glob(f"bothub-{os.getpid()}-*")] == []  # ours only:
+    # other bots (other test runs on this machine) may share the parent
 
 
 def test_doctor_reports_the_limits_and_where_they_apply(tmp_path: Path) -> None:
