@@ -24,7 +24,7 @@ from bot.agent.skill_tools import register_skill_tools
 from bot.agent.skills import SkillSet
 from bot.agent.titles import Titler
 from bot.agent.tools import browser as browser_tool
-from bot.agent.tools import default_registry, shell, web_search
+from bot.agent.tools import default_registry, egress, shell, web_search
 from bot.agent.tools import schedule as schedule_tool
 from bot.agent.tools import web as web_tool
 from bot.agent.tools.browser.launch import BrowserPool
@@ -45,6 +45,7 @@ from bot.commands import CommandServices, menu
 from bot.config import Config, ConfigError, proxy_for
 from bot.httpkit.auth import Auth
 from bot.httpkit.hygiene import GuardedRunner, Limits, hygiene
+from bot.httpkit.netguard import allow_list
 from bot.hub.hub import Hub
 from bot.hub.intake import MediaIntake
 from bot.hub.scheduled import JobTurns
@@ -164,8 +165,8 @@ class App:
         """Built-in tools, the optional risky ones as configured, then tool skills (which may use them)."""
         tools = default_registry()
         register_memory_tools(tools, self.memory)
-        shell.register(tools, self.approvals, self.cfg.tools.shell_timeout, self.cfg.tools.shell_enabled,
-                       self.cfg.tools.shell_network)
+        network = egress.Policy(allow_list(self.cfg.tools.web_allow_hosts)) if self.cfg.tools.shell_network else None
+        shell.register(tools, self.approvals, self.cfg.tools.shell_timeout, self.cfg.tools.shell_enabled, network)
         if self.cfg.tools.web_fetch_enabled:
             web_tool.register(tools, self.cfg.tools.web_allow_hosts, proxy_for=lambda url: proxy_for(url, self.env))
         if backend := self.cfg.tools.web_search_backend:

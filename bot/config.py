@@ -93,7 +93,7 @@ def _bypassed(host: str, port: int | None, no_proxy: str) -> bool:
 class ToolsConfig(_Section):
     shell_enabled: bool = False
     shell_timeout: float = Field(default=30.0, gt=0)
-    shell_network: bool = False  # the sandboxed shell gets no network unless this is on
+    shell_network: bool = False  # on: the sandboxed shell reaches public addresses only, via the egress proxy
     web_fetch_enabled: bool = True
     web_allow_hosts: list[str] = Field(default_factory=list)  # exceptions to the SSRF rules, for tests
     web_search_backend: Literal["", "searxng", "brave", "tavily"] = ""  # "" = no web_search tool

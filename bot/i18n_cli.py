@@ -52,6 +52,23 @@ CLI_STRINGS: dict[str, tuple[str, str]] = {
     "doctor_shell_off": ("shell: off (tools.shell_enabled)", "shell：已关闭（tools.shell_enabled）"),
     "doctor_shell_broken": ("shell: disabled until the sandbox works: {why}", "shell：沙箱可用之前保持禁用：{why}"),
     "doctor_shell_ok": ("shell: bubblewrap sandbox works", "shell：bubblewrap 沙箱可用"),
+    "doctor_shell_limits": (
+        "shell: limits {cpu} s CPU, {memory} MB memory and {files} MB files per process, {timeout} s per command",
+        "shell：限制为每个进程 {cpu} 秒 CPU、{memory} MB 内存、{files} MB 文件，每条命令 {timeout} 秒"),
+    "doctor_shell_cgroup": (
+        "shell: cgroup mode v{version}: {memory} MB and {processes} processes for a command's whole tree ({where})",
+        "shell：cgroup 模式 v{version}：每条命令的整个进程树共 {memory} MB 内存、{processes} 个进程（{where}）"),
+    "doctor_shell_no_cgroup": ("shell: cgroup mode none: memory and process limits apply per process only ({why})",
+                               "shell：cgroup 模式 none：内存和进程数限制只对单个进程生效（{why}）"),
+    "doctor_shell_net_off": ("shell: network mode none: commands have no network (tools.shell_network: false)",
+                             "shell：网络模式 none：命令没有网络（tools.shell_network: false）"),
+    "doctor_shell_net_proxy": (
+        "shell: network mode proxy: public internet only, through the egress proxy (HTTP CONNECT and http:// URLs, "
+        "names resolved and vetted as for web_fetch); loopback, private and metadata addresses refused",
+        "shell：网络模式 proxy：只能访问公网，经由出口代理（HTTP CONNECT 与 http:// 地址，"
+        "域名解析与检查同 web_fetch）；本机回环、私有地址和云元数据地址一律拒绝"),
+    "doctor_shell_net_broken": ("shell: network mode proxy cannot be set up here, so the shell is not offered: {why}",
+                                "shell：此处无法建立网络模式 proxy，因此不提供 shell：{why}"),
     "doctor_mcp_failed": ("MCP server {name}: {error}", "MCP 服务器 {name}：{error}"),
     "doctor_mcp_ok": ("MCP server {name}: {count} tools: {tools}", "MCP 服务器 {name}：{count} 个工具：{tools}"),
     "doctor_mcp_none_allowed": ("(none allowed)", "（均未允许）"),

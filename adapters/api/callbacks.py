@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from bot.httpkit.netguard import Lookup, PinnedResolver, Refused, guarded_session, system_lookup, vet
+from bot.httpkit.netguard import Lookup, PinnedResolver, Refused, allow_list, guarded_session, system_lookup, vet
 
 log = logging.getLogger("bothub.api")
 USER_AGENT = "bothub-api-callback/0.1"
@@ -28,7 +28,7 @@ SIGNATURE = "X-Bothub-Signature"
 class Callbacks:
     def __init__(self, allow_hosts: list[str], timeout: float, attempts: int, backoff: float,
                  lookup: Lookup = system_lookup) -> None:
-        self._allow = {h.lower().strip().strip("[]") for h in allow_hosts if h.strip()}
+        self._allow = allow_list(allow_hosts)
         self._timeout = timeout
         self._attempts = attempts
         self._backoff = backoff

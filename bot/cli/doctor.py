@@ -7,6 +7,7 @@ doctor means `bothub chat` starts, and it speaks the configured language.
 from __future__ import annotations
 
 import importlib.util
+import os
 import time
 from collections.abc import Mapping
 
@@ -89,23 +90,30 @@ def _check_shell(cfg: Config) -> list[tuple[str, str]]:
         checks.append((FAIL, t(lang, "doctor_shell_broken", why=why)))
     else:
         checks.append((OK, t(lang, "doctor_shell_ok")))
-    checks.append(_shell_limits(cfg))
+    checks += [*_shell_limits(cfg), _shell_network(cfg)]
     if problem := shell_admins_problem(cfg, cfg.enabled_platforms):
         checks.append((FAIL, f"shell: {problem}"))
     return checks
 
 
-def _shell_limits(cfg: Config) -> tuple[str, str]:
-    """What bounds one approved command, and whether the whole tree or each process is bounded."""
-    limits = sandbox.DEFAULT_LIMITS
-    each = (f"{limits.cpu_seconds} s CPU, {limits.memory_bytes // 2**20} MB memory and {limits.file_bytes // 2**20} MB "
-            f"files per process, {cfg.tools.shell_timeout:g} s per command")
-    network = ("the host's whole network, loopback and private ranges included (tools.shell_network)"
-               if cfg.tools.shell_network else "no network")
-    if why := cgroups.problem():
-        return INFO, f"shell: limits {each}, {network}; whole-command limits unavailable: {why}"
-    return OK, (f"shell: limits {each}; {limits.memory_bytes // 2**20} MB and {limits.processes} processes for a "
-                f"command's whole tree ({cgroups.describe()}); {network}")
+def _shell_limits(cfg: Config) -> list[tuple[str, str]]:
+    """What bounds one approved command: each process, and (the cgroup mode) its whole tree."""
+    lang, limits, mb = cfg.language, sandbox.DEFAULT_LIMITS, 2**20
+    each = (INFO, t(lang, "doctor_shell_limits", cpu=limits.cpu_seconds, memory=limits.memory_bytes // mb,
+                    files=limits.file_bytes // mb, timeout=f"{cfg.tools.shell_timeout:g}"))
+    if (found := cgroups.hierarchy()) is None:  # as root that is a FAIL: sandbox.problem() refuses the shell
+        return [each, (FAIL if os.geteuid() == 0 else INFO, t(lang, "doctor_shell_no_cgroup", why=cgroups.problem()))]
+    return [each, (OK, t(lang, "doctor_shell_cgroup", version=found.version, memory=limits.memory_bytes // mb,
+                         processes=limits.processes, where=", ".join(map(str, found.parents))))]
+
+
+def _shell_network(cfg: Config) -> tuple[str, str]:
+    """The network mode: none, or public addresses only through the egress proxy (which must work here)."""
+    if not cfg.tools.shell_network:
+        return INFO, t(cfg.language, "doctor_shell_net_off")
+    if why := sandbox.network_problem():
+        return FAIL, t(cfg.language, "doctor_shell_net_broken", why=why)
+    return OK, t(cfg.language, "doctor_shell_net_proxy")
 
 
 def dashboard_check(cfg: Config, env: Mapping[str, str]) -> tuple[str, str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 
 import aiohttp
@@ -79,7 +79,12 @@ async def system_lookup(host: str, port: int) -> Sequence[AddrInfo]:
     return await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
 
 
-async def vet(url: URL, allow_hosts: set[str], resolver: PinnedResolver, lookup: Lookup = system_lookup) -> None:
+def allow_list(hosts: list[str]) -> frozenset[str]:
+    """Configured exempt hosts as `vet` compares them: lower case, no brackets around an IPv6 literal."""
+    return frozenset(h.lower().strip().strip("[]") for h in hosts if h.strip())
+
+
+async def vet(url: URL, allow_hosts: Collection[str], resolver: PinnedResolver, lookup: Lookup = system_lookup) -> None:
     """Raise Refused unless `url` is http(s) to public addresses (or an allowed host); pin what was checked."""
     if url.scheme not in ("http", "https"):
         raise Refused(f"only http and https URLs can be fetched, not {url.scheme or 'this'!r}")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bot.agent.approvals import Approvals
-from bot.agent.tools import sandbox, shell
+from bot.agent.tools import egress, sandbox, shell
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 
 SECRET = "sk-SANDBOX-TEST-SECRET-0123456789"
@@ -81,12 +81,14 @@ def listener() -> Iterator[int]:
     server.close()
 
 
-@pytest.mark.parametrize("network", [False, True])
-async def test_network_only_when_configured(chats: tuple[Path, ToolContext], listener: int, network: bool) -> None:
+@pytest.mark.parametrize("network", [None, egress.Policy()])
+async def test_the_hosts_loopback_is_out_of_reach(chats: tuple[Path, ToolContext], listener: int,
+                                                  network: egress.Policy | None) -> None:
+    """With or without `tools.shell_network`: the command's own network namespace (test_sandbox_network.py)."""
     _, ctx = chats
     probe = f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {listener}), 3); print(\"up\")'"
     out = await shell.run_command(probe, ctx, 10, network=network)
-    assert out.startswith("exit code 0\nup") if network else "exit code 1" in out and "up" not in out
+    assert "exit code 1" in out and "ConnectionRefusedError" in out and "up" not in out
 
 
 async def test_limits_stop_runaway_commands(chats: tuple[Path, ToolContext]) -> None:

@@ -13,8 +13,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 
-def self_signed(folder: Path) -> tuple[ssl.SSLContext, Path]:
-    """(a server context, the certificate file a client trusts)."""
+def self_signed(folder: Path, dns_names: tuple[str, ...] = ("localhost",)) -> tuple[ssl.SSLContext, Path]:
+    """(a server context, the certificate file a client trusts), for 127.0.0.1 and `dns_names`."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = datetime.datetime.now(datetime.UTC)
@@ -22,7 +22,8 @@ def self_signed(folder: Path) -> tuple[ssl.SSLContext, Path]:
             .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
             .not_valid_after(now + datetime.timedelta(days=1))
             .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-                                                        x509.DNSName("localhost")]), critical=False)
+                                                        *map(x509.DNSName, dns_names)]),
+                           critical=False)
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
             .sign(key, hashes.SHA256()))
     cert_file, key_file = folder / "fake-cert.pem", folder / "fake-key.pem"

@@ -110,11 +110,19 @@ class CommandGroup:
         name = f"bothub-{os.getpid()}-{secrets.token_hex(4)}"
         self.folders = [parent / name for parent in found.parents]
         values = {"memory": str(memory), "processes": str(processes), "0": "0"}
-        for folder in self.folders:
-            folder.mkdir()
-            for file, value in _SETTINGS:
-                if (folder / file).exists():
-                    (folder / file).write_text(values[value])
+        applied = set()
+        try:
+            for folder in self.folders:
+                folder.mkdir()
+                for file, value in _SETTINGS:
+                    if (folder / file).exists():
+                        (folder / file).write_text(values[value])
+                        applied.add(value)
+            if not {"memory", "processes"} <= applied:  # a limit promised is a limit set, or no command runs
+                raise OSError(f"no memory or pids limit file in {', '.join(map(str, self.folders))}")
+        except OSError:
+            self.close()
+            raise
 
     def wrap(self, argv: list[str]) -> list[str]:
         return ["/bin/sh", "-c", _ENTER, "sh", *map(str, self.folders), "--", *argv]
@@ -122,7 +130,8 @@ class CommandGroup:
     def close(self) -> None:
         """Kill what is left (a command's tree ends with it) and remove the folders; blocking."""
         for _ in range(50):
-            left = [int(pid) for folder in self.folders for pid in (folder / "cgroup.procs").read_text().split()]
+            left = [int(pid) for folder in self.folders if (folder / "cgroup.procs").exists()
+                    for pid in (folder / "cgroup.procs").read_text().split()]
             for pid in left:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
@@ -135,6 +144,7 @@ class CommandGroup:
 
 
 def command_group(memory: int, processes: int) -> CommandGroup | None:
-    """A new group with these limits, or None where cgroups are not available (see `problem`)."""
+    """A new group with these limits, or None where cgroups are not available (see `problem`); OSError when
+    they are but this one could not be made with both limits."""
     found = hierarchy()
     return None if found is None else CommandGroup(found, memory, processes)

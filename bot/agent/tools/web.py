@@ -11,14 +11,14 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from html.parser import HTMLParser
 
 import aiohttp
 from yarl import URL
 
 from bot.agent.tools.registry import ToolContext, ToolRegistry
-from bot.httpkit.netguard import Lookup, PinnedResolver, Refused, guarded_session, system_lookup, vet
+from bot.httpkit.netguard import Lookup, PinnedResolver, Refused, allow_list, guarded_session, system_lookup, vet
 
 MAX_REDIRECTS = 5
 MAX_BYTES = 2 * 1024 * 1024
@@ -39,7 +39,7 @@ def direct(url: str) -> None:
     return None
 
 
-async def fetch_text(raw_url: str, allow_hosts: set[str], lookup: Lookup = system_lookup,
+async def fetch_text(raw_url: str, allow_hosts: Collection[str], lookup: Lookup = system_lookup,
                      proxy_for: Proxies = direct) -> str:
     try:
         url = URL(raw_url.strip())
@@ -157,7 +157,7 @@ def html_to_text(html: str) -> tuple[str, str]:
 
 def register(registry: ToolRegistry, allow_hosts: list[str], lookup: Lookup = system_lookup,
              proxy_for: Proxies = direct) -> None:
-    allowed = {h.lower().strip().strip("[]") for h in allow_hosts if h.strip()}
+    allowed = allow_list(allow_hosts)
 
     async def web_fetch(ctx: ToolContext, url: str) -> str:
         if not isinstance(url, str) or not url.strip():

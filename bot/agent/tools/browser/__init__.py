@@ -15,6 +15,7 @@ from bot.agent.tools.browser.guard import Guard, write_file
 from bot.agent.tools.browser.launch import BrowserPool
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 from bot.agent.tools.web import UNTRUSTED_END, UNTRUSTED_START
+from bot.httpkit.netguard import allow_list
 
 MAX_TEXT = 12_000  # characters of page text returned
 MAX_CONTROLS = 40
@@ -112,7 +113,7 @@ def register(registry: ToolRegistry, allow_hosts: list[str], timeout: float, mem
     if importlib.util.find_spec("playwright") is None:
         raise RuntimeError("tools.browser_enabled needs Playwright: .venv/bin/pip install -e '.[browser]' "
                            "(and Debian's chromium)")
-    guard = Guard({h.lower().strip() for h in allow_hosts if h.strip()}, max_download)
+    guard = Guard(allow_list(allow_hosts), max_download)
     pool = BrowserPool(guard.answer_request, guard.answer_socket, memory_bytes)
     browse = Browse(pool, guard, timeout)
     registry.register(
