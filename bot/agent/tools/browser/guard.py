@@ -33,7 +33,7 @@ MAX_REDIRECTS = 5
 
 
 class Guard:
-    def __init__(self, allow_hosts: set[str], max_download: int, lookup: Lookup = system_lookup,
+    def __init__(self, allow_hosts: frozenset[str], max_download: int, lookup: Lookup = system_lookup,
                  timeout: float = 20.0) -> None:
         self.allow_hosts, self.max_download, self.lookup = allow_hosts, max_download, lookup
         self.timeout = aiohttp.ClientTimeout(total=timeout, sock_connect=10)
