@@ -119,6 +119,7 @@ class DingTalkAdapter:
             log.info("dingtalk: a robot message with nothing to answer skipped")
             return
         msg = robot.message
+        self._ready()
         if await self._services.seen(f"dingtalk:msg:{msg.message_id}"):
             log.info("dingtalk: redelivered message %s ignored", msg.message_id)
             return
@@ -129,6 +130,7 @@ class DingTalkAdapter:
         press = inbound.parse_card_callback(data)
         if press is None:
             return
+        self._ready()
         press_id = frame_id or f"{press.card_id}:{data.get('extension', '')}"
         if await self._services.seen(f"dingtalk:press:{press_id}"):
             return
@@ -136,9 +138,14 @@ class DingTalkAdapter:
         await self._hand_over(press.to_message(press_id, chat.is_group if chat else None,
                                                chat.chat_id if chat else None))
 
-    async def _hand_over(self, msg: IncomingMessage) -> None:
+    def _ready(self) -> None:
+        """Checked before the message is marked seen, so a refused one is delivered again, not dropped."""
         if self._on_message is None:
             raise ConnectionError("dingtalk adapter is stopping")  # not ACKed: DingTalk delivers it again
+
+    async def _hand_over(self, msg: IncomingMessage) -> None:
+        self._ready()
+        assert self._on_message is not None
         await self._on_message(msg)
 
     # ---- HTTP callback mode --------------------------------------------------------------------
