@@ -139,7 +139,8 @@ async def test_commands_as_text_and_as_card_buttons(app: App, dingtalk_fake: Fak
     assert "second question" not in json.dumps(fake.requests[-1]["body"]["messages"])
 
     await say(dingtalk_fake, robot(" /tree", group=True))
-    await wait_for(lambda: any("/goto 4" in c.params.get("sys_full_json_obj", "") for c in dingtalk_fake.cards.values()))
+    await wait_for(lambda: any("/goto 4" in c.params.get("sys_full_json_obj", "")
+                               for c in dingtalk_fake.cards.values()))
     track, card = next((t, c) for t, c in dingtalk_fake.cards.items() if "/goto 4" in c.params["sys_full_json_obj"])
     before = card.params["msgContent"]
     buttons = json.loads(card.params["sys_full_json_obj"])["msgButtons"]

@@ -54,7 +54,7 @@ async def test_with_the_webhook_expired_the_robot_openapi_sends(make: Make, ding
     dingtalk.fail("createAndDeliver", 403, NO_CARDS)
     ref = await adapter.send(chat, Reply("by the OpenAPI"), final=False)
     await adapter.edit(ref, Reply("by the OpenAPI, complete"), final=True)  # cannot edit: the end follows
-    (first, last) = dingtalk.calls_to("oToMessages/batchSend")
+    first, _ = dingtalk.calls_to("oToMessages/batchSend")
     assert first.body["userIds"] == ["staff-ann"] and first.body["msgKey"] == "sampleMarkdown"
     assert dingtalk.shown("staff-ann") == ["by the OpenAPI", "by the OpenAPI, complete"]
     assert not dingtalk.calls_to("/robot/sendBySession")
