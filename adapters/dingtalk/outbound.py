@@ -14,7 +14,6 @@ import dataclasses
 import logging
 import time
 import uuid
-from collections import OrderedDict
 from typing import Any, Literal
 
 import aiohttp
@@ -22,12 +21,12 @@ import aiohttp
 from adapters.dingtalk import render
 from adapters.dingtalk.transport import ApiError, DingTalkHttp
 from bot.adapter import ChatUnavailable, RateLimited, SendError, SendFailed
+from bot.httpkit.recent import Recent
 from bot.messages import ChatRef, ReplyTo, SentRef
 from bot.replies import Reply
 
 log = logging.getLogger(__name__)
 
-REMEMBERED = 2000
 WEBHOOK_MARGIN_MS = 60_000  # a session webhook this close to expiry is not used
 # throttling: the OpenAPI's HTTP 429 and the robots' "send too fast" errcode
 RATE_LIMIT_CODES = frozenset({"Throttling", "Throttling.Api", "130101"})
@@ -35,14 +34,6 @@ RATE_LIMIT_CODES = frozenset({"Throttling", "Throttling.Api", "130101"})
 CHAT_GONE_CODES = frozenset({"chatbot.notInGroup", "robot.notInConversation", "staffId.notExisted",
                              "resource.not.found"})
 CARDS_OFF_FOR = 600.0  # seconds after a card refusal during which replies go as messages
-
-
-class _Recent(OrderedDict[str, Any]):
-    def put(self, key: str, value: Any) -> None:
-        self[key] = value
-        self.move_to_end(key)
-        while len(self) > REMEMBERED:
-            self.popitem(last=False)
 
 
 @dataclasses.dataclass(eq=False)
@@ -59,8 +50,8 @@ class DingTalkOutbound:
         self._http = http
         self._template = template
         self._callback_type = callback_type
-        self._sent = _Recent()  # outTrackId / message key → _Sent
-        self._webhooks = _Recent()  # answered message id → (session webhook, expiry ms)
+        self._sent: Recent[_Sent] = Recent()  # outTrackId / message key → _Sent
+        self._webhooks: Recent[tuple[str, int]] = Recent()  # answered message id → (session webhook, expiry ms)
         self._cards_off_until = 0.0
 
     def remember_webhook(self, message_id: str, url: str, expires_ms: int) -> None:

@@ -6,15 +6,13 @@ makes its calls itself; the SDK is kept for what it is good at, the Stream frame
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
 
-log = logging.getLogger(__name__)
+from bot.httpkit.tokens import TokenKeeper
 
 API_BASE = "https://api.dingtalk.com"
 OAPI_BASE = "https://oapi.dingtalk.com"
@@ -33,10 +31,7 @@ class ApiError(Exception):
 
 
 class DingTalkHttp:
-    """Authenticated JSON calls; the token is refreshed in the background at half its lifetime, so no
-    call ever waits for one after start."""
-
-    pause: Callable[[float], Awaitable[None]] = staticmethod(asyncio.sleep)  # the refresher's wait; tests drive it
+    """Authenticated JSON calls on one session; the token is kept by the kit's TokenKeeper."""
 
     def __init__(self, api_base: str, oapi_base: str, client_id: str, client_secret: str,
                  timeout: float = 15.0, proxy: str | None = None) -> None:
@@ -46,24 +41,17 @@ class DingTalkHttp:
         self._proxy = proxy
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
-        self._token = ""
-        self._token_lock = asyncio.Lock()
-        self._refresher: asyncio.Task[None] | None = None
+        self.tokens = TokenKeeper(self._fetch_token, "dingtalk", (ApiError, aiohttp.ClientError, TimeoutError))
 
     async def start(self) -> None:
         self._session = aiohttp.ClientSession(timeout=self._timeout, proxy=self._proxy)
-        lifetime = await self._fetch_token()
-        self._refresher = asyncio.create_task(self._refresh_forever(lifetime), name="dingtalk-token")
+        await self.tokens.start()
 
     async def close(self) -> None:
-        if self._refresher is not None:
-            self._refresher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._refresher
+        await self.tokens.close()
         if self._session is not None:
             await self._session.close()
-        self._refresher = self._session = None
-        self._token = ""
+        self._session = None
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -72,21 +60,20 @@ class DingTalkHttp:
 
     async def call(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
         """An OpenAPI call (api_base); one retry on a stale token."""
-        token = await self.token()
+        token = await self.tokens.token()
         try:
             return await self._api(method, path, token, body)
         except ApiError as e:
             if e.code not in STALE_TOKEN_CODES:
                 raise
-            await self._refresh_after(token)
-            return await self._api(method, path, self._token, body)
+            return await self._api(method, path, await self.tokens.refresh_after(token), body)
 
     async def upload(self, kind: str, name: str, data: bytes, mime: str) -> str:
         """media/upload on the older API (the token in the query); returns the media id."""
         form = aiohttp.FormData()
         form.add_field("type", kind)
         form.add_field("media", data, filename=name, content_type=mime)
-        params = {"access_token": await self.token()}
+        params = {"access_token": await self.tokens.token()}
         async with self.session.post(f"{self.oapi_base}/media/upload", params=params, data=form) as resp:
             answer = await _decode_errcode(resp)
         media_id = answer.get("media_id")
@@ -107,40 +94,19 @@ class DingTalkHttp:
                 raise ApiError(resp.status, str(resp.status), "the file download was refused")
             yield resp.content
 
-    async def token(self) -> str:
-        if not self._token:
-            await self._refresh_after("")
-        return self._token
-
     async def _api(self, method: str, path: str, token: str, body: Any) -> dict[str, Any]:
         headers = {TOKEN_HEADER: token}
         async with self.session.request(method, self.api_base + path, json=body, headers=headers) as resp:
             return await _decode(resp)
 
-    async def _refresh_after(self, stale: str) -> None:
-        async with self._token_lock:
-            if self._token == stale:
-                await self._fetch_token()
-
-    async def _fetch_token(self) -> float:
+    async def _fetch_token(self) -> tuple[str, float]:
         payload = {"appKey": self.client_id, "appSecret": self._secret}
         async with self.session.post(self.api_base + TOKEN_PATH, json=payload) as resp:
             data = await _decode(resp)
         token = data.get("accessToken")
         if not isinstance(token, str) or not token:
             raise ApiError(resp.status, "-1", "token answer without accessToken")
-        self._token = token
-        return float(data.get("expireIn", 7200))
-
-    async def _refresh_forever(self, lifetime: float) -> None:
-        while True:
-            await self.pause(max(lifetime / 2, 1.0))
-            try:
-                async with self._token_lock:
-                    lifetime = await self._fetch_token()
-            except (ApiError, aiohttp.ClientError, TimeoutError) as e:
-                log.warning("dingtalk token refresh failed, retrying soon: %s", e)
-                lifetime = 120.0
+        return token, float(data.get("expireIn", 7200))
 
 
 def _retry_after(resp: aiohttp.ClientResponse) -> float | None:

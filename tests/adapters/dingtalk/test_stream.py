@@ -7,8 +7,9 @@ import asyncio
 
 import pytest
 
-from adapters.dingtalk import stream, transport
+from adapters.dingtalk import stream
 from bot.config import ConfigError
+from bot.httpkit.tokens import TokenKeeper
 from bot.messages import IncomingMessage
 from bot.replies import Reply
 from tests.adapters.dingtalk.conftest import Make
@@ -79,7 +80,7 @@ async def test_the_token_is_renewed_in_the_background_before_it_expires(
         await renew.wait()
         renew.clear()
 
-    monkeypatch.setattr(transport.DingTalkHttp, "pause", staticmethod(pause))
+    monkeypatch.setattr(TokenKeeper, "pause", staticmethod(pause))
     dingtalk.token_lifetime = 600
     await make()
     renew.set()
