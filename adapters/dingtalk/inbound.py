@@ -49,14 +49,14 @@ def parse_robot(data: dict[str, Any]) -> Robot | None:
         mentioned=True,  # a robot receives group messages only when it is @mentioned
         text=text, attachments=attachments)
     expires = data.get("sessionWebhookExpiredTime")
-    return Robot(message, _text(data.get("sessionWebhook")), int(expires) if isinstance(expires, int) else 0)
+    return Robot(message, _text(data.get("sessionWebhook")), expires if type(expires) is int else 0)
 
 
 def content_of(data: dict[str, Any]) -> tuple[str, tuple[Attachment, ...]]:
     """Text (a voice message's transcription for audio) and the files of each message type."""
     kind = _text(data.get("msgtype"))
-    content = data.get("content") if isinstance(data.get("content"), dict) else {}
-    assert isinstance(content, dict)
+    raw = data.get("content")
+    content: dict[str, Any] = raw if isinstance(raw, dict) else {}
     if kind == "text":
         body = data.get("text")
         return (_text(body.get("content")).strip() if isinstance(body, dict) else ""), ()
@@ -75,7 +75,8 @@ def content_of(data: dict[str, Any]) -> tuple[str, tuple[Attachment, ...]]:
     if kind in KINDS and content.get("downloadCode"):
         text = _text(content.get("recognition")).strip() if kind == "audio" else ""
         return text, (_attachment(kind, content),)
-    return "", ()
+    # a kind the bot cannot read (a shared chat record, a card, a location): the hub answers with a polite note
+    return "", (Attachment(AttachmentKind.OTHER, name=kind[:40]),) if kind else ()
 
 
 def _attachment(kind: str, content: dict[str, Any]) -> Attachment:

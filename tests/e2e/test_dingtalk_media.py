@@ -16,7 +16,7 @@ from tests.e2e.test_dingtalk_e2e import DM, answered, robot, say
 from tests.e2e.test_telegram_e2e import jpeg_bytes
 from tests.fakes.dingtalk_api import CLIENT_ID, CLIENT_SECRET, FakeDingTalk
 from tests.fakes.openai_api import MODEL, FakeOpenAI, Text, ToolCalls
-from tests.harness import running_app
+from tests.harness import running_app, wait_for
 
 dingtalk_fake = text_flow.dingtalk_fake
 CAP = 50_000  # media.max_bytes in these tests
@@ -85,3 +85,10 @@ async def test_a_file_over_the_cap_is_not_taken_and_the_user_is_told(
     await answered(dingtalk_fake, DM, "big.bin")
     folder = app.cfg.data_dir / "chats"
     assert not any(p.name == "big.bin" for p in folder.rglob("*"))
+
+
+async def test_a_kind_the_bot_cannot_read_gets_a_polite_line(
+        app: App, dingtalk_fake: FakeDingTalk, fake: FakeOpenAI) -> None:
+    await say(dingtalk_fake, robot(msgtype="chatRecord", content={"summary": "a forwarded chat"}))
+    await wait_for(lambda: len(dingtalk_fake.shown(DM)) == 1)
+    assert "only read text" in dingtalk_fake.shown(DM)[0] and fake.requests == []
