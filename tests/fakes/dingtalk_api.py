@@ -1,8 +1,9 @@
 """Fake DingTalk Open Platform on 127.0.0.1 port 0, strict where the real one is.
 
-OpenAPI (`x-acs-dingtalk-access-token`): accessToken with an expiry, AI cards (createAndDeliver, whole-card
-PUT, card/streaming), robot messages (oToMessages/batchSend, groupMessages/send), message file download;
-the older API: media/upload (token in the query, errcode answers); session webhooks, which expire. Refusals
+OpenAPI (`x-acs-dingtalk-access-token`): accessToken with an expiry, AI cards (createAndDeliver, or create then
+deliver as the SDK does; whole-card PUT, card/streaming), robot messages (oToMessages/batchSend,
+groupMessages/send), message file download; the older API: media/upload (token in the query, errcode
+answers); session webhooks, which expire (dingtalk_robot.py). Refusals
 are HTTP 4xx with {"code", "message"} (OpenAPI) or {"errcode", "errmsg"}. Every call is recorded with its
 time; DingTalk's limits are enforced and judged (budgets.py). The Stream gateway is dingtalk_gateway.py.
 """
@@ -52,6 +53,7 @@ class FakeDingTalk(Gateway, RobotMessages, Judged):
         self.client_id, self.client_secret = CLIENT_ID, CLIENT_SECRET
         self.calls: list[Call] = []
         self.cards: dict[str, Shown] = {}
+        self._pending: dict[str, dict[str, str]] = {}  # created, not yet delivered: outTrackId → cardParamMap
         self.shown_messages: list[Shown] = []
         self.token_lifetime = 7200
         self.issued_tokens: list[str] = []
@@ -138,6 +140,10 @@ class FakeDingTalk(Gateway, RobotMessages, Judged):
             return refuse(400, "InvalidParameter", "a JSON object body is required")
         if route == ("POST", "/v1.0/card/instances/createAndDeliver"):
             return self._create_card(body)
+        if route == ("POST", "/v1.0/card/instances"):
+            return self._create_card(body, deliver=False)
+        if route == ("POST", "/v1.0/card/instances/deliver"):
+            return self._deliver_card(body)
         if route == ("PUT", "/v1.0/card/instances"):
             return self._put_card(body)
         if route == ("PUT", "/v1.0/card/streaming"):
@@ -159,25 +165,35 @@ class FakeDingTalk(Gateway, RobotMessages, Judged):
             return refuse(429, "Throttling", "robot send too fast, exceed 20 times per minute")
         return None
 
-    def _create_card(self, body: dict[str, Any]) -> web.Response:
-        space = str(body.get("openSpaceId", ""))
-        kind, _, chat_id = space.removeprefix("dtv1.card//").partition(".")
-        deliver = body.get("imGroupOpenDeliverModel" if kind == "IM_GROUP" else "imRobotOpenDeliverModel")
+    def _create_card(self, body: dict[str, Any], *, deliver: bool = True) -> web.Response:
+        """createAndDeliver (deliver=True), or the first of the SDK's two steps (card/instances)."""
         params = body.get("cardData", {}).get("cardParamMap")
         track = body.get("outTrackId")
-        if kind not in ("IM_GROUP", "IM_ROBOT") or not chat_id or not isinstance(deliver, dict):
-            return refuse(400, "param.openSpaceId.invalid", "openSpaceId or its deliver model is invalid")
-        if deliver.get("robotCode") != CLIENT_ID or not body.get("cardTemplateId"):
-            return refuse(400, "InvalidParameter", "robotCode and cardTemplateId are required")
-        if not isinstance(track, str) or not track or track in self.cards:
+        if not body.get("cardTemplateId"):
+            return refuse(400, "InvalidParameter", "cardTemplateId is required")
+        if not isinstance(track, str) or not track or track in self.cards or track in self._pending:
             return refuse(400, "param.outTrackId.duplicated", "outTrackId missing or already used")
         invalid = _invalid_params(params)
         if invalid:
             return refuse(400, "param.cardParamMap.invalid", invalid)
+        self._pending[track] = dict(params)
+        return self._deliver_card(body) if deliver else web.json_response({"success": True, "result": track})
+
+    def _deliver_card(self, body: dict[str, Any]) -> web.Response:
+        """Into a group (IM_GROUP, the robot named) or a robot's one-to-one chat (IM_ROBOT)."""
+        track = str(body.get("outTrackId"))
+        kind, _, chat_id = str(body.get("openSpaceId", "")).removeprefix("dtv1.card//").partition(".")
+        model = body.get("imGroupOpenDeliverModel" if kind == "IM_GROUP" else "imRobotOpenDeliverModel")
+        if track not in self._pending:
+            return refuse(400, "param.outTrackId.notExist", "no created card with this outTrackId")
+        if kind not in ("IM_GROUP", "IM_ROBOT") or not chat_id or not isinstance(model, dict):
+            return refuse(400, "param.openSpaceId.invalid", "openSpaceId or its deliver model is invalid")
+        if kind == "IM_GROUP" and model.get("robotCode") != CLIENT_ID:
+            return refuse(400, "InvalidParameter", "imGroupOpenDeliverModel.robotCode is required")
         refused = self.new_message(chat_id, kind == "IM_GROUP")
         if refused is not None:
             return refused
-        card = Shown(chat_id, "card", dict(params))
+        card = Shown(chat_id, "card", self._pending.pop(track))
         self.cards[track] = card
         self.shown_messages.append(card)
         return web.json_response({"success": True, "result": {"outTrackId": track, "deliverResults": [
