@@ -18,7 +18,7 @@ from aiohttp import web
 from bench.common import Section, run_standalone
 from bench.e2e import Ask, Bot, Calls, Chat, Rig, pressing, python, steady
 from bench.e2e_report import run_platform
-from tests.fakes.dingtalk_api import CLIENT_ID, CLIENT_SECRET, FakeDingTalk
+from tests.fakes.dingtalk_api import CLIENT_ID, CLIENT_SECRET, QPS_REFUSED, FakeDingTalk
 from tests.fakes.dingtalk_gateway import ROBOT_TOPIC
 
 CHATS = [*(Chat(f"staff-bench-{i}", "dm") for i in range(10)), *(Chat(f"cid-bench-{i}", "group") for i in range(10))]
@@ -53,7 +53,7 @@ class TimedDingTalk(FakeDingTalk):
 
     def _count(self, response: web.Response) -> None:
         answer = json.loads(response.body) if isinstance(response.body, bytes) else {}
-        refused = response.status == 429 or answer.get("errcode") == 130101
+        refused = response.status == 429 or answer.get("errcode") == 130101 or answer.get("code") == QPS_REFUSED
         self.statuses[429 if refused else response.status] += 1
 
     def _note_new(self) -> None:

@@ -28,8 +28,10 @@ from bot.replies import Reply
 log = logging.getLogger(__name__)
 
 WEBHOOK_MARGIN_MS = 60_000  # a session webhook this close to expiry is not used
-# throttling: the OpenAPI's HTTP 429 and the robots' "send too fast" errcode
-RATE_LIMIT_CODES = frozenset({"Throttling", "Throttling.Api", "130101"})
+# throttling: the OpenAPI's HTTP 429, an app over its calls per second (HTTP 403, or errcode 90018 on the older
+# API) and the robots' "send too fast" errcode
+RATE_LIMIT_CODES = frozenset({"Throttling", "Throttling.Api", "Forbidden.AccessDenied.QpsLimitForAppkeyAndApi",
+                              "Forbidden.AccessDenied.QpsLimitForApi", "90018", "130101"})
 # the bot is not in the group any more, the user left or blocked it (the codes the fake and DingTalk use)
 CHAT_GONE_CODES = frozenset({"chatbot.notInGroup", "robot.notInConversation", "staffId.notExisted",
                              "resource.not.found"})

@@ -25,7 +25,8 @@ from tests.fakes.serve import serve_local
 CLIENT_SECRET = "ding-test-secret"
 GROUP_PER_MINUTE = 20  # a robot's new messages into one group per minute
 CARD_UPDATES_PER_SECOND = 10  # updates of one card (this fake's assumption; DingTalk publishes none)
-APP_QPS = 20  # the app's OpenAPI calls per second
+APP_QPS = 20  # an internal app's server API calls per second (DingTalk's standard edition)
+QPS_REFUSED = "Forbidden.AccessDenied.QpsLimitForAppkeyAndApi"  # HTTP 403, as DingTalk names the refusal
 
 
 @dataclass
@@ -63,6 +64,8 @@ class FakeDingTalk(Gateway, RobotMessages, Judged):
         self._group_window = SlidingWindows(GROUP_PER_MINUTE, 60.0)
         self._group_judge = SlidingWindows(GROUP_PER_MINUTE, 60.0)
         self._card_judge = SlidingWindows(CARD_UPDATES_PER_SECOND, 1.0)
+        self.app_qps = APP_QPS  # a test that is not about it may raise it
+        self._app_window = SlidingWindows(APP_QPS, 1.0)
         self._app_judge = SlidingWindows(APP_QPS, 1.0)
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -101,8 +104,13 @@ class FakeDingTalk(Gateway, RobotMessages, Judged):
     # ---- handlers --------------------------------------------------------------------------------
     def record(self, request: web.Request, body: Any) -> None:
         self.calls.append(Call(time.monotonic(), request.method, request.path, body, dict(request.headers)))
+
+    def _over_qps(self) -> bool:
+        """The app's OpenAPI calls within any second: judged, and refused beyond the limit."""
         if self._app_judge.over():
             self.breach("app QPS", CLIENT_ID)
+        self._app_window.limit = self.app_qps
+        return self._app_window.over()
 
     def _scripted(self, path: str) -> web.Response | None:
         for failure in self._failures:
@@ -135,6 +143,8 @@ class FakeDingTalk(Gateway, RobotMessages, Judged):
         scripted = self._scripted(request.path)
         if scripted is not None:
             return scripted
+        if self._over_qps():
+            return refuse(403, QPS_REFUSED, "the app's API calls per second are over the limit")
         route = (request.method, request.path)
         if not isinstance(body, dict):
             return refuse(400, "InvalidParameter", "a JSON object body is required")

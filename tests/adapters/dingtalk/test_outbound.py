@@ -11,7 +11,7 @@ from bot.delivery import Delivery
 from bot.messages import ChatRef, ReplyTo
 from bot.replies import Button, Reply
 from tests.adapters.dingtalk.conftest import Make
-from tests.fakes.dingtalk_api import GROUP_PER_MINUTE, FakeDingTalk
+from tests.fakes.dingtalk_api import APP_QPS, GROUP_PER_MINUTE, FakeDingTalk
 from tests.fakes.dingtalk_gateway import ROBOT_TOPIC
 
 NO_CARDS = "Forbidden.AccessDenied.AccessTokenPermissionDenied"  # the app lacks Card.Instance.Write
@@ -72,6 +72,7 @@ async def test_markdown_is_rendered_to_dingtalks_dialect() -> None:
 async def test_the_twenty_first_message_into_a_group_within_a_minute_is_refused(
         make: Make, dingtalk: FakeDingTalk) -> None:
     dingtalk.budget_allowance = "this test goes over the per-group limit on purpose"
+    dingtalk.app_qps = 1000  # not about the app's calls per second
     adapter, _ = await dm(make, dingtalk)
     group = ChatRef("dingtalk", "cid-group", is_group=True, origin=ReplyTo("m"))
     for n in range(GROUP_PER_MINUTE):
@@ -92,3 +93,15 @@ async def test_the_hubs_pacing_keeps_a_group_inside_its_budget(make: Make, dingt
     for n in range(5):
         await delivery.send(group, Reply(f"n{n}"))
     assert dingtalk.shown("cid-group") == [f"n{n}" for n in range(5)] and not dingtalk.budget_breaches
+
+
+async def test_an_app_over_its_calls_per_second_is_told_to_wait(make: Make, dingtalk: FakeDingTalk) -> None:
+    dingtalk.budget_allowance = "this test goes over the app's calls per second on purpose"
+    adapter, chat = await dm(make, dingtalk)
+    refusals = 0
+    for n in range(APP_QPS + 5):
+        try:
+            await adapter.send(chat, Reply(f"n{n}"))
+        except RateLimited:
+            refusals += 1
+    assert refusals >= 5 and any(b.rule == "app QPS" for b in dingtalk.budget_breaches)
