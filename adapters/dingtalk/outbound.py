@@ -123,6 +123,8 @@ class DingTalkOutbound:
             "cardData": {"cardParamMap": render.card_params(reply, status)},
             "imGroupOpenSpaceModel": {"supportForward": True}, "imRobotOpenSpaceModel": {"supportForward": True},
         }
+        if self._callback_type == "HTTP":  # presses go to the card callback URL registered for this route key
+            body["callbackRouteKey"] = self._http.client_id
         if chat.is_group:
             body["openSpaceId"] = f"dtv1.card//IM_GROUP.{chat.chat_id}"
             body["imGroupOpenDeliverModel"] = {"robotCode": self._http.client_id}

@@ -27,13 +27,13 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-async def post(make: Make, headers: dict[str, str]) -> tuple[int, list[object]]:
+async def post(make: Make, headers: dict[str, str], body: dict[str, object] = MESSAGE) -> tuple[int, list[object]]:
     adapter, inbox, routes = await make("http")
     assert adapter.connected()
     runner, base = await serve_routes(routes)
     try:
         async with aiohttp.ClientSession() as http, http.post(
-                base + "/dingtalk/callback", data=json.dumps(MESSAGE), headers=headers) as resp:
+                base + "/dingtalk/callback", data=json.dumps(body), headers=headers) as resp:
             return resp.status, list(inbox.handed)
     finally:
         await runner.cleanup()
@@ -43,6 +43,14 @@ async def test_a_signed_callback_is_taken(make: Make, dingtalk: FakeDingTalk) ->
     status, handed = await post(make, signed(now_ms()))
     assert status == 200
     assert [(m.chat_id, m.text) for m in handed] == [("staff-bo", "hello over http")]  # type: ignore[attr-defined]
+
+
+async def test_a_signed_card_callback_is_a_button_press(make: Make) -> None:
+    press = {"outTrackId": "card-1", "userId": "staff-bo", "spaceType": "IM_GROUP", "spaceId": "cid-g",
+             "content": json.dumps({"cardPrivateData": {"actionIds": ["/list"], "params": {}}})}
+    status, handed = await post(make, signed(now_ms()), press)
+    assert status == 200
+    assert [(m.chat_id, m.text, m.is_button) for m in handed] == [("cid-g", "/list", True)]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("headers", [
