@@ -66,7 +66,6 @@ class StreamConnection:
         self._runner: asyncio.Task[None] | None = None
         self._connected = asyncio.Event()
         self._frames: set[asyncio.Task[None]] = set()
-        self.connects = 0
 
     async def start(self) -> None:
         """Open the first connection here, so bad credentials fail the start; later drops reconnect."""
@@ -128,7 +127,6 @@ class StreamConnection:
     async def _serve(self, uri: str) -> None:
         async with websockets.connect(uri, max_size=4 * 2**20, open_timeout=15) as ws:
             self._client.websocket = ws
-            self.connects += 1
             self._connected.set()
             async for raw in ws:
                 task = asyncio.create_task(self._route(ws, raw))
