@@ -87,6 +87,9 @@ class DingTalkAdapter:
             except Refused as e:
                 await self.stop()
                 raise ConnectionError(f"DingTalk refused the Stream connection: {e}") from e
+            except (ApiError, aiohttp.ClientError, TimeoutError, OSError) as e:
+                await self.stop()
+                raise ConnectionError(f"cannot open DingTalk's Stream connection: {e}") from e
 
     async def stop(self) -> None:
         self._on_message = None

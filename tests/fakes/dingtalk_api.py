@@ -112,7 +112,7 @@ class FakeDingTalk(Gateway, RobotMessages, Judged):
         self._app_window.limit = self.app_qps
         return self._app_window.over()
 
-    def _scripted(self, path: str) -> web.Response | None:
+    def scripted(self, path: str) -> web.Response | None:
         for failure in self._failures:
             if failure.path_part in path and failure.times != 0:
                 if failure.times is not None:
@@ -140,7 +140,7 @@ class FakeDingTalk(Gateway, RobotMessages, Judged):
         self.record(request, body)
         if not self.authorized(request.headers.get("x-acs-dingtalk-access-token", "")):
             return refuse(401, "InvalidAuthentication", "access token is invalid or expired")
-        scripted = self._scripted(request.path)
+        scripted = self.scripted(request.path)
         if scripted is not None:
             return scripted
         if self._over_qps():

@@ -52,9 +52,15 @@ class Gateway:
         app.router.add_post("/v1.0/gateway/connections/open", self._open)
         app.router.add_get("/stream", self._socket)
 
+    def scripted(self, path: str) -> web.Response | None:
+        raise NotImplementedError
+
     async def _open(self, request: web.Request) -> web.Response:
         body = await request.json()
         self.opens.append(body)
+        scripted = self.scripted(request.path)
+        if scripted is not None:
+            return scripted
         if body.get("clientId") != self.client_id or body.get("clientSecret") != self.client_secret:
             return web.json_response({"code": "InvalidClient", "message": "clientId or clientSecret wrong"},
                                      status=401)

@@ -86,3 +86,10 @@ async def test_the_token_is_renewed_in_the_background_before_it_expires(
     renew.set()
     await wait_for(lambda: len(dingtalk.issued_tokens) == 2)
     assert waits[0] == 300  # at half its lifetime; no call waited for it
+
+
+async def test_a_gateway_that_answers_nothing_useful_is_a_connection_error(
+        make: Make, dingtalk: FakeDingTalk) -> None:
+    dingtalk.fail("/gateway/connections/open", 500, "ServiceUnavailable")
+    with pytest.raises(ConnectionError, match="Stream connection"):
+        await make()
