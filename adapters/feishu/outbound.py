@@ -15,7 +15,6 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections import OrderedDict
 from typing import Any, Literal
 
 import aiohttp
@@ -23,6 +22,7 @@ import aiohttp
 from adapters.feishu import render
 from adapters.feishu.transport import ApiError, FeishuHttp, data_field
 from bot.adapter import ChatUnavailable, RateLimited, SendError, SendFailed
+from bot.httpkit.recent import Recent
 from bot.messages import ButtonPress, ChatRef, IncomingMessage, ReplyTo, SentRef
 from bot.replies import Reply
 
@@ -33,16 +33,6 @@ CHAT_GONE_CODES = frozenset({230002, 230006, 230013})
 CARDKIT_RETRY_AFTER = 600.0  # after CardKit refuses, use plain cards for this long
 STREAM_AFTER = 0.5  # seconds a card is shown before an intermediate edit makes it a streaming card
 REMEMBERED = 2000  # messages, chats and presses kept in memory
-
-
-class _Recent(OrderedDict[str, Any]):
-    """A bounded map: the oldest entries go first."""
-
-    def put(self, key: str, value: Any) -> None:
-        self[key] = value
-        self.move_to_end(key)
-        while len(self) > REMEMBERED:
-            self.popitem(last=False)
 
 
 @dataclasses.dataclass(eq=False)
@@ -66,10 +56,10 @@ class _Sent:
 class FeishuOutbound:
     def __init__(self, http: FeishuHttp) -> None:
         self._http = http
-        self._sent = _Recent()  # message_id → _Sent
-        self._chat_is_group = _Recent()  # chat_id → bool
-        self._thread_anchor = _Recent()  # thread_id → a message id inside it (replies need one)
-        self._direct_chats = _Recent()  # user open_id → their one-to-one chat with the bot
+        self._sent: Recent[_Sent] = Recent(REMEMBERED)  # message_id → _Sent
+        self._chat_is_group: Recent[bool] = Recent(REMEMBERED)  # chat_id → bool
+        self._thread_anchor: Recent[str] = Recent(REMEMBERED)  # thread_id → a message id inside it (replies need one)
+        self._direct_chats: Recent[str] = Recent(REMEMBERED)  # user open_id → their one-to-one chat with the bot
         self._cardkit_off_until = 0.0
 
     # ---- what inbound events teach us ---------------------------------------------------------

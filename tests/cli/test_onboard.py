@@ -34,7 +34,7 @@ async def onboarding(cwd: Path, **extra: str) -> AsyncIterator[tuple[Screen, asy
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
     env = {name: value for name, value in os.environ.items()
-           if not name.startswith(("OPENAI_", "BOTHUB_", "TELEGRAM_", "DISCORD_", "FEISHU_"))}
+           if not name.startswith(("OPENAI_", "BOTHUB_", "TELEGRAM_", "DISCORD_", "FEISHU_", "DINGTALK_"))}
     env.update({"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "BOTHUB_PORT": "0", "BOTHUB_LANGUAGE": "en", **extra})
     proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "onboard", stdin=slave, stdout=slave,
                                                 stderr=slave, env=env, cwd=cwd)
@@ -79,6 +79,7 @@ async def test_a_good_endpoint_writes_both_files_and_the_chat_starts_with_them(t
         await answer(screen, ".env already exist(s). Replace?", "y")
         await pick_endpoint(screen, fake.base_url, API_KEY)
         await shows_next(screen, "the model answered")
+        await answer(screen, "DINGTALK_CLIENT_ID", "")
         await answer(screen, "DISCORD_BOT_TOKEN", "")
         await answer(screen, "FEISHU_APP_ID", "")
         await answer(screen, "TELEGRAM_BOT_TOKEN", "123:secret-token")
@@ -112,7 +113,7 @@ async def test_a_refused_key_and_an_unreachable_url_are_said_and_asked_again(tmp
         await pick_endpoint(screen, UNREACHABLE, API_KEY)
         await shows_next(screen, f"LLM at {UNREACHABLE}: not reachable")
         await pick_endpoint(screen, fake.base_url, API_KEY)
-        await shows_next(screen, "DISCORD_BOT_TOKEN")
+        await shows_next(screen, "DINGTALK_CLIENT_ID")
         screen.type("\x03")  # Ctrl-C at the platforms: still nothing written
         await shows_next(screen, "stopped: nothing was written")
         assert await asyncio.wait_for(proc.wait(), 30) == 1

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from adapters.dingtalk import inbound as dingtalk_inbound
 from adapters.discord import inbound as discord_inbound
 from adapters.feishu import inbound as feishu_inbound
 from adapters.telegram import inbound as telegram_inbound
@@ -229,3 +230,25 @@ def test_feishu_parser_fuzz() -> None:
                       "context": {"open_chat_id": "oc_1", "open_message_id": "om_2"}}}
     pressed = fuzz_parser(decoded, feishu_inbound.parse_card_action, [card])
     assert pressed > 100
+
+
+def test_dingtalk_parser_fuzz() -> None:
+    """DingTalk frames' data reaches the parser as decoded JSON, so every field may have any type."""
+
+    def decoded(data: dict[str, Any]) -> Any:
+        return json.loads(json.dumps(data))
+
+    base = {"msgId": "m1", "conversationId": "cid1", "conversationType": "2", "senderStaffId": "s1",
+            "senderNick": "Ann", "sessionWebhook": "http://127.0.0.1:1/s", "sessionWebhookExpiredTime": 1}
+    templates = [
+        {**base, "conversationType": "1", "msgtype": "text", "text": {"content": "hi"}},
+        {**base, "msgtype": "richText",
+         "content": {"richText": [{"text": "a"}, {"downloadCode": "d", "type": "picture"}]}},
+        {**base, "msgtype": "audio", "content": {"downloadCode": "d", "recognition": "你好"}},
+        {**base, "msgtype": "file", "content": {"downloadCode": "d", "fileName": "a.pdf", "fileSize": 3}},
+        {**base, "msgtype": "chatRecord", "content": {}},
+    ]
+    assert fuzz_parser(decoded, dingtalk_inbound.parse_robot, templates) > 100
+    press = {"outTrackId": "t1", "userId": "s1", "spaceType": "IM_GROUP", "spaceId": "cid1",
+             "content": json.dumps({"cardPrivateData": {"actionIds": ["/goto 2"], "params": {}}})}
+    assert fuzz_parser(decoded, dingtalk_inbound.parse_card_callback, [press]) > 100

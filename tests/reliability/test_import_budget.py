@@ -48,3 +48,18 @@ def test_an_encrypted_event_brings_in_aes_only_then() -> None:
     code = ("from adapters.feishu import crypto; from tests.fakes.feishu_events import encrypt; "
             "assert 'cryptography' not in sys.modules; assert crypto.decrypt('k', encrypt('k', 'hi')) == 'hi'")
     assert "cryptography" in loaded_after(code)
+
+
+def test_the_dingtalk_spec_and_adapter_load_no_sdk_until_stream_mode_starts() -> None:
+    # dingtalk-stream (and the `requests` it imports) comes with the Stream connection, not with the spec
+    assert loaded_after("import adapters.dingtalk, adapters.dingtalk.adapter") == set()
+    assert loaded_after("import adapters.dingtalk.stream") == {"requests"}
+
+
+def test_the_dingtalk_stream_costs_at_most_25_mb_over_the_app() -> None:
+    code = ("import resource, bot.app; before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; "
+            "import adapters.dingtalk.adapter, adapters.dingtalk.stream; "
+            "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,
+                         timeout=120).stdout
+    assert float(out) <= 25.0

@@ -11,6 +11,7 @@ import pytest
 
 from bot.adapter import find_spec, installed_platforms
 from tests.adapters.contract.console import ConsoleDriver
+from tests.adapters.contract.dingtalk import DingTalkDriver
 from tests.adapters.contract.driver import Driver
 from tests.adapters.contract.http import ApiDriver, WebDriver
 from tests.adapters.contract.messaging import DiscordDriver, FeishuDriver, TelegramDriver
@@ -22,6 +23,7 @@ DRIVERS: dict[str, Callable[[pytest.MonkeyPatch], Driver]] = {
     "console": lambda _: ConsoleDriver(),
     "web": lambda _: WebDriver(),
     "api": lambda _: ApiDriver(),
+    "dingtalk": lambda _: DingTalkDriver(),
 }
 
 

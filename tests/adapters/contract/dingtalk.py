@@ -1,0 +1,64 @@
+"""The DingTalk contract driver: the real adapter in Stream mode (the dingtalk-stream SDK over a WebSocket)
+against the fake gateway and OpenAPI; each replayed robot message gets a fresh msgId, so it is no
+redelivery."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from typing import Any
+
+from adapters.dingtalk import DingTalkConfig
+from adapters.dingtalk import adapter as dingtalk_adapter
+from bot.messages import ChatRef, SentRef
+from tests.adapters.contract.driver import ABILITIES, Driver, services
+from tests.fakes import dingtalk_api
+from tests.fakes.dingtalk_gateway import CARD_TOPIC, ROBOT_TOPIC
+
+CREATE = "/card/instances/createAndDeliver"
+
+
+class DingTalkDriver(Driver):
+    name, limit = "dingtalk", dingtalk_api.TEXT_LIMIT
+    platform_can = frozenset(ABILITIES) - {"overhears"}  # a robot hears a group only when @mentioned
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ids = itertools.count(1)
+
+    async def start(self) -> None:
+        self.fake = dingtalk_api.FakeDingTalk()
+        await self.fake.start()
+        env = {"DINGTALK_CLIENT_ID": dingtalk_api.CLIENT_ID, "DINGTALK_CLIENT_SECRET": dingtalk_api.CLIENT_SECRET}
+        settings = DingTalkConfig(api_base=self.fake.base, oapi_base=self.fake.base)
+        self.adapter = dingtalk_adapter.create(settings, env, services([]))
+        await self.adapter.start(self.inbox)
+
+    async def stop(self) -> None:
+        await self.adapter.stop()
+        await self.fake.stop()
+
+    async def inject(self, event: dict[str, Any]) -> None:
+        data = self.fake.robot_frame(event)
+        data["msgId"] = f"{data['msgId']}-{next(self._ids)}"
+        await self.fake.until_acked(await self.fake.push(ROBOT_TOPIC, data))
+
+    async def press(self, event: dict[str, Any], pressed: SentRef) -> None:
+        data = copy.deepcopy(event)
+        data["outTrackId"] = pressed.message_id
+        await self.fake.until_acked(await self.fake.push(CARD_TOPIC, data))
+
+    async def shown(self, chat: ChatRef) -> list[str]:
+        return self.fake.shown(chat.chat_id)
+
+    async def stream_open(self, ref: SentRef) -> bool:
+        return self.fake.cards[ref.message_id].params.get("flowStatus") == "2"
+
+    def send_attempts(self) -> int:
+        return len(self.fake.calls_to(CREATE))
+
+    def rate_limit_next_send(self) -> None:
+        self.fake.fail(CREATE, 429, "Throttling")
+
+    def chat_gone(self, chat: ChatRef) -> None:
+        self.fake.fail(CREATE, 403, "chatbot.notInGroup")
