@@ -82,8 +82,9 @@ class App:
     """Owns every long-lived component; `start` and `stop` are the only lifecycle calls."""
 
     def __init__(self, cfg: Config, env: Mapping[str, str], clock: Clock | None = None, *,
-                 platforms: Sequence[str] = (), adapters: Sequence[Adapter] = ()) -> None:
-        """`platforms`: adapters found by name (their spec); `adapters`: adapter objects made elsewhere."""
+                 platforms: Sequence[str] = (), adapters: Sequence[Adapter] = (), echo_traces: bool = False) -> None:
+        """`platforms`: adapters found by name (their spec); `adapters`: adapter objects made elsewhere;
+        `echo_traces`: each run's trace is sent after its answer (`bothub chat --trace`)."""
         self.cfg = cfg
         self.env = env
         self.store = store_for_url(cfg.database_url, cfg.database.pool_size, cfg.replica_id)
@@ -129,7 +130,7 @@ class App:
                                   memory=self.memory, metrics=self.metrics, group_context=self.group_context,
                                   tracer=Tracer(self.traces, secret_values(env)), titler=self.titler,
                                   voice=VoiceReplies(self.llm.speaker(cfg.llm.speech_model, cfg.llm.speech_voice),
-                                                     cfg.llm.voice_replies))
+                                                     cfg.llm.voice_replies), echo_traces=echo_traces)
         self.lanes = Lanes(self.store.claims, self.store.inbox)  # the one door into every chat's lane
         services = CommandServices(self.conversations, self.store, self.prompts, self.memory, self.approvals,
                                    Pairing(self.store.pairing), self.lanes, cfg.llm, self.tools, self.mcp,

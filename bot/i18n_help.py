@@ -21,6 +21,8 @@ HELP_STRINGS: dict[str, tuple[str, str]] = {
                  "启动服务：所有已配置的平台；未配置平台时打开控制台和网页聊天"),
     "help_chat": ("chat in this terminal; piped stdin is a script, one message or command per line",
                   "在此终端中聊天；通过管道输入时视为脚本，每行一条消息或命令"),
+    "help_chat_trace": ("after each answer, print the run's steps, tokens and timings",
+                        "每次回答后打印本次运行的步骤、令牌数和耗时"),
     "help_chat_name": ("local chat name; each keeps its own history (default: local)",
                        "本地聊天名称；每个名称保留各自的历史（默认：local）"),
     "help_init": ("create a workspace with the default files (never overwrites yours)",

@@ -45,6 +45,7 @@ def build_parser(specs: Sequence[AdapterSpec[Any]] = (), lang: str = "en") -> ar
     add("run", h("run"))
     chat = add("chat", h("chat"))
     chat.add_argument("--chat", default="local", metavar="NAME", help=h("chat_name"))
+    chat.add_argument("--trace", action="store_true", help=h("chat_trace"))
     init = add("init", h("init"))
     init.add_argument("path", nargs="?", type=Path, help=h("init_path"))
     add("onboard", h("onboard"))
@@ -161,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         env["BOTHUB_CONSOLE_CHAT"] = chat = getattr(args, "chat", "local")
         env["BOTHUB_CONSOLE_HISTORY"] = str(cfg.data_dir / "console" / f"{chat}.history")
-        return eventloop.run(serve.serve(cfg, names, env, web_only=serve.CONSOLE not in names and not platforms))
+        return eventloop.run(serve.serve(cfg, names, env, web_only=serve.CONSOLE not in names and not platforms,
+                                         trace=bool(getattr(args, "trace", False))))
     return eventloop.run(_tool(cfg, command, args, env))
 
 

@@ -90,10 +90,10 @@ def prepare(cfg: Config, platforms: list[str], env: dict[str, str], terminal: bo
     return names
 
 
-async def serve(cfg: Config, names: list[str], env: dict[str, str], web_only: bool) -> int:
+async def serve(cfg: Config, names: list[str], env: dict[str, str], web_only: bool, trace: bool = False) -> int:
     """Start the adapters and the web server; stop on SIGTERM/SIGINT, or when the console's input ends."""
     try:
-        app = App(cfg, env, platforms=names)
+        app = App(cfg, env, platforms=names, echo_traces=trace)
         console = next((a for a in app.adapters if isinstance(a, Interactive)), None)
     except ConfigError as e:
         print(f"bothub: {e}", file=sys.stderr)

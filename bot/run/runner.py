@@ -9,6 +9,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from bot.agent import trace_text
 from bot.agent.compaction import Compactor
 from bot.agent.events import (
     AgentEvent,
@@ -36,6 +37,7 @@ from bot.delivery import Delivery
 from bot.i18n import t
 from bot.ops.metrics import Metrics
 from bot.ops.tracelog import current_trace
+from bot.replies import Reply
 from bot.run.handoff import FailureNotices, ReplyOut
 from bot.run.model import ModelTurns
 from bot.run.persist import Transcript
@@ -62,6 +64,7 @@ class AgentRunner:
         tracer: Tracer | None = None,
         titler: Titler | None = None,
         voice: VoiceReplies | None = None,
+        echo_traces: bool = False,
     ) -> None:
         self.cfg = cfg
         self.conversations = conversations
@@ -71,6 +74,7 @@ class AgentRunner:
         self.tracer = tracer or Tracer(None)
         self.titler = titler  # None: conversations keep their first message as title
         self.voice = voice  # None: answers are never spoken
+        self.echo_traces = echo_traces  # `bothub chat --trace`: each run's trace follows its answer in the chat
         self.loop = loop
         counter = TokenCounter()
         assembly = PromptAssembly(cfg, loop.tools, prompts, compactor, counter, memory, group_context)
@@ -128,6 +132,8 @@ class AgentRunner:
         logged_as = current_trace.set(trace.id)  # every log line of this run names its trace
         try:
             await self._run(session, turn, delivery, trace, str(model) if model else None)
+            if self.echo_traces:
+                await delivery.send(turn.chat, Reply(trace_text.render(trace.trace()), monospace=True))
         finally:
             log.debug("run ended %s in %s", trace.outcome, session.key.storage_key)
             current_trace.reset(logged_as)

@@ -177,3 +177,18 @@ async def test_a_piped_script_answers_an_approval(tmp_path: Path, fake: FakeOpen
     assert "made it" in out and "Messages: 4" in out  # and /status waited for the answer
     told = fake.requests[1]["body"]["messages"][-1]
     assert told["tool_call_id"] == "s1" and told["content"].startswith("exit code 0")
+
+
+async def test_chat_trace_prints_each_runs_steps_after_its_answer(tmp_path: Path, fake: FakeOpenAI) -> None:
+    fake.script(ToolCalls([("c1", "list_files", "{}")]), Text("Your folder is empty."), Text("plain"))
+    out = await chat(tmp_path / "data", fake.base_url, "what is in my folder?\nsay plain\n", "--trace")
+    first, second = out.split("Your folder is empty.", 1)[1].split("plain", 1)
+    lines = [line.strip() for line in first.splitlines() if line.strip()]
+    assert re.match(r"trace [0-9a-f]{16} · ok · \d+ ms · first text \d+ ms · \d+ → \d+ tokens$", lines[0]), lines
+    assert re.match(r"1\. model \S+  \d+ ms \(first token \d+ ms\)  \d+ → \d+ tokens, 1 tool call$", lines[1])
+    assert re.match(r"2\. tool  list_files  \d+ ms  \{\} → \d+ chars$", lines[2])
+    assert lines[3].startswith("3. model ") and lines[4].startswith("prompt: ")
+    assert "history" in lines[4]
+    assert re.search(r"trace [0-9a-f]{16} · ok", second)  # every run, not only the first
+    plain = await chat(tmp_path / "other", fake.base_url, "without it\n")
+    assert not re.search(r"trace [0-9a-f]{16}", plain)
