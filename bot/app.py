@@ -36,6 +36,7 @@ from bot.agent.workspace import check_workspace, prepare_workspace
 from bot.chats.access import Access, Verdict
 from bot.chats.api_tokens import ApiTokens
 from bot.chats.conversations import Conversations
+from bot.chats.forgetting import Forgetting
 from bot.chats.handoff import Handoffs
 from bot.chats.history import ChatHistory
 from bot.chats.housekeeping import Housekeeping
@@ -135,7 +136,8 @@ class App:
         services = CommandServices(self.conversations, self.store, self.prompts, self.memory, self.approvals,
                                    Pairing(self.store.pairing), self.lanes, cfg.llm, self.tools, self.mcp,
                                    self.compactor, self.housekeeping, self.schedules, self.usage,
-                                   Handoffs(self.store, self.conversations, cfg.data_dir, cfg.media.max_bytes))
+                                   Handoffs(self.store, self.conversations, cfg.data_dir, cfg.media.max_bytes),
+                                   Forgetting(self.store, cfg.data_dir, self.memory))
         media = MediaIntake(cfg.media, self.llm.transcriber(cfg.llm.transcription_model))
         self.hub = Hub(cfg, self.store, services, self.runner, self.metrics, media, self.group_context)
         self.scheduler: Scheduler | None = None

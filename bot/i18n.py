@@ -156,6 +156,17 @@ STRINGS: dict[str, tuple[str, str]] = {
     "speech_failed": ("(The voice version of this answer could not be made; the text above is complete.)",
                      "（未能生成这条回答的语音版本；上面的文字是完整的。）"),
     "voice_code": ("(a code block, shown in the text)", "（一段代码，见文字消息）"),
+    "forget_off": ("Forgetting is not available here.", "此处不支持删除记录。"),
+    "forget_group_admin": ("In a group, what the bot keeps is everyone's: only an admin can erase it (all of it).",
+                           "在群组中，机器人保存的记录属于所有人：只有管理员可以删除（全部删除）。"),
+    "forget_ask": ("This erases everything this chat holds: every conversation and message, memory, files, traces, "
+                   "jobs and usage. It cannot be undone.",
+                   "这将删除本聊天的全部记录：所有会话和消息、记忆、文件、追踪、任务和用量。此操作无法撤销。"),
+    "forget_ask_group": ("This erases everything this group's chat holds, for everyone in it: every conversation, "
+                         "memory, files, traces, jobs and usage. It cannot be undone.",
+                         "这将为群内所有人删除本群聊天的全部记录：所有会话、记忆、文件、追踪、任务和用量。此操作无法撤销。"),
+    "forget_yes": ("Yes, erase everything", "是的，全部删除"),
+    "forget_done": ("Erased. What went:\n{receipt}", "已删除。删除的内容：\n{receipt}"),
     "merge_head": ("↪ Merged from the branch of message #{n}:", "↪ 并入自第 #{n} 条消息所在的分支："),
     "merge_done": ("Merged: {covered} messages of the branch of #{n} summarized into message #{new} here.",
                    "已并入：第 #{n} 条消息所在分支的 {covered} 条消息已总结为此处的第 #{new} 条消息。"),

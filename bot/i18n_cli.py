@@ -72,6 +72,9 @@ CLI_STRINGS: dict[str, tuple[str, str]] = {
     "doctor_mcp_failed": ("MCP server {name}: {error}", "MCP 服务器 {name}：{error}"),
     "doctor_mcp_ok": ("MCP server {name}: {count} tools: {tools}", "MCP 服务器 {name}：{count} 个工具：{tools}"),
     "doctor_mcp_none_allowed": ("(none allowed)", "（均未允许）"),
+    "cli_forget_user_form": ("--user takes platform:id: the platform's name, a colon, the user's id there",
+                             "--user 的格式为 平台:ID：平台名称、冒号、该平台上的用户 ID"),
+    "cli_forgotten": ("erased {target}:\n{receipt}", "已删除 {target}：\n{receipt}"),
     "doctor_browser_missing": ("browse: cannot start: {what}", "browse：无法启动：{what}"),
     "doctor_browser_ok": ("browse: Chromium in bubblewrap, no network of its own (requests through the SSRF guard), "
                           "{memory} MB, {timeout:g} s per call, admins only",

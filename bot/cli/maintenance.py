@@ -1,5 +1,5 @@
 """One-shot maintenance commands: init, doctor, chats, export, import, pair, api-token, migrate-store,
-set-password."""
+set-password, forget."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from bot.agent.workspace import init_workspace
 from bot.chats.api_tokens import ApiTokens
+from bot.chats.forgetting import Forgetting
 from bot.chats.pairing import Pairing
 from bot.config import Config
 from bot.httpkit.auth import hash_password
@@ -40,7 +41,7 @@ async def run(cfg: Config, command: str, args: argparse.Namespace, env: Mapping[
     if command == "migrate-store":
         return await _migrate_store(args.source or cfg.database_url, args.target)
     database = sqlite_path(cfg.database_url)
-    if command in ("chats", "export") and database is not None and not database.exists():
+    if command in ("chats", "export", "forget") and database is not None and not database.exists():
         print(t(lang, "cli_no_database", path=database), file=sys.stderr)
         return 1
     store = store_for_url(cfg.database_url, cfg.database.pool_size)
@@ -62,6 +63,8 @@ async def run(cfg: Config, command: str, args: argparse.Namespace, env: Mapping[
             return 0
         if command == "api-token":
             return await _api_token(ApiTokens(store.api_tokens, store.dashboard), args.action, args.value)
+        if command == "forget":
+            return await _forget(cfg, store, args.chat, args.user)
         if command == "pair":
             user = await Pairing(store.pairing).approve(args.platform, args.code)
             if user is None:
@@ -141,6 +144,21 @@ async def _export(store: Store, chat: str, wanted: str) -> int:
     conv = await store.conversations.load(chat, found[0].id, "")
     assert conv is not None  # found a moment ago, and nothing deletes conversations
     sys.stdout.write(export_jsonl(conv, {"chat": chat}))
+    return 0
+
+
+async def _forget(cfg: Config, store: Store, chat: str | None, user: str | None) -> int:
+    """Erase a chat's whole record, or a person's rows outside chats; print the receipt."""
+    forgetting = Forgetting(store, cfg.data_dir, None)
+    if chat:
+        receipt = await forgetting.chat(chat, "cli")
+    else:
+        platform, _, user_id = (user or "").partition(":")
+        if not platform or not user_id:
+            print(t(cfg.language, "cli_forget_user_form"), file=sys.stderr)
+            return 2
+        receipt = await forgetting.user(platform, user_id, "cli")
+    print(t(cfg.language, "cli_forgotten", target=chat or user, receipt="\n".join(receipt.lines())))
     return 0
 
 

@@ -50,7 +50,7 @@ class Command:
 
 
 COMMANDS: dict[str, Command] = {}
-_COMMAND_RE = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:\s+(.*))?$", re.S)
+_COMMAND_RE = re.compile(r"^/([A-Za-z0-9_-]{1,32})(?:\s+(.*))?$", re.S)
 
 
 def command(
@@ -76,11 +76,12 @@ def menu() -> tuple[MenuCommand, ...]:
 
 
 def parse_command(text: str) -> tuple[str, str] | None:
-    """`/goto 7` → ("goto", "7"); the seed's bare `/7` → ("goto", "7"); not a command → None."""
+    """`/goto 7` → ("goto", "7"); the seed's bare `/7` → ("goto", "7"); `/forget-me` → ("forget_me", "") (menus
+    allow only `_`, people type `-`); not a command → None."""
     match = _COMMAND_RE.match(text.strip())
     if match is None:
         return None
-    name, args = match.group(1).lower(), (match.group(2) or "").strip()
+    name, args = match.group(1).lower().replace("-", "_"), (match.group(2) or "").strip()
     if name.isdigit():
         return "goto", name
     return name, args

@@ -19,6 +19,7 @@ from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolRegistry
 from bot.agent.usage import UsageLedger
 from bot.chats.conversations import Conversations
+from bot.chats.forgetting import Forgetting
 from bot.chats.handoff import Handoffs
 from bot.chats.housekeeping import Housekeeping
 from bot.chats.pairing import Pairing
@@ -46,6 +47,7 @@ class CommandServices:
     schedules: Schedules | None = None  # None when scheduling is turned off
     usage: UsageLedger | None = None  # /usage; None: not recorded (embedded uses without a store of it)
     handoffs: Handoffs | None = None  # /handoff, /resume; None: not offered
+    forgetting: Forgetting | None = None  # /forget-me; None: not offered
 
     async def set_setting(self, session: Session, **values: str) -> None:
         """Persist a per-chat choice and apply it to the live session at once."""

@@ -10,6 +10,7 @@ from bot.store.approval_rules import ApprovalRule, ApprovalRuleStore
 from bot.store.claims import Claims
 from bot.store.conversations import ConversationInfo, ConversationStore, OpenedChat
 from bot.store.dashboard import DashboardStore
+from bot.store.forget import ForgetStore
 from bot.store.group_context import GroupContextStore, HeardLine
 from bot.store.handoffs import HandoffStore
 from bot.store.housekeeping import ConversationMatch, HousekeepingStore, PurgedConversation
@@ -38,6 +39,8 @@ class Store(Protocol):
     def pairing(self) -> PairingStore: ...
     @property
     def handoffs(self) -> HandoffStore: ...
+    @property
+    def forget(self) -> ForgetStore: ...
     @property
     def jobs(self) -> JobStore: ...
     @property

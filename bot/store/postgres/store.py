@@ -13,6 +13,7 @@ from bot.store.postgres.claims import PostgresClaims
 from bot.store.postgres.conversations import PostgresConversations
 from bot.store.postgres.dashboard import PostgresDashboard
 from bot.store.postgres.database import Database
+from bot.store.postgres.forget import PostgresForget
 from bot.store.postgres.group_context import PostgresGroupContext
 from bot.store.postgres.handoffs import PostgresHandoffs
 from bot.store.postgres.housekeeping import PostgresHousekeeping
@@ -41,6 +42,7 @@ class PostgresStore:
         self.memories = PostgresMemories(self._db)
         self.pairing = PostgresPairing(self._db)
         self.handoffs = PostgresHandoffs(self._db)
+        self.forget = PostgresForget(self._db)
         self.jobs = PostgresJobs(self._db)
         self.dashboard = PostgresDashboard(self._db)
         self.housekeeping = PostgresHousekeeping(self._db)

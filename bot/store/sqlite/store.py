@@ -13,6 +13,7 @@ from bot.store.sqlite.approval_rules import SqliteApprovalRules
 from bot.store.sqlite.conversations import SqliteConversations
 from bot.store.sqlite.dashboard import SqliteDashboard
 from bot.store.sqlite.database import Database
+from bot.store.sqlite.forget import SqliteForget
 from bot.store.sqlite.group_context import SqliteGroupContext
 from bot.store.sqlite.handoffs import SqliteHandoffs
 from bot.store.sqlite.housekeeping import SqliteHousekeeping
@@ -38,6 +39,7 @@ class SqliteStore:
         self.memories = SqliteMemories(self._db)
         self.pairing = SqlitePairing(self._db)
         self.handoffs = SqliteHandoffs(self._db)
+        self.forget = SqliteForget(self._db)
         self.jobs = SqliteJobs(self._db)
         self.dashboard = SqliteDashboard(self._db)
         self.housekeeping = SqliteHousekeeping(self._db)

@@ -1,0 +1,44 @@
+"""Forgetting on request: every row a chat (or a person) left, erased on both backends, counted per kind.
+
+The tables are named here, each with the column that says whose a row is, and every other table is named in
+KEEP with why it stays — a test lists the database's tables and fails on one in neither, so a new table must
+say whether it holds someone's data. Messages go with their search index (SQLite's FTS triggers, PostgreSQL's
+GIN index follows its table). Usage rows of the everyone-per-day total (chat '') keep the numbers, not who.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+# (table, the column holding the chat's storage key), children before parents
+BY_CHAT: tuple[tuple[str, str], ...] = (
+    ("messages", "chat"), ("summaries", "chat"), ("conversations", "chat"), ("memories", "chat"),
+    ("group_context", "chat"), ("traces", "chat"), ("jobs", "chat"), ("approval_rules", "chat"),
+    ("handoffs", "chat"), ("usage", "chat"), ("inbox", "session"), ("chats", "key"),
+)
+# (table, the column holding a person's "platform:id" or id on its platform), for forget --user
+BY_USER: tuple[tuple[str, str], ...] = (("usage", "user_id"),)
+KEEP = {
+    "seen_events": "delivery ids kept a few minutes against redelivery, no content",
+    "pairing": "who may write to the bot (forget --user removes the person's row)",
+    "audit_log": "the record of admin actions, the forget request itself among them",
+    "api_tokens": "the operator's HTTP API tokens",
+    "bothub_replicas": "replicas' heartbeats",
+    "bothub_schema": "the schema version",
+    "sqlite_sequence": "SQLite's own counters",
+}
+KEEP_PREFIXES = ("messages_fts",)  # SQLite's full-text index of messages: emptied by the messages' delete trigger
+
+
+class ForgetStore(Protocol):
+    async def forget_chat(self, chat: str) -> dict[str, int]:
+        """Delete every row of the chat in one transaction; rows deleted per table (tables with none left out)."""
+        ...
+
+    async def forget_user(self, platform: str, user_id: str) -> dict[str, int]:
+        """Delete the person's own rows outside chats (usage totals, pairing), in one transaction."""
+        ...
+
+    async def tables(self) -> list[str]:
+        """Every table of the database (for the test that each is classified)."""
+        ...

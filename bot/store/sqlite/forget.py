@@ -1,0 +1,34 @@
+"""Forgetting on SQLite: one IMMEDIATE transaction over the tables bot/store/forget.py names."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from bot.store.forget import BY_CHAT, BY_USER
+from bot.store.sqlite.database import Database
+
+
+def _delete(db: sqlite3.Connection, rows: tuple[tuple[str, str], ...], value: str) -> dict[str, int]:
+    counts = {table: db.execute(f"DELETE FROM {table} WHERE {column} = ?", (value,)).rowcount
+              for table, column in rows}
+    return {table: n for table, n in counts.items() if n}
+
+
+class SqliteForget:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def forget_chat(self, chat: str) -> dict[str, int]:
+        return await self._db.write(lambda db: _delete(db, BY_CHAT, chat))
+
+    async def forget_user(self, platform: str, user_id: str) -> dict[str, int]:
+        def op(db: sqlite3.Connection) -> dict[str, int]:
+            counts = _delete(db, BY_USER, f"{platform}:{user_id}")
+            paired = db.execute("DELETE FROM pairing WHERE platform = ? AND user_id = ?", (platform, user_id)).rowcount
+            return {**counts, **({"pairing": paired} if paired else {})}
+
+        return await self._db.write(op)
+
+    async def tables(self) -> list[str]:
+        sql = "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+        return [str(row[0]) for row in await self._db.read(lambda db: db.execute(sql).fetchall())]
