@@ -23,6 +23,7 @@ from bot.hub.intake import Intake, MediaIntake
 from bot.i18n import t
 from bot.messages import ChatRef, InboundEvent, IncomingMessage, Overheard
 from bot.ops.metrics import Metrics
+from bot.replicas.awaited import answered_elsewhere
 from bot.replies import Reply
 from bot.run.runner import AgentRunner
 from bot.run.turn import Ticket, TurnContext
@@ -255,8 +256,14 @@ class Hub:
         await delivery.send(msg.chat, Reply(t(lang, "internal_error", error_id=error_id)))
 
     async def answered(self, chat: ChatRef) -> None:
-        """Returns once everything this chat has sent so far is answered (its lane is empty and idle)."""
-        await self.lanes.answered(SessionKey(chat.platform, chat.chat_id, chat.thread_id))
+        """Returns once everything this chat has sent so far is answered: its lane here is empty and idle, or,
+        when another replica owns the chat, its inbox entries are finished there."""
+        key = SessionKey(chat.platform, chat.chat_id, chat.thread_id)
+        relay = self.store.relay
+        if relay is None or self.lanes.owners.claims.holds(key.storage_key):
+            await self.lanes.answered(key)
+        else:
+            await answered_elsewhere(relay, self.store.inbox, key.storage_key)
 
     async def idle(self) -> None:
         """Wait until every chat's lane is empty (e.g. piped console input fully answered)."""
