@@ -38,6 +38,7 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 ALLOWED_UPDATES = ["message", "callback_query"]
 POLL_TIMEOUT = 10  # seconds a getUpdates long poll may wait
 POLLER = "telegram-poller"  # the role (one per bot) whose holder polls
+WEBHOOK = "telegram-webhook"  # the role (one per bot) whose holder registers its webhook URL
 REQUEST_POOL = 256  # connections for sends and edits: PTB's own default (getUpdates has its one)
 _SECRET_FORMAT = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
@@ -116,10 +117,12 @@ class TelegramAdapter:
         self._me = BotIdentity(bot.id, bot.username)
         await self._publish_commands()
         await self._app.start()
-        if self._webhook_url:
-            await bot.set_webhook(
-                self._webhook_url, secret_token=self._webhook_secret, allowed_updates=ALLOWED_UPDATES
-            )
+        if self._webhook_url and self._share is None:
+            await self._register(True)
+        elif self._webhook_url and self._share is not None:
+            # replicas, each with its own URL (no balancer): the last to register would win and, dead, leave the
+            # bot deaf; one holds the role and registers, and a survivor re-registers when the holder dies
+            await self._share(f"{WEBHOOK} {bot.id}", 1, lambda held: self._register(bool(held)))
         elif self._share is None:
             await self._poll(True)
         else:
@@ -127,6 +130,22 @@ class TelegramAdapter:
             await self._share(POLLER, 1, lambda held: self._poll(bool(held)))
         mode = "webhook" if self._webhook_url else "standby: another replica polls" if self._standby else "polling"
         log.info("telegram connected as @%s (%s)", bot.username, mode)
+
+    async def _register(self, leading: bool) -> None:
+        """Point the bot's webhook here once this replica holds the webhook role (the others take updates posted
+        to them all the same)."""
+        if not leading:
+            return
+        try:
+            await self._app.bot.set_webhook(
+                self._webhook_url, secret_token=self._webhook_secret, allowed_updates=ALLOWED_UPDATES
+            )
+        except TelegramError as e:
+            if self._share is None:
+                raise
+            log.error("telegram: registering the webhook %s failed: %s", self._webhook_url, e.message)
+            return
+        log.info("telegram: this replica registered the webhook")
 
     async def _poll(self, leading: bool) -> None:
         """Start or stop long polling as this replica gains or loses the poller role."""
