@@ -56,7 +56,7 @@ class Hub:
         self.scheduled: Callable[[InboxEntry], Awaitable[bool]] | None = None  # routes a job's run (JobTurns)
 
     def attach(self, adapter: Adapter) -> None:
-        self.deliveries[adapter.name] = Delivery(adapter)
+        self.deliveries[adapter.name] = Delivery(adapter, lambda: self.lanes.owners.share.replicas)
 
     def delivery(self, platform: str) -> Delivery | None:
         """The platform's delivery, if it runs in this process."""

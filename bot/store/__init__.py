@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Protocol
 
 from bot.adapter import Relay
-
 from bot.store.api_tokens import ApiToken, ApiTokenStore
 from bot.store.approval_rules import ApprovalRule, ApprovalRuleStore
 from bot.store.claims import Claims

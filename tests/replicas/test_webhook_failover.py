@@ -38,7 +38,6 @@ async def test_a_replica_killed_mid_traffic_loses_nothing_and_answers_nothing_tw
         tmp_path: Path, postgres: PostgresServer) -> None:
     llm, tg, balancer = FakeOpenAI(), FakeTelegram(), RoundRobin([])
     tg.flood = None  # each replica paces itself to Telegram's limits; two together would exceed the fake's
-    tg.budget_allowance = "replicas do not share one bot's global budget yet; the judge sees them exceed it"
     sent_at = timed_sends(tg)
     for server in (llm, tg, balancer):
         await server.start()
