@@ -153,7 +153,7 @@ class TelegramAdapter:
         """Start or stop long polling as this replica gains or loses the poller role."""
         self._standby = not leading
         if leading and not self._poller.running:
-            self._poller.start()
+            await self._poller.start()
             log.info("telegram: this replica polls now")
         elif not leading and self._poller.running:
             await self._poller.stop()
