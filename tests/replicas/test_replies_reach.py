@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import io
 import itertools
-import json
 import statistics
 import time
 from collections.abc import AsyncIterator
@@ -25,6 +24,7 @@ from bot.adapter import TokenHolder
 from bot.app import App
 from bot.chats.api_tokens import ApiTokens
 from bot.i18n import t
+from tests.adapters.api.conftest import sse_events
 from tests.fakes.openai_api import FakeOpenAI, Text
 from tests.harness import running_app
 from tests.postgres import PostgresServer
@@ -70,18 +70,6 @@ async def ask(http: aiohttp.ClientSession, app: App, key: str, secret: str, text
         assert resp.status == 200, await resp.text()
         body: dict[str, Any] = await resp.json()
         return body
-
-
-async def sse_events(resp: aiohttp.ClientResponse, until: str | None = None) -> AsyncIterator[tuple[str, Any]]:
-    event = ""
-    async for raw in resp.content:
-        line = raw.decode().rstrip("\n")
-        if line.startswith("event: "):
-            event = line[7:]
-        elif line.startswith("data: "):
-            yield event, json.loads(line[6:])
-            if event == until:
-                return
 
 
 async def test_an_api_request_to_the_replica_that_does_not_own_the_chat_is_answered_in_full(
