@@ -91,7 +91,7 @@ class Hub:
 
     async def _handle(self, msg: IncomingMessage) -> None:
         msg = _valid_unicode(msg)
-        if not self._accepting or (msg.is_group and not msg.mentioned):
+        if msg.is_group and not msg.mentioned:
             return
         delivery = self.deliveries.get(msg.platform)
         if delivery is None:
@@ -103,6 +103,9 @@ class Hub:
             return await self.store.inbox.accept(f"{key.storage_key}:{msg.message_id}", key.storage_key,
                                                  encode_message(msg))
 
+        if not self._accepting:  # shutting down: kept for the chat's next owner (a replica, or this one restarted)
+            await accept()  # an adapter still taking events (a poller, a webhook) confirms only what is kept
+            return
         await self.lanes.arrive(key, accept, lambda entry: self._dispatch(msg, key, Ticket(entry, self.store.inbox),
                                                                          delivery))
 
