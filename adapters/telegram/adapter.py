@@ -10,6 +10,7 @@ Never `run_polling`: that would own the loop.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 import re
@@ -42,6 +43,7 @@ ALLOWED_UPDATES = ["message", "callback_query"]
 POLL_TIMEOUT = 10  # seconds a getUpdates long poll may wait
 POLLER = "telegram-poller"  # the role (one per bot) whose holder polls
 WEBHOOK = "telegram-webhook"  # the role (one per bot) whose holder registers its webhook URL
+REGISTER_RETRY = 5.0  # seconds between attempts to register the webhook, for the role's holder
 REQUEST_POOL = 256  # connections for sends and edits: PTB's own default (getUpdates has its one)
 _SECRET_FORMAT = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
@@ -98,6 +100,8 @@ class TelegramAdapter:
         self._me: BotIdentity | None = None
         self._share = share
         self._standby = False  # polling mode on a replica that does not hold the poller role
+        self._hook_held = False  # this replica holds the webhook role (replicas) and keeps it registered
+        self._hooking: asyncio.Task[None] | None = None
         self._poller = Poller(self._app.bot, self._app.process_update, POLL_TIMEOUT, ALLOWED_UPDATES)
 
     async def start(self, on_message: MessageHandler) -> None:
@@ -124,7 +128,7 @@ class TelegramAdapter:
         elif self._webhook_url and self._share is not None:
             # replicas, each with its own URL (no balancer): the last to register would win and, dead, leave the
             # bot deaf; one holds the role and registers, and a survivor re-registers when the holder dies
-            await self._share(f"{WEBHOOK} {bot.id}", 1, lambda held: self._register(bool(held)))
+            await self._share(f"{WEBHOOK} {bot.id}", 1, self._hook_role)
         elif self._share is None:
             await self._poll(True)
         else:
@@ -134,20 +138,35 @@ class TelegramAdapter:
         log.info("telegram connected as @%s (%s)", bot.username, mode)
 
     async def _register(self, leading: bool) -> None:
-        """Point the bot's webhook here once this replica holds the webhook role (the others take updates posted
-        to them all the same)."""
+        """Point the bot's webhook here while this replica holds the webhook role (the others take updates posted
+        to them all the same); with replicas, a failed registration is tried again until it went through or the
+        role moved on."""
+        self._hook_held = leading
         if not leading:
             return
-        try:
-            await self._app.bot.set_webhook(
-                self._webhook_url, secret_token=self._webhook_secret, allowed_updates=ALLOWED_UPDATES
-            )
-        except TelegramError as e:
-            if self._share is None:
-                raise
-            log.error("telegram: registering the webhook %s failed: %s", self._webhook_url, e.message)
+        if self._share is None:
+            await self._set_webhook()
             return
-        log.info("telegram: this replica registered the webhook")
+        while self._hook_held and self._app.running:
+            try:
+                await self._set_webhook()
+                log.info("telegram: this replica registered the webhook")
+                return
+            except TelegramError as e:
+                log.error("telegram: registering the webhook %s failed (again in %s s): %s", self._webhook_url,
+                          REGISTER_RETRY, e.message)
+            await asyncio.sleep(REGISTER_RETRY)
+
+    async def _hook_role(self, held: frozenset[int]) -> None:
+        """The role changed hands: registering runs on its own (the role's other holders wait for no retry)."""
+        self._hook_held = bool(held)
+        if held and (self._hooking is None or self._hooking.done()):
+            self._hooking = asyncio.create_task(self._register(True), name="telegram-webhook")
+
+    async def _set_webhook(self) -> None:
+        assert self._webhook_url is not None
+        await self._app.bot.set_webhook(self._webhook_url, secret_token=self._webhook_secret,
+                                        allowed_updates=ALLOWED_UPDATES)
 
     async def _poll(self, leading: bool) -> None:
         """Start or stop long polling as this replica gains or loses the poller role."""
@@ -161,6 +180,10 @@ class TelegramAdapter:
 
     async def stop(self) -> None:
         app = self._app
+        self._hook_held = False
+        if self._hooking is not None:
+            self._hooking.cancel()
+            await asyncio.gather(self._hooking, return_exceptions=True)
         await self._poller.stop()
         if app.running:
             await app.stop()
