@@ -1,6 +1,6 @@
-"""The webhook is a role: two `bothub run` replicas on one PostgreSQL, no balancer, each with its own webhook URL.
-Only the role's holder registers its URL (no last-one-wins; a failed registration is tried again); SIGKILLed, the survivor takes the role and
-re-registers its own, and every later update is answered."""
+"""The webhook is a role: two `bothub run` replicas on one PostgreSQL, no balancer, each with its own webhook
+URL. Only the role's holder registers its URL (no last-one-wins; a failed registration is tried again);
+SIGKILLed, the survivor takes the role and re-registers its own, and every later update is answered."""
 
 from __future__ import annotations
 
