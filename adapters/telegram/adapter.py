@@ -124,7 +124,7 @@ class TelegramAdapter:
         await self._publish_commands()
         await self._app.start()
         if self._webhook_url and self._share is None:
-            await self._register(True)
+            await self._set_webhook()
         elif self._webhook_url and self._share is not None:
             # replicas, each with its own URL (no balancer): the last to register would win and, dead, leave the
             # bot deaf; one holds the role and registers, and a survivor re-registers when the holder dies
@@ -137,16 +137,15 @@ class TelegramAdapter:
         mode = "webhook" if self._webhook_url else "standby: another replica polls" if self._standby else "polling"
         log.info("telegram connected as @%s (%s)", bot.username, mode)
 
-    async def _register(self, leading: bool) -> None:
-        """Point the bot's webhook here while this replica holds the webhook role (the others take updates posted
-        to them all the same); with replicas, a failed registration is tried again until it went through or the
-        role moved on."""
-        self._hook_held = leading
-        if not leading:
-            return
-        if self._share is None:
-            await self._set_webhook()
-            return
+    async def _hook_role(self, held: frozenset[int]) -> None:
+        """The webhook role came here or left: registering runs on its own, so the role's balance never waits."""
+        self._hook_held = bool(held)
+        if held and (self._hooking is None or self._hooking.done()):
+            self._hooking = asyncio.create_task(self._keep_registered(), name="telegram-webhook")
+
+    async def _keep_registered(self) -> None:
+        """Point the bot's webhook here (the other replicas take updates posted to them all the same); a failed
+        registration is tried again until it goes through or the role moves on."""
         while self._hook_held and self._app.running:
             try:
                 await self._set_webhook()
@@ -156,12 +155,6 @@ class TelegramAdapter:
                 log.error("telegram: registering the webhook %s failed (again in %s s): %s", self._webhook_url,
                           REGISTER_RETRY, e.message)
             await asyncio.sleep(REGISTER_RETRY)
-
-    async def _hook_role(self, held: frozenset[int]) -> None:
-        """The role changed hands: registering runs on its own (the role's other holders wait for no retry)."""
-        self._hook_held = bool(held)
-        if held and (self._hooking is None or self._hooking.done()):
-            self._hooking = asyncio.create_task(self._register(True), name="telegram-webhook")
 
     async def _set_webhook(self) -> None:
         assert self._webhook_url is not None
