@@ -64,6 +64,20 @@ class TokenHolder:
     signing_key: str  # the token's digest (what the store keeps): the key of the holder's callback signatures
 
 
+RelayEvent = dict[str, Any]  # JSON-able
+
+
+class Relay(Protocol):
+    """Events between replicas (PostgreSQL LISTEN/NOTIFY): a reply made on the chat's owner reaches the replica
+    whose HTTP request or browser tab waits for it. Only other replicas hear a publish, in publish order."""
+
+    async def publish(self, topic: str, event: RelayEvent) -> None: ...
+
+    def listen(self, topic: str, heard: Callable[[RelayEvent], None]) -> Callable[[], None]:
+        """Call `heard` with each event published on `topic` from now on; returns the way to stop."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class AdapterServices:
     """What the core lends an adapter: read-only queries, persisted dedupe and the hub's web server."""
@@ -82,6 +96,7 @@ class AdapterServices:
     share: Share | None = None  # None: one process, which holds every role
     # (chat, before message id or None, limit) → a page of the chat's current branch, newest last
     history: Callable[[ChatRef, str | None, int], Awaitable[HistoryPage]] | None = None
+    relay: Relay | None = None  # None: one process, where every reply is made where it is awaited
 
 
 @dataclass(frozen=True, slots=True)

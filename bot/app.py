@@ -208,7 +208,7 @@ class App:
         return AdapterServices(list_conversations, self.store.inbox.seen, add_route, self.cfg.language,
                                self.hub.answered, menu(), self.cfg.media.max_bytes,
                                ApiTokens(self.store.api_tokens, self.store.dashboard).check,
-                               self.partitions.share, ChatHistory(self.store.conversations).page)
+                               self.partitions.share, ChatHistory(self.store.conversations).page, self.store.relay)
 
     def _replica_report(self) -> dict[str, object] | None:
         """For /readyz: who this replica is and what it holds (nothing to say for the one-process store)."""
@@ -230,6 +230,8 @@ class App:
     async def start(self) -> None:
         gc.set_threshold(max(GC_YOUNG_THRESHOLD, gc.get_threshold()[0]), *gc.get_threshold()[1:])
         await self.store.open()
+        if self.store.relay is not None:
+            await self.store.relay.start()  # before any chat is owned: no reply is made before it is heard
         await self.hub.start()  # replicas: claims before adapters, whose roles (poller, shards) need them
         if self._adapter_routes or self.cfg.server.enabled:
             self.health.add_routes(self.web)
@@ -305,5 +307,7 @@ class App:
         await self.llm.close()
         await self.traces.drain()
         await self.usage.drain()
+        if self.store.relay is not None:
+            await self.store.relay.stop()
         await self.store.close()
 

@@ -141,6 +141,11 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "model_set": ("This chat now uses {model}.", "本聊天现在使用 {model}。"),
     "not_allowed": ("Sorry, this bot is not open to you here.", "抱歉，此机器人未对你开放。"),
+    "console_open_elsewhere": (
+        "The chat '{chat}' is already open in another console on this database; its answers show there. "
+        "Close that one first, or open another chat (BOTHUB_CONSOLE_CHAT=<name>).",
+        "聊天“{chat}”已在连接同一数据库的另一个控制台中打开，回复会显示在那里。"
+        "请先关闭那个控制台，或打开另一个聊天（BOTHUB_CONSOLE_CHAT=<名称>）。"),
     "pairing": (
         "This bot needs an admin's approval first. Your pairing code is {code} (valid for 1 hour): "
         "ask an admin to send /pair approve {code}.",

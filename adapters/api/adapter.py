@@ -48,7 +48,7 @@ class ApiAdapter:
         self._cfg = cfg
         self._check_token = services.check_token
         self._answered = services.answered
-        self._exchanges = Exchanges()
+        self._exchanges = Exchanges(services.relay)
         self._limits = RateLimits(cfg.burst, cfg.requests_per_minute / 60)
         self._callbacks = Callbacks(cfg.callback_allow_hosts, cfg.callback_timeout, cfg.callback_attempts,
                                     cfg.callback_backoff)
@@ -77,11 +77,11 @@ class ApiAdapter:
 
     async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
         ref = SentRef(chat, uuid.uuid4().hex)
-        self._exchanges.update(chat, ref.message_id, reply, final)
+        await self._exchanges.update(chat, ref.message_id, reply, final)
         return ref
 
     async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
-        self._exchanges.update(ref.chat, ref.message_id, reply, final)
+        await self._exchanges.update(ref.chat, ref.message_id, reply, final)
 
     async def typing(self, chat: ChatRef) -> None:
         return None

@@ -13,7 +13,7 @@ class ConsoleConfig(PlatformConfig):
 
 
 def _create(section: ConsoleConfig, env: Mapping[str, str], services: AdapterServices) -> ConsoleAdapter:
-    return create(env, services.answered)
+    return create(env, services)
 
 
 SPEC = AdapterSpec(name="console", config_model=ConsoleConfig, create=_create)

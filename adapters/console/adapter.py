@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, TextIO
 
 from adapters.console.inbound import is_exit, is_interrupt, parse_line
 from adapters.console.outbound import ConsoleOutput
-from bot.adapter import Capabilities, MessageHandler
+from bot.adapter import AdapterServices, Capabilities, MessageHandler, Share
+from bot.i18n import t
 from bot.messages import ChatRef, SentRef
 from bot.replies import Reply
 
@@ -39,8 +40,11 @@ class ConsoleAdapter:
     )
 
     def __init__(self, chat: str, stdin: TextIO, stdout: TextIO, answered: Answered | None = None,
-                 history: Path | None = None) -> None:
+                 history: Path | None = None, share: Share | None = None, language: str = "en") -> None:
         self.chat = chat
+        self._share = share  # replicas: one console per chat, or its answers would print in the other one
+        self._language = language
+        self._stdout = stdout
         self._in = stdin
         self._output = ConsoleOutput(stdout, interactive=stdin.isatty())
         self._terminal: Terminal | None = None
@@ -57,6 +61,11 @@ class ConsoleAdapter:
         return not self._closed.is_set()
 
     async def start(self, on_message: MessageHandler) -> None:
+        if not await self._only_one():
+            self._stdout.write(t(self._language, "console_open_elsewhere", chat=self.chat) + "\n")
+            self._stdout.flush()
+            self._closed.set()
+            return
         loop = asyncio.get_running_loop()
         lines: asyncio.Queue[str | None] = asyncio.Queue(maxsize=1)  # the reader waits until a line is taken
 
@@ -76,6 +85,19 @@ class ConsoleAdapter:
             return
         threading.Thread(target=read, name="console-stdin", daemon=True).start()
         self._output.banner(f"bothub console — chat {self.chat!r}. /help lists the commands, /exit quits.\n")
+
+    async def _only_one(self) -> bool:
+        """Hold the chat's console role (one process holds it while it lives); False: another console has it."""
+        if self._share is None:
+            return True
+        here = asyncio.Event()
+
+        async def changed(held: frozenset[int]) -> None:
+            if held:
+                here.set()
+
+        await self._share(f"console {self.chat}", 1, changed)
+        return here.is_set()
 
     async def _dispatch(self, lines: asyncio.Queue[str | None], on_message: MessageHandler) -> None:
         held: list[str | None] = []  # a line read while an answer was running: it goes next
@@ -146,7 +168,7 @@ class ConsoleAdapter:
         return None
 
 
-def create(env: Mapping[str, str], answered: Answered | None = None) -> ConsoleAdapter:
+def create(env: Mapping[str, str], services: AdapterServices) -> ConsoleAdapter:
     history = env.get("BOTHUB_CONSOLE_HISTORY")  # set by `bothub run/chat`: <data dir>/console/<chat>.history
-    return ConsoleAdapter(env.get("BOTHUB_CONSOLE_CHAT", "local"), sys.stdin, sys.stdout, answered,
-                          Path(history) if history else None)
+    return ConsoleAdapter(env.get("BOTHUB_CONSOLE_CHAT", "local"), sys.stdin, sys.stdout, services.answered,
+                          Path(history) if history else None, services.share, services.language)

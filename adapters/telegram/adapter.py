@@ -1,13 +1,16 @@
 """Telegram adapter: python-telegram-bot 22 running inside the hub's event loop.
 
-Long polling by default; with `telegram.webhook_url` set, updates arrive on the hub's own aiohttp route
-(checked by the secret-token header), on every replica behind a load balancer. Telegram allows one poller
-per bot, so with replicas only the one holding the poller role polls; another takes over when it dies.
+Long polling by default (polling.py: a batch is confirmed only once it is in the inbox); with
+`telegram.webhook_url` set, updates arrive on the hub's own aiohttp route (checked by the secret-token
+header) on every replica. Telegram allows one poller and one webhook URL per bot, so with replicas only the
+replica holding the poller role polls, and only the one holding the webhook role registers its URL; another
+takes over when it dies.
 Never `run_polling`: that would own the loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 import re
@@ -26,6 +29,7 @@ from telegram.request import HTTPXRequest
 from adapters.telegram import TelegramConfig
 from adapters.telegram.inbound import BotIdentity, parse_update
 from adapters.telegram.outbound import Outbound, TelegramFiles
+from adapters.telegram.polling import Poller
 from bot.adapter import AdapterServices, Capabilities, MenuCommand, MessageHandler, Share
 from bot.config import ConfigError, proxy_for
 from bot.messages import ChatRef, SentRef
@@ -38,6 +42,8 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 ALLOWED_UPDATES = ["message", "callback_query"]
 POLL_TIMEOUT = 10  # seconds a getUpdates long poll may wait
 POLLER = "telegram-poller"  # the role (one per bot) whose holder polls
+WEBHOOK = "telegram-webhook"  # the role (one per bot) whose holder registers its webhook URL
+REGISTER_RETRY = 5.0  # seconds between attempts to register the webhook, for the role's holder
 REQUEST_POOL = 256  # connections for sends and edits: PTB's own default (getUpdates has its one)
 _SECRET_FORMAT = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
@@ -82,9 +88,7 @@ class TelegramAdapter:
             .request(HTTPXRequest(connection_pool_size=REQUEST_POOL, proxy=proxy, httpx_kwargs={"verify": tls}))
             .get_updates_request(HTTPXRequest(connection_pool_size=1, proxy=proxy, httpx_kwargs={"verify": tls}))
         )
-        if webhook_url:
-            builder = builder.updater(None)
-        self._app: Application[Any, Any, Any, Any, Any, Any] = builder.build()
+        self._app: Application[Any, Any, Any, Any, Any, Any] = builder.updater(None).build()  # polling.py polls
         self._app.add_handler(TypeHandler(Update, self._on_update))
         self._app.add_error_handler(self._on_error)
         self._webhook_url = webhook_url
@@ -96,6 +100,9 @@ class TelegramAdapter:
         self._me: BotIdentity | None = None
         self._share = share
         self._standby = False  # polling mode on a replica that does not hold the poller role
+        self._hook_held = False  # this replica holds the webhook role (replicas) and keeps it registered
+        self._hooking: asyncio.Task[None] | None = None
+        self._poller = Poller(self._app.bot, self._app.process_update, POLL_TIMEOUT, ALLOWED_UPDATES)
 
     async def start(self, on_message: MessageHandler) -> None:
         self._on_message = on_message
@@ -116,10 +123,12 @@ class TelegramAdapter:
         self._me = BotIdentity(bot.id, bot.username)
         await self._publish_commands()
         await self._app.start()
-        if self._webhook_url:
-            await bot.set_webhook(
-                self._webhook_url, secret_token=self._webhook_secret, allowed_updates=ALLOWED_UPDATES
-            )
+        if self._webhook_url and self._share is None:
+            await self._set_webhook()
+        elif self._webhook_url and self._share is not None:
+            # replicas, each with its own URL (no balancer): the last to register would win and, dead, leave the
+            # bot deaf; one holds the role and registers, and a survivor re-registers when the holder dies
+            await self._share(f"{WEBHOOK} {bot.id}", 1, self._hook_role)
         elif self._share is None:
             await self._poll(True)
         else:
@@ -128,28 +137,47 @@ class TelegramAdapter:
         mode = "webhook" if self._webhook_url else "standby: another replica polls" if self._standby else "polling"
         log.info("telegram connected as @%s (%s)", bot.username, mode)
 
+    async def _hook_role(self, held: frozenset[int]) -> None:
+        """The webhook role came here or left: registering runs on its own, so the role's balance never waits."""
+        self._hook_held = bool(held)
+        if held and (self._hooking is None or self._hooking.done()):
+            self._hooking = asyncio.create_task(self._keep_registered(), name="telegram-webhook")
+
+    async def _keep_registered(self) -> None:
+        """Point the bot's webhook here (the other replicas take updates posted to them all the same); a failed
+        registration is tried again until it goes through or the role moves on."""
+        while self._hook_held and self._app.running:
+            try:
+                await self._set_webhook()
+                log.info("telegram: this replica registered the webhook")
+                return
+            except TelegramError as e:
+                log.error("telegram: registering the webhook %s failed (again in %s s): %s", self._webhook_url,
+                          REGISTER_RETRY, e.message)
+            await asyncio.sleep(REGISTER_RETRY)
+
+    async def _set_webhook(self) -> None:
+        assert self._webhook_url is not None
+        await self._app.bot.set_webhook(self._webhook_url, secret_token=self._webhook_secret,
+                                        allowed_updates=ALLOWED_UPDATES)
+
     async def _poll(self, leading: bool) -> None:
         """Start or stop long polling as this replica gains or loses the poller role."""
-        updater = self._app.updater
-        if updater is None:
-            return
         self._standby = not leading
-        if leading and not updater.running:
-            await updater.start_polling(
-                timeout=POLL_TIMEOUT, allowed_updates=ALLOWED_UPDATES, error_callback=self._on_poll_error
-            )
+        if leading and not self._poller.running:
+            await self._poller.start()
             log.info("telegram: this replica polls now")
-        elif not leading and updater.running:
-            await updater.stop()
+        elif not leading and self._poller.running:
+            await self._poller.stop()
             log.info("telegram: polling handed to another replica")
 
     async def stop(self) -> None:
         app = self._app
-        if app.updater is not None and app.updater.running:
-            try:
-                await app.updater.stop()
-            except TelegramError as e:  # the polling loop had died with this error (e.g. a revoked token)
-                log.warning("telegram polling had stopped: %s", e.message)
+        self._hook_held = False
+        if self._hooking is not None:
+            self._hooking.cancel()
+            await asyncio.gather(self._hooking, return_exceptions=True)
+        await self._poller.stop()
         if app.running:
             await app.stop()
         await app.shutdown()
@@ -158,13 +186,7 @@ class TelegramAdapter:
     def connected(self) -> bool:
         if not self._app.running:
             return False
-        if self._webhook_url or self._standby:
-            return True
-        updater = self._app.updater
-        # PTB keeps `updater.running` True after its polling loop died (e.g. a revoked token ends it with
-        # InvalidToken); only the loop's task tells, and PTB exposes it under a private name.
-        polling = getattr(updater, "_Updater__polling_task", None)
-        return updater is not None and updater.running and not (polling is not None and polling.done())
+        return bool(self._webhook_url) or self._standby or self._poller.running  # a revoked token ends polling
 
     async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
         return await self._outbound.send(chat, reply)
@@ -224,9 +246,6 @@ class TelegramAdapter:
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.error("telegram handler error: %r", context.error)
-
-    def _on_poll_error(self, error: TelegramError) -> None:
-        log.warning("telegram polling: %s", error.message)
 
 
 def create(settings: TelegramConfig, env: Mapping[str, str], services: AdapterServices) -> TelegramAdapter:

@@ -50,7 +50,7 @@ class WebChatAdapter:
     )
 
     def __init__(self, services: AdapterServices) -> None:
-        self._channels = Channels()
+        self._channels = Channels(services.relay)
         self._files = WebFiles(self._channels.publish)
         self._max_file_bytes = services.max_file_bytes
         self._on_message: MessageHandler | None = None
@@ -79,14 +79,15 @@ class WebChatAdapter:
 
     async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
         ref = SentRef(chat, uuid.uuid4().hex)
-        self._channels.publish(chat.chat_id, "message", {"id": ref.message_id, "final": final, **render(reply)})
+        await self._channels.share(chat.chat_id, "message", {"id": ref.message_id, "final": final, **render(reply)})
         return ref
 
     async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
-        self._channels.publish(ref.chat.chat_id, "message", {"id": ref.message_id, "final": final, **render(reply)})
+        await self._channels.share(ref.chat.chat_id, "message", {"id": ref.message_id, "final": final,
+                                                                  **render(reply)})
 
     async def typing(self, chat: ChatRef) -> None:
-        self._channels.publish(chat.chat_id, "typing", {})
+        await self._channels.share(chat.chat_id, "typing", {})
 
     async def _page(self, request: web.Request) -> web.Response:
         session, language = _session(request), lang.pick(request)

@@ -4,6 +4,10 @@ Per chat: a token bucket (a burst, then a steady rate). Over all chats, and for 
 group: sliding windows ("at most N in any T seconds"), the shape those limits have. A window counts a
 call from when it is made until a full window after it *completed*: the platform saw it somewhere in
 between, so requests that bunch up in transit can never push it over. Rates keep a little margin.
+
+The platform-wide window is one bot's, whatever the number of replicas sending for it: each replica allows
+itself an equal part of it (the live replicas are counted once a second), and the margin is the reserve that
+covers the second in which a joining replica is not counted by all yet.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Protocol
 
 from bot.adapter import Capabilities
@@ -20,7 +25,8 @@ SAFETY = 0.9  # fraction of a platform's rate the bot allows itself
 
 
 class Budget(Protocol):
-    capacity: float
+    @property
+    def capacity(self) -> float: ...
 
     def available(self, now: float) -> float: ...
     def wait_time(self, now: float) -> float: ...
@@ -58,13 +64,22 @@ class Bucket:
         self._tokens = min(self.available(now), 0.0) - seconds * self.rate
 
 
+def alone() -> int:
+    return 1
+
+
 class Window:
-    def __init__(self, limit: int, seconds: float) -> None:
-        self.capacity = float(max(1, int(limit * SAFETY)))
+    def __init__(self, limit: int, seconds: float, sharers: Callable[[], int] = alone) -> None:
+        self._limit = limit
+        self._sharers = sharers  # how many replicas spend this window between them
         self.seconds = seconds
         self._done: deque[float] = deque()  # completion times of recent calls
         self._in_flight = 0
         self._blocked_until = 0.0
+
+    @property
+    def capacity(self) -> float:
+        return float(max(1, int(self._limit * SAFETY / max(1, self._sharers()))))
 
     def available(self, now: float) -> float:
         while self._done and now - self._done[0] >= self.seconds:
@@ -93,11 +108,11 @@ class Window:
 class Pacer:
     """Per-chat and platform-wide budgets. Intermediate edits use `try_take`, final sends `take`."""
 
-    def __init__(self, caps: Capabilities) -> None:
+    def __init__(self, caps: Capabilities, replicas: Callable[[], int] = alone) -> None:
         self._caps = caps
         self._chats: dict[tuple[str, str | None], Bucket] = {}
-        self._group_sends: dict[tuple[str, str | None], Window] = {}
-        self._global = Window(*caps.global_window)
+        self._group_sends: dict[tuple[str, str | None], Window] = {}  # a chat is one replica's: not shared
+        self._global = Window(*caps.global_window, replicas)
 
     def _budgets(self, chat: ChatRef, new_message: bool) -> list[Budget]:
         budgets: list[Budget] = [self._global]

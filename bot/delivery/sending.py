@@ -6,9 +6,10 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 from bot.adapter import Adapter, ChatUnavailable, OutgoingFile, RateLimited, SendError, SendFailed
-from bot.delivery.pacing import Pacer
+from bot.delivery.pacing import Pacer, alone
 from bot.messages import ButtonPress, ChatRef, SentRef
 from bot.replies import Reply, split_text
 
@@ -21,10 +22,10 @@ TYPING_EVERY = 4.5  # seconds; platforms show "typing…" for about 5 s per call
 class Delivery:
     """One per adapter: owns pacing, retries and the 'chat is gone' list, so adapters stay thin."""
 
-    def __init__(self, adapter: Adapter) -> None:
+    def __init__(self, adapter: Adapter, replicas: Callable[[], int] = alone) -> None:
         self.adapter = adapter
         self.caps = adapter.capabilities
-        self.pacer = Pacer(self.caps)
+        self.pacer = Pacer(self.caps, replicas)  # `replicas`: how many live replicas share the platform's budget
         self._gone: set[tuple[str, str | None]] = set()
         self._answered_presses: OrderedDict[str, None] = OrderedDict()  # presses whose message was replaced
         self._typed: OrderedDict[tuple[str, str | None], float] = OrderedDict()  # chat → last "typing…", oldest first

@@ -23,6 +23,7 @@ from bot.hub.intake import Intake, MediaIntake
 from bot.i18n import t
 from bot.messages import ChatRef, InboundEvent, IncomingMessage, Overheard
 from bot.ops.metrics import Metrics
+from bot.replicas.awaited import answered_elsewhere
 from bot.replies import Reply
 from bot.run.runner import AgentRunner
 from bot.run.turn import Ticket, TurnContext
@@ -55,7 +56,7 @@ class Hub:
         self.scheduled: Callable[[InboxEntry], Awaitable[bool]] | None = None  # routes a job's run (JobTurns)
 
     def attach(self, adapter: Adapter) -> None:
-        self.deliveries[adapter.name] = Delivery(adapter)
+        self.deliveries[adapter.name] = Delivery(adapter, lambda: self.lanes.owners.share.replicas)
 
     def delivery(self, platform: str) -> Delivery | None:
         """The platform's delivery, if it runs in this process."""
@@ -90,7 +91,7 @@ class Hub:
 
     async def _handle(self, msg: IncomingMessage) -> None:
         msg = _valid_unicode(msg)
-        if not self._accepting or (msg.is_group and not msg.mentioned):
+        if msg.is_group and not msg.mentioned:
             return
         delivery = self.deliveries.get(msg.platform)
         if delivery is None:
@@ -102,6 +103,9 @@ class Hub:
             return await self.store.inbox.accept(f"{key.storage_key}:{msg.message_id}", key.storage_key,
                                                  encode_message(msg))
 
+        if not self._accepting:  # shutting down: kept for the chat's next owner (a replica, or this one restarted)
+            await accept()  # an adapter still taking events (a poller, a webhook) confirms only what is kept
+            return
         await self.lanes.arrive(key, accept, lambda entry: self._dispatch(msg, key, Ticket(entry, self.store.inbox),
                                                                          delivery))
 
@@ -255,8 +259,14 @@ class Hub:
         await delivery.send(msg.chat, Reply(t(lang, "internal_error", error_id=error_id)))
 
     async def answered(self, chat: ChatRef) -> None:
-        """Returns once everything this chat has sent so far is answered (its lane is empty and idle)."""
-        await self.lanes.answered(SessionKey(chat.platform, chat.chat_id, chat.thread_id))
+        """Returns once everything this chat has sent so far is answered: its lane here is empty and idle, or,
+        when another replica owns the chat, its inbox entries are finished there."""
+        key = SessionKey(chat.platform, chat.chat_id, chat.thread_id)
+        relay = self.store.relay
+        if relay is None or self.lanes.owners.claims.holds(key.storage_key):
+            await self.lanes.answered(key)
+        else:
+            await answered_elsewhere(relay, self.store.inbox, key.storage_key)
 
     async def idle(self) -> None:
         """Wait until every chat's lane is empty (e.g. piped console input fully answered)."""

@@ -22,6 +22,7 @@ class FairShare:
         self._claims = claims
         self._asked: set[int] = set()  # held here, wanted by another replica
         self._given: dict[int, float] = {}  # handed over on request → until when it is left alone
+        self.replicas = 1  # live replicas at the last balance (they share each platform's global budget)
 
     def asked(self, partition: int) -> None:
         self._asked.add(partition)
@@ -38,7 +39,8 @@ class FairShare:
         given = [p for p in self._asked if p in held and p not in busy]
         self._asked.difference_update(given)
         self._given.update((p, now + GIVEN_AWAY) for p in given)
-        fair = math.ceil(PARTITIONS / max(1, await self._claims.replicas()))
+        self.replicas = max(1, await self._claims.replicas())
+        fair = math.ceil(PARTITIONS / self.replicas)
         keep = len(held) - len(given)
         idle = [p for p in sorted(held, reverse=True) if p not in busy and p not in given]
         surplus = idle[:max(0, keep - fair)]

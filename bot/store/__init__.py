@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from bot.adapter import Relay
 from bot.store.api_tokens import ApiToken, ApiTokenStore
 from bot.store.approval_rules import ApprovalRule, ApprovalRuleStore
 from bot.store.claims import Claims
@@ -22,6 +23,14 @@ from bot.store.settings import ChatSettings, SettingsStore
 from bot.store.summaries import Summary, SummaryStore
 from bot.store.traces import PromptSection, Trace, TraceStep, TraceStore
 from bot.store.usage import Spent, UsageRecord, UsageStore, UsageTotals
+
+
+class StoreRelay(Relay, Protocol):
+    async def start(self) -> None:
+        """Listen (a hub's replica; tools that only open the store do not)."""
+        ...
+
+    async def stop(self) -> None: ...
 
 
 class Store(Protocol):
@@ -61,6 +70,10 @@ class Store(Protocol):
     def approval_rules(self) -> ApprovalRuleStore: ...
     @property
     def claims(self) -> Claims: ...
+    @property
+    def relay(self) -> StoreRelay | None:
+        """Events between replicas (None for the one-process store)."""
+        ...
 
     async def open(self) -> None:
         """Connect and run the migrations this database has not seen yet."""

@@ -102,3 +102,17 @@ def test_a_stored_attachment_kind_this_version_does_not_know_is_other() -> None:
     msg = IncomingMessage("discord", "c1", None, "m1", "u1", "Ann", False, True, "",
                           attachments=(Attachment("hologram"),))  # type: ignore[arg-type]
     assert decode_message(encode_message(msg)).attachments == (Attachment(AttachmentKind.OTHER),)
+
+
+async def test_a_message_arriving_while_the_hub_shuts_down_is_answered_after_the_restart(
+        tmp_path: Path, fake: FakeOpenAI) -> None:
+    """A poller or webhook still taking events during the shutdown grace confirms them to the platform: the
+    hub keeps them in the inbox instead of dropping them."""
+    first = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(first,)) as app:
+        await app.hub.shutdown(0)
+        await first.say("arrived late", "late")
+        assert first.texts("late") == [] and not fake.requests
+    again = RecordingAdapter()
+    async with running_app(tmp_path, fake.base_url, adapters=(again,)):
+        await wait_for(lambda: again.texts("late") == ["arrived late"])

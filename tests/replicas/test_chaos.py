@@ -48,7 +48,6 @@ async def test_three_replicas_through_a_freeze_and_a_kill_lose_and_reorder_nothi
         tmp_path: Path, postgres: PostgresServer) -> None:
     llm, tg, balancer = FakeOpenAI(), FakeTelegram(), RoundRobin([], upstream_timeout=2.0)
     tg.flood = None
-    tg.budget_allowance = "replicas do not share one bot's global budget yet; the judge sees them exceed it"
     for server in (llm, tg, balancer):
         await server.start()
     url = await postgres.new_database()

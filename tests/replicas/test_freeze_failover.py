@@ -51,7 +51,6 @@ async def test_a_frozen_replica_is_failed_over_and_writes_nothing_when_it_wakes(
         tmp_path: Path, postgres: PostgresServer) -> None:
     llm, tg, balancer = FakeOpenAI(), FakeTelegram(), RoundRobin([], upstream_timeout=2.0)
     tg.flood = None
-    tg.budget_allowance = "replicas do not share one bot's global budget yet; the judge sees them exceed it"
     sent_at = timed_sends(tg)
     for server in (llm, tg, balancer):
         await server.start()

@@ -28,8 +28,8 @@ from tests.replicas.cluster import (
 )
 
 CHATS = 200
-PER_CHAT = 10  # 2 000 messages
-RATE = 50.0  # messages per second, steady
+PER_CHAT = 5  # 1 000 messages
+RATE = 20.0  # messages per second, steady: within the bot's 30 a second, which the replicas share
 FIRST_CHAT = 5000
 
 
@@ -37,8 +37,7 @@ FIRST_CHAT = 5000
 async def test_a_replica_killed_mid_traffic_loses_nothing_and_answers_nothing_twice(
         tmp_path: Path, postgres: PostgresServer) -> None:
     llm, tg, balancer = FakeOpenAI(), FakeTelegram(), RoundRobin([])
-    tg.flood = None  # each replica paces itself to Telegram's limits; two together would exceed the fake's
-    tg.budget_allowance = "replicas do not share one bot's global budget yet; the judge sees them exceed it"
+    tg.flood = None  # the budget judge still checks the limits; a 429 after the failover would only slow it
     sent_at = timed_sends(tg)
     for server in (llm, tg, balancer):
         await server.start()

@@ -63,4 +63,13 @@ ADDED: tuple[str, ...] = (
         expires_at DOUBLE PRECISION NOT NULL
     );
     """,
+    # 20: replies reach the replica that waits for them (bot/store/postgres/relay.py): an event too big for a
+    # NOTIFY waits in relay_events, and each finished inbox entry tells whoever waits on its chat.
+    """
+    CREATE TABLE relay_events (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body TEXT NOT NULL,
+                               created_at TIMESTAMPTZ NOT NULL DEFAULT now());
+    CREATE FUNCTION bothub_inbox_done() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN PERFORM pg_notify('bothub_relay', to_json('done:' || OLD.session)::text || E'\n\n'); RETURN NULL; END $$;
+    CREATE TRIGGER inbox_done AFTER DELETE ON inbox FOR EACH ROW EXECUTE FUNCTION bothub_inbox_done();
+    """,
 )

@@ -50,6 +50,7 @@ class SqliteStore:
         self.usage = SqliteUsage(self._db)
         self.approval_rules = SqliteApprovalRules(self._db)
         self.claims = SoloClaims()  # one process per SQLite file: it owns every chat
+        self.relay = None  # ... and every reply is made where it is awaited
 
     async def open(self) -> None:
         await self._db.open(_setup)

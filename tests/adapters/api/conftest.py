@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,17 @@ class Api:
             assert resp.status == 200, await resp.text()
             result: dict[str, Any] = await resp.json()
             return result
+
+
+async def sse_events(resp: aiohttp.ClientResponse) -> AsyncIterator[tuple[str, Any]]:
+    """(event name, data) of each server-sent event in a streamed answer."""
+    event = ""
+    async for raw in resp.content:
+        line = raw.decode().rstrip("\n")
+        if line.startswith("event: "):
+            event = line[7:]
+        elif line.startswith("data: "):
+            yield event, json.loads(line[6:])
 
 
 async def start_api(tmp_path: Path, fake: FakeOpenAI, **settings: Any) -> AsyncIterator[Api]:

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from bot.chats.api_tokens import ApiTokens
-from tests.adapters.api.conftest import Api, Receiver, start_api
+from tests.adapters.api.conftest import Api, Receiver, sse_events, start_api
 from tests.fakes.openai_api import FakeOpenAI, Hang, Text
 
 
@@ -61,16 +61,9 @@ async def test_commands_work_as_text_and_buttons_come_back_as_actions(api: Api) 
 async def test_an_answer_streams_as_server_sent_events(api: Api, fake: FakeOpenAI) -> None:
     fake.script(Text("one two three four five six", chunks=6, delay=0.25))
     headers = {"Accept": "text/event-stream"}
-    events: list[tuple[str, dict[str, object]]] = []
     async with await api.post("streamed", {"text": "count"}, headers=headers) as resp:
         assert resp.status == 200 and resp.content_type == "text/event-stream"
-        event = ""
-        async for raw in resp.content:
-            line = raw.decode().rstrip("\n")
-            if line.startswith("event: "):
-                event = line[7:]
-            elif line.startswith("data: "):
-                events.append((event, json.loads(line[6:])))
+        events = [e async for e in sse_events(resp)]
     names = [name for name, _ in events]
     assert names[-1] == "done" and names.count("reply") >= 2  # the answer grew in several steps
     texts = [str(data["text"]) for name, data in events if name == "reply"]
