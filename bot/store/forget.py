@@ -26,6 +26,7 @@ KEEP = {
     "bothub_replicas": "replicas' heartbeats",
     "bothub_schema": "the schema version",
     "sqlite_sequence": "SQLite's own counters",
+    "relay_events": "large replies on their way between replicas, deleted within minutes (postgres/relay.py)",
 }
 KEEP_PREFIXES = ("messages_fts",)  # SQLite's full-text index of messages: emptied by the messages' delete trigger
 
