@@ -111,9 +111,9 @@ class App:
         self.usage = UsageLedger(self.store.usage)
         self.browsers: BrowserPool | None = None  # the browse tool's Chromium, when it is on
         self.tools = self._tools(skills)
-        budgets = Budgets(cfg.budgets, self.usage) if cfg.budgets.active else None
+        self.budgets = Budgets(cfg.budgets, self.store.quotas, cfg.llm.prices) if cfg.budgets.active else None
         self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns, cfg.llm.show_thinking,
-                              self.usage, budgets, cfg.language)
+                              self.usage, self.budgets, cfg.language)
         self.metrics.watch_usage(lambda: (self.llm.total_usage.prompt_tokens, self.llm.total_usage.completion_tokens),
                                  lambda: self.llm.total_cost)
         self.metrics.watch_providers(self.llm.health_views)
@@ -303,5 +303,7 @@ class App:
         await self.llm.close()
         await self.traces.drain()
         await self.usage.drain()
+        if self.budgets is not None:
+            await self.budgets.drain()
         await self.store.close()
 

@@ -195,14 +195,16 @@ STRINGS: dict[str, tuple[str, str]] = {
     "pair_approved": ("Approved: user {user} can now talk to me.", "已批准：用户 {user} 现在可以和我对话了。"),
     "pair_unknown": ("No pending pairing with code {code} (codes expire after an hour).",
                      "没有配对码为 {code} 的待批准请求（配对码 1 小时后过期）。"),
-    "budget_reached": ("Sorry, {which} is used up ({used} of {limit}). It resets at {reset} UTC.",
-                       "抱歉，{which}已用完（{used} / {limit}）。将于 {reset}（UTC）重置。"),
+    "budget_reached": ("Sorry, {which} has not enough left for this request ({used} of {limit} used). It resets "
+                       "at {reset} UTC.", "抱歉，{which}剩余不足以完成此请求（已用 {used} / {limit}）。将于 {reset}（UTC）重置。"),
+    "budget_warning": ("Note: {percent}% of {which} is used ({used} of {limit}). It resets at {reset} UTC.",
+                       "提示：{which}已用 {percent}%（{used} / {limit}）。将于 {reset}（UTC）重置。"),
     "budget_chat_day": ("this chat's daily budget", "本聊天的每日预算"),
     "budget_chat_month": ("this chat's monthly budget", "本聊天的每月预算"),
     "budget_user_day": ("your daily budget", "你的每日预算"),
     "budget_user_month": ("your monthly budget", "你的每月预算"),
-    "budget_all_day": ("the bot's daily budget", "机器人的每日预算"),
-    "budget_all_month": ("the bot's monthly budget", "机器人的每月预算"),
+    "budget_agent_day": ("the bot's daily budget", "机器人的每日预算"),
+    "budget_agent_month": ("the bot's monthly budget", "机器人的每月预算"),
     "usage_title": ("Usage", "用量"),
     "usage_line": ("{who}: today {day_tokens} tokens, cost {day_cost}; this month {month_tokens} tokens, cost "
                    "{month_cost}", "{who}：今天 {day_tokens} tokens，费用 {day_cost}；本月 {month_tokens} tokens，"

@@ -20,7 +20,8 @@ from bot.store.pairing import PairingStore
 from bot.store.settings import ChatSettings, SettingsStore
 from bot.store.summaries import Summary, SummaryStore
 from bot.store.traces import PromptSection, Trace, TraceStep, TraceStore
-from bot.store.usage import Spent, UsageRecord, UsageStore, UsageTotals
+from bot.store.quotas import QuotaStore
+from bot.store.usage import UsageRecord, UsageStore, UsageTotals
 
 
 class Store(Protocol):
@@ -54,6 +55,8 @@ class Store(Protocol):
     def api_tokens(self) -> ApiTokenStore: ...
     @property
     def usage(self) -> UsageStore: ...
+    @property
+    def quotas(self) -> QuotaStore: ...
     @property
     def approval_rules(self) -> ApprovalRuleStore: ...
     @property
@@ -92,8 +95,8 @@ __all__ = [
     "PairingStore",
     "PromptSection",
     "PurgedConversation",
+    "QuotaStore",
     "SettingsStore",
-    "Spent",
     "Store",
     "Summary",
     "SummaryStore",

@@ -63,4 +63,19 @@ ADDED: tuple[str, ...] = (
         expires_at DOUBLE PRECISION NOT NULL
     );
     """,
+    # 20: quotas (issue 31): what each user, chat and agent used and reserved of a cap this day or month; a
+    # reservation is one conditional upsert on these rows, exact across replicas (bot/store/quotas.py)
+    """
+    CREATE TABLE quotas (
+        scope TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        period TEXT NOT NULL,
+        start TEXT NOT NULL,
+        used DOUBLE PRECISION NOT NULL,
+        quota DOUBLE PRECISION NOT NULL,
+        reservations BIGINT NOT NULL,
+        warned BIGINT NOT NULL,
+        PRIMARY KEY (scope, subject, period, start)
+    );
+    """,
 )
