@@ -196,7 +196,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "pair_unknown": ("No pending pairing with code {code} (codes expire after an hour).",
                      "没有配对码为 {code} 的待批准请求（配对码 1 小时后过期）。"),
     "budget_reached": ("Sorry, {which} has not enough left for this request ({used} of {limit} used). It resets "
-                       "at {reset} UTC.", "抱歉，{which}剩余不足以完成此请求（已用 {used} / {limit}）。将于 {reset}（UTC）重置。"),
+                       "at {reset} UTC.",
+                       "抱歉，{which}剩余不足以完成此请求（已用 {used} / {limit}）。将于 {reset}（UTC）重置。"),
     "budget_warning": ("Note: {percent}% of {which} is used ({used} of {limit}). It resets at {reset} UTC.",
                        "提示：{which}已用 {percent}%（{used} / {limit}）。将于 {reset}（UTC）重置。"),
     "budget_chat_day": ("this chat's daily budget", "本聊天的每日预算"),

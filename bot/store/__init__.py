@@ -17,10 +17,10 @@ from bot.store.inbox import InboxEntry, InboxStore
 from bot.store.jobs import Job, JobStore, NewJob
 from bot.store.memories import MemoryEntry, MemoryStore
 from bot.store.pairing import PairingStore
+from bot.store.quotas import QuotaStore
 from bot.store.settings import ChatSettings, SettingsStore
 from bot.store.summaries import Summary, SummaryStore
 from bot.store.traces import PromptSection, Trace, TraceStep, TraceStore
-from bot.store.quotas import QuotaStore
 from bot.store.usage import UsageRecord, UsageStore, UsageTotals
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal, Protocol
 
+
 @dataclass(frozen=True, slots=True)
 class UsageTotals:
     requests: int = 0

@@ -21,8 +21,8 @@ from bot.store.sqlite.jobs import SqliteJobs
 from bot.store.sqlite.memories import SqliteMemories
 from bot.store.sqlite.migrations import migrate
 from bot.store.sqlite.pairing import SqlitePairing
-from bot.store.sqlite.settings import SqliteSettings
 from bot.store.sqlite.quotas import SqliteQuotas
+from bot.store.sqlite.settings import SqliteSettings
 from bot.store.sqlite.summaries import SqliteSummaries
 from bot.store.sqlite.traces import SqliteTraces
 from bot.store.sqlite.usage import SqliteUsage
