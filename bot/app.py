@@ -135,7 +135,8 @@ class App:
         services = CommandServices(self.conversations, self.store, self.prompts, self.memory, self.approvals,
                                    Pairing(self.store.pairing), self.lanes, cfg.llm, self.tools, self.mcp,
                                    self.compactor, self.housekeeping, self.schedules, self.usage,
-                                   Handoffs(self.store, self.conversations, cfg.data_dir, cfg.media.max_bytes))
+                                   Handoffs(self.store, self.conversations, cfg.data_dir, cfg.media.max_bytes),
+                                   self.traces)
         media = MediaIntake(cfg.media, self.llm.transcriber(cfg.llm.transcription_model))
         self.hub = Hub(cfg, self.store, services, self.runner, self.metrics, media, self.group_context)
         self.scheduler: Scheduler | None = None

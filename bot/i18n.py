@@ -216,6 +216,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "usage_top": ("Top users this month:", "本月用量最多的用户："),
     "usage_off": ("Usage is not recorded here.", "这里不记录用量。"),
     "admins_only": ("Only admins can do that here.", "只有管理员可以在这里这样做。"),
+    "tree_models": ("[{n}] was written by {models}", "[{n}] 的作者模型：{models}"),
     "tree_button": ("Go to [{n}]", "转到 [{n}]"),
     "switch_button": ("Switch {id}", "切换 {id}"),
     "more_button": ("More ›", "更多 ›"),

@@ -95,6 +95,12 @@ class TraceWriter(BatchWriter[Trace]):
 
     def __init__(self, store: TraceStore, keep_per_chat: int) -> None:
         super().__init__(lambda batch: store.add(batch, keep_per_chat), "run trace", logging.getLogger("bothub.traces"))
+        self.store = store
+
+    async def find(self, chat: str, trace_id: str) -> Trace | None:
+        """A chat's trace, stored or still waiting for its batch (a /tree right after the answer)."""
+        waiting = next((t for t in self.unwritten() if t.id == trace_id and t.chat == chat), None)
+        return waiting or await self.store.get(chat, trace_id)
 
 
 class Tracer:
