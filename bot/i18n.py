@@ -139,6 +139,12 @@ STRINGS: dict[str, tuple[str, str]] = {
         "当前模型：{model}，也是唯一配置的模型。要允许选择其他模型，"
         "请在 bothub.yaml 的 llm.allowed_models 中列出它们并重启。",
     ),
+    "think_current": ("Thinking mode is {state} here. /think on or /think off changes it.",
+                      "本聊天的思考模式：{state}。发送 /think on 或 /think off 更改。"),
+    "think_set": ("Thinking mode is now {state} in this chat.", "本聊天的思考模式现在{state}。"),
+    "think_on": ("on (the model's reasoning is shown folded before its answer)",
+                 "已开启（模型的推理过程折叠显示在回答之前）"),
+    "think_off": ("off", "已关闭"),
     "model_set": ("This chat now uses {model}.", "本聊天现在使用 {model}。"),
     "not_allowed": ("Sorry, this bot is not open to you here.", "抱歉，此机器人未对你开放。"),
     "pairing": (

@@ -19,6 +19,7 @@ from bot.agent.events import (
     AgentEvent,
     FailureKind,
     ModelTurn,
+    ReasoningDelta,
     RunFailed,
     RunFinished,
     StepMessage,
@@ -45,19 +46,22 @@ class AgentLoop:
         self.tools = tools
         self.model = model
         self.max_turns = max_turns
-        self.show_thinking = show_thinking  # the model's reasoning streamed as a quote before its answer
+        self.show_thinking = show_thinking  # thinking mode's default: the model's reasoning shown folded
         self.usage = usage  # each request's tokens and cost, per chat and user
         self.budgets = budgets  # a reservation before each request, settled after it
         self.language = language
 
     async def run(
-        self, messages: list[dict[str, Any]], ctx: ToolContext, model: str | None = None
+        self, messages: list[dict[str, Any]], ctx: ToolContext, model: str | None = None,
+        thinking: bool | None = None,
     ) -> AsyncIterator[AgentEvent]:
-        """Stream one user turn. `messages` (system + history + new user message) is not modified.
+        """Stream one user turn. `messages` (system + history + new user message) is not modified; `thinking`:
+        the chat's /think choice (None: the default).
 
         Never raises except CancelledError: every failure ends the stream with a RunFailed.
         """
         model = model or self.model
+        show = self.show_thinking if thinking is None else thinking
         history = list(messages)
         tool_specs = self.tools.get_openai_tools()
         tools_tokens = estimate_tokens(json.dumps(tool_specs)) if self.budgets and tool_specs else 0
@@ -73,7 +77,7 @@ class AgentLoop:
                 turn: list[Completion] = []
                 asked = time.monotonic()
                 try:
-                    async for event in self._model_turn(history, tool_specs, model, turn):
+                    async for event in self._model_turn(history, tool_specs, model, turn, show):
                         yield event
                 finally:  # also when the request failed or the run was stopped: the estimate is given back
                     if self.budgets is not None:
@@ -87,9 +91,7 @@ class AgentLoop:
                 if not completion.tool_calls:
                     yield StepMessage(role="assistant", content=completion.text)
                     usage = completion.usage
-                    shown = self._shown(completion.reasoning, completion.text)
-                    if warning:
-                        shown += THINKING_END + warning
+                    shown = f"{completion.text}\n\n{warning}" if warning else completion.text
                     yield RunFinished(text=shown, prompt_tokens=usage.prompt_tokens if usage else None)
                     return
                 calls = [call.to_openai() for call in completion.tool_calls]
@@ -127,41 +129,22 @@ class AgentLoop:
             return None
 
     async def _model_turn(self, history: list[dict[str, Any]], tools: list[dict[str, Any]], model: str,
-                          out: list[Completion]) -> AsyncIterator[AgentEvent]:
+                          out: list[Completion], show: bool) -> AsyncIterator[AgentEvent]:
         """One request's events (text, thinking when shown, failed links); its Completion goes into `out`."""
-        thinking = False
         async for item in self.llm.stream(history, tools, model):
             if isinstance(item, TextChunk):
-                if thinking:
-                    thinking = False
-                    yield TextDelta(THINKING_END)
                 yield TextDelta(item.text)
             elif isinstance(item, ReasoningChunk):
-                if self.show_thinking:
-                    yield TextDelta(_quoted(item.text, start=not thinking))
-                    thinking = True
+                if show:
+                    yield ReasoningDelta(item.text)
             elif isinstance(item, Failover):
                 yield ModelTurn(item.model, item.seconds, failed=item.kind)
             else:
                 out.append(item)
 
-    def _shown(self, reasoning: str, text: str) -> str:
-        """The answer as the user saw it stream: with thinking shown, its quote comes first."""
-        if not self.show_thinking or not reasoning:
-            return text
-        return _quoted(reasoning, start=True) + THINKING_END + text
-
-
-THINKING_END = "\n\n"
-
 
 def _user(ctx: ToolContext) -> str:
     return user_key(ctx.where.platform if ctx.where else ctx.chat.partition(":")[0], ctx.user_id)
-
-
-def _quoted(text: str, start: bool) -> str:
-    """Thinking as a Markdown quote, chunk by chunk: every line of it starts with "> "."""
-    return ("> " if start else "") + text.replace("\n", "\n> ")
 
 
 def _turn(model: str, asked: float, completion: Completion) -> ModelTurn:
