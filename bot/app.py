@@ -30,7 +30,7 @@ from bot.agent.tools import web as web_tool
 from bot.agent.tools.browser.launch import BrowserPool
 from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolRegistry
-from bot.agent.trace import Tracer, TraceWriter
+from bot.agent.trace import Tracer, TraceWriter, otel_export
 from bot.agent.usage import UsageLedger
 from bot.agent.workspace import check_workspace, prepare_workspace
 from bot.chats.access import Access, Verdict
@@ -124,11 +124,12 @@ class App:
         off = [name for name, section in cfg.sections.items() if not section.group_context]
         self.group_context = GroupContext(self.store.group_context, cfg.group_context, off, self.clock)
         self.traces = TraceWriter(self.store.traces, cfg.traces.per_chat)
+        self.otel = otel_export(cfg.traces.otlp_endpoint)
         self.titler = (Titler(self.llm, self.store.housekeeping, cfg.llm.skill_model or cfg.llm.chat_model)
                        if cfg.llm.auto_titles else None)
         self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.compactor,
                                   memory=self.memory, metrics=self.metrics, group_context=self.group_context,
-                                  tracer=Tracer(self.traces, secret_values(env)), titler=self.titler,
+                                  tracer=Tracer(self.traces, secret_values(env), self.otel), titler=self.titler,
                                   voice=VoiceReplies(self.llm.speaker(cfg.llm.speech_model, cfg.llm.speech_voice),
                                                      cfg.llm.voice_replies), echo_traces=echo_traces)
         self.lanes = Lanes(self.store.claims, self.store.inbox)  # the one door into every chat's lane
@@ -303,6 +304,8 @@ class App:
             await self.titler.close()
         await self.llm.close()
         await self.traces.drain()
+        if self.otel is not None:
+            await asyncio.to_thread(self.otel.shutdown)  # what is queued goes out
         await self.usage.drain()
         if self.budgets is not None:
             await self.budgets.drain()

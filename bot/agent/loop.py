@@ -78,6 +78,8 @@ class AgentLoop:
                 asked = time.monotonic()
                 try:
                     async for event in self._model_turn(history, tool_specs, model, turn, show):
+                        if isinstance(event, ModelTurn):  # a failed link: the next one's time starts now
+                            asked = time.monotonic()
                         yield event
                 finally:  # also when the request failed or the run was stopped: the estimate is given back
                     if self.budgets is not None:
