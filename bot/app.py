@@ -71,6 +71,7 @@ from bot.web.routes import mount
 
 log = logging.getLogger("bothub.app")
 
+QUOTAS_KEPT_DAYS = 62  # a month's quota row starts on the 1st: two months on, its period is over
 HOUSEKEEPING_EVERY = 300.0  # seconds: deleted conversations go within 5 minutes after their undo window
 # Objects made before the cyclic collector's youngest generation is scanned. Every answer allocates thousands of
 # short-lived objects (tasks, futures, events, JSON) and almost no cycles: at Python's default (700) a burst of a
@@ -268,12 +269,15 @@ class App:
     async def purge(self) -> None:
         """One pass: expired dedupe keys (the table holds about a week of events, not all of them), group context
         past its age in chats that went quiet (active chats trim their own on every message), conversations
-        deleted longer ago than /undo reaches (with their files), and run traces older than `traces.keep_days`."""
+        deleted longer ago than /undo reaches (with their files), run traces older than `traces.keep_days`, and
+        quotas of periods long over."""
         cutoff = utc_now() - timedelta(days=self.cfg.traces.keep_days)
+        quotas_before = (utc_now() - timedelta(days=QUOTAS_KEPT_DAYS)).date().isoformat()
         for name, purge in (("expired dedupe keys", self.store.inbox.purge_expired),
                             ("old group context lines", self.group_context.purge),
                             ("deleted conversations", self.housekeeping.purge),
-                            ("old run traces", lambda: self.store.traces.prune(cutoff))):
+                            ("old run traces", lambda: self.store.traces.prune(cutoff)),
+                            ("old quotas", lambda: self.store.quotas.prune(quotas_before))):
             try:
                 log.debug("purged %d %s", await purge(), name)
             except Exception:

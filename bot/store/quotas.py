@@ -61,5 +61,9 @@ class QuotaStore(Protocol):
         ...
 
     async def states(self, keys: Sequence[QuotaKey]) -> list[QuotaState]:
-        """The rows of these keys that exist (the dashboard; tests)."""
+        """The rows of these keys that exist (a refusal's message; tests)."""
+        ...
+
+    async def prune(self, before: str) -> int:
+        """Delete the rows of periods that started before this ISO date (long over); returns how many."""
         ...

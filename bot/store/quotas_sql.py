@@ -64,6 +64,10 @@ def states_sql(keys: int, mark: Mark) -> str:
     return f"SELECT {KEY}, used, quota FROM quotas WHERE {wanted}"
 
 
+def prune_sql(mark: Mark) -> str:
+    return f"DELETE FROM quotas WHERE start < {mark(1)}"
+
+
 def key_args(keys: Iterable[QuotaKey]) -> list[Any]:
     return [value for k in keys for value in (k.scope, k.subject, k.period, k.start)]
 

@@ -10,6 +10,7 @@ from bot.store.quotas import QuotaKey, QuotaLine, QuotaState, Reserved
 from bot.store.quotas_sql import (
     key_args,
     postgres_mark,
+    prune_sql,
     reserve_args,
     reserve_sql,
     reserved,
@@ -19,7 +20,7 @@ from bot.store.quotas_sql import (
     states_sql,
 )
 
-_SETTLE = settle_sql(postgres_mark)
+_SETTLE, _PRUNE = settle_sql(postgres_mark), prune_sql(postgres_mark)
 
 
 class PostgresQuotas:
@@ -44,3 +45,7 @@ class PostgresQuotas:
             return []
         return [state(tuple(r)) for r in await self._db.pool.fetch(states_sql(len(keys), postgres_mark),
                                                                    *key_args(keys))]
+
+    async def prune(self, before: str) -> int:
+        status = await self._db.pool.execute(_PRUNE, before)
+        return int(status.split()[-1])  # "DELETE <n>"

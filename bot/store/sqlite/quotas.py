@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from bot.store.quotas import QuotaKey, QuotaLine, QuotaState, Reserved
 from bot.store.quotas_sql import (
     key_args,
+    prune_sql,
     reserve_args,
     reserve_sql,
     reserved,
@@ -45,6 +46,9 @@ class SqliteQuotas:
 
     async def states(self, keys: Sequence[QuotaKey]) -> list[QuotaState]:
         return await self._db.read(lambda db: _states(db, keys))
+
+    async def prune(self, before: str) -> int:
+        return await self._db.write(lambda db: db.execute(prune_sql(sqlite_mark), (before,)).rowcount)
 
 
 def _states(db: sqlite3.Connection, keys: Sequence[QuotaKey]) -> list[QuotaState]:

@@ -40,3 +40,11 @@ async def test_racing_reservations_never_pass_the_cap(store: Store) -> None:
         QuotaKey("user", f"t:u{n}", "day", "2026-12-02"), 50)], 7, 0.8) for n in range(40)))
     assert sum(r.ok for r in results) == 14  # 14 × 7 = 98 ≤ 100 < 105
     assert (await store.quotas.states([AGENT]))[0].used == 98
+
+
+async def test_periods_long_over_are_pruned(store: Store) -> None:
+    old = QuotaKey("user", "t:u1", "day", "2026-09-30")
+    await store.quotas.reserve([QuotaLine(old, 100)], 10, 0.8)
+    await store.quotas.reserve([QuotaLine(USER, 100), QuotaLine(AGENT, 100)], 10, 0.8)
+    assert await store.quotas.prune("2026-10-01") == 1
+    assert {s.key for s in await store.quotas.states([old, USER, AGENT])} == {USER, AGENT}
