@@ -4,6 +4,7 @@ One message, the whole answer, both models on the node's trace and in /tree."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -35,6 +36,7 @@ def script(fake: FakeOpenAI, spare: FakeOpenAI) -> None:
 
 
 async def both_models_on_the_node(app: App, key: SessionKey) -> None:
+    await app.hub.idle()  # the run ends after its final edit: then its trace is handed over
     await app.traces.drain()
     node = app.lanes.session(key).path[-1]
     assert node.content == WHOLE
@@ -43,12 +45,20 @@ async def both_models_on_the_node(app: App, key: SessionKey) -> None:
     assert [(s.name, s.outcome) for s in trace.steps] == [("main/fake-model", "error"), ("spare/spare-model", "ok")]
 
 
+@contextlib.asynccontextmanager
+async def chained_app(tmp_path: Path, fake: FakeOpenAI, spare: FakeOpenAI, platform: str,
+                      platform_env: dict[str, str]) -> AsyncIterator[App]:
+    """The app on one platform, its chain the primary fake then the spare."""
+    config, env = chained(fake, spare)
+    async with running_app(tmp_path, fake.base_url, (platform,), config=config,
+                           env={**env, **platform_env}) as running:
+        yield running
+
+
 @pytest.fixture
 async def telegram_app(tmp_path: Path, fake: FakeOpenAI, backup: FakeOpenAI, tg: FakeTelegram
                        ) -> AsyncIterator[App]:
-    config, env = chained(fake, backup)
-    async with running_app(tmp_path, fake.base_url, ("telegram",), config=config,
-                           env={**env, **telegram_flow._env(tg)}) as running:
+    async with chained_app(tmp_path, fake, backup, "telegram", telegram_flow._env(tg)) as running:
         yield running
 
 
@@ -70,9 +80,7 @@ async def test_telegram_a_reset_mid_answer_is_continued_in_the_same_message(
 @pytest.fixture
 async def discord_app(tmp_path: Path, fake: FakeOpenAI, backup: FakeOpenAI, discord_fake: FakeDiscord
                       ) -> AsyncIterator[App]:
-    config, env = chained(fake, backup)
-    async with running_app(tmp_path, fake.base_url, ("discord",), config=config,
-                           env={**env, **discord_flow.discord_env(discord_fake)}) as running:
+    async with chained_app(tmp_path, fake, backup, "discord", discord_flow.discord_env(discord_fake)) as running:
         yield running
 
 
