@@ -124,7 +124,8 @@ class AgentLoop:
         if self.budgets is None:
             return None
         try:
-            return await self.budgets.reserve(ctx.chat, _user(ctx), ctx.is_admin, model,
+            first = self.llm.chains.resolve(model)[0].model  # a chain's name is no model: its first link is priced
+            return await self.budgets.reserve(ctx.chat, _user(ctx), ctx.is_admin, first,
                                               estimate_messages(history) + tools_tokens, ctx.lang or self.language)
         except Exception:  # a database hiccup must not stop answers: the request goes ahead unchecked
             log.exception("quota reservation for %s failed; answering anyway", ctx.chat)

@@ -41,13 +41,17 @@ async def test_usage_is_the_fakes_usage_times_the_price_table(tmp_path: Path, fa
     assert f"· recording:u1: {prompt + completion} tokens, {cost:.4f}" in shown
 
 
-async def test_a_chat_without_room_for_a_request_is_refused_until_tomorrow(tmp_path: Path, fake: FakeOpenAI) -> None:
+@pytest.mark.parametrize("chain", [None, "fast"])  # a chain's name is priced by its first link's model
+async def test_a_chat_without_room_for_a_request_is_refused_until_tomorrow(tmp_path: Path, fake: FakeOpenAI,
+                                                                          chain: str | None) -> None:
     rec = RecordingAdapter()
     # a request uses about 800 tokens (0.8); its estimate counts the tool definitions too (about 2.0): room
     # for one request and not for a second
-    config = {"llm": {"prices": PRICES}, "budgets": {"chat": {"daily": 2.5}, "admins_exempt": False,
-                                                      "reserve_output_tokens": 8}}
+    llm = {"prices": PRICES, "chains": {"fast": [{"model": "fake-model"}]}, "allowed_models": ["fast"]}
+    config = {"llm": llm, "budgets": {"chat": {"daily": 2.5}, "admins_exempt": False, "reserve_output_tokens": 8}}
     async with running_app(tmp_path, fake.base_url, adapters=(rec,), config=config) as app:
+        if chain:
+            await rec.say(f"/model {chain}")
         await rec.say("hello there")
         await app.hub.idle()
         await rec.say("and again")
