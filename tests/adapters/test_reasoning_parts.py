@@ -1,11 +1,12 @@
 """The reply's reasoning part (thinking mode) as each platform shows it: folded where the platform can — a
 Telegram expandable blockquote (checked by the strict fake's HTML parser), a Discord spoiler, a Feishu
 collapsible panel (checked by the fake's card rules), the web chat's <details> — and a quote in the
-console; the answer's text stays apart; a long answer keeps room for it on its first message only."""
+console and on DingTalk; the answer's text stays apart; a long answer keeps room for it on its first message only."""
 
 from __future__ import annotations
 
 from adapters.console.render import render as console
+from adapters.dingtalk import render as dingtalk
 from adapters.discord.render import render as discord
 from adapters.feishu import render as feishu
 from adapters.telegram.render import render_parts
@@ -48,6 +49,7 @@ def test_the_web_chat_folds_it_in_details_and_the_console_quotes_it() -> None:
     assert html.startswith('<details class="thinking"><summary>💭</summary><p>Two plus two.')
     assert "&lt;four&gt;" in html and html.endswith("<p>It is <strong>four</strong>.</p>\n")
     assert console(REPLY) == "> Two plus two.\n> That is <four> || sure.\n\nIt is **four**."
+    assert dingtalk.markdown(REPLY) == "> Two plus two.\n> That is &lt;four> || sure.\n\nIt is **four**."
 
 
 def test_a_long_answer_keeps_room_for_the_thinking_on_its_first_message_only() -> None:
