@@ -30,7 +30,7 @@ from bot.agent.tools import web as web_tool
 from bot.agent.tools.browser.launch import BrowserPool
 from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolRegistry
-from bot.agent.trace import Tracer, TraceWriter
+from bot.agent.trace import Tracer, TraceWriter, otel_export
 from bot.agent.usage import UsageLedger
 from bot.agent.workspace import check_workspace, prepare_workspace
 from bot.chats.access import Access, Verdict
@@ -72,6 +72,7 @@ from bot.web.routes import mount
 
 log = logging.getLogger("bothub.app")
 
+QUOTAS_KEPT_DAYS = 62  # a month's quota row starts on the 1st: two months on, its period is over
 HOUSEKEEPING_EVERY = 300.0  # seconds: deleted conversations go within 5 minutes after their undo window
 # Objects made before the cyclic collector's youngest generation is scanned. Every answer allocates thousands of
 # short-lived objects (tasks, futures, events, JSON) and almost no cycles: at Python's default (700) a burst of a
@@ -112,9 +113,9 @@ class App:
         self.usage = UsageLedger(self.store.usage)
         self.browsers: BrowserPool | None = None  # the browse tool's Chromium, when it is on
         self.tools = self._tools(skills)
-        budgets = Budgets(cfg.budgets, self.usage) if cfg.budgets.active else None
+        self.budgets = Budgets(cfg.budgets, self.store.quotas, cfg.llm.prices) if cfg.budgets.active else None
         self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns, cfg.llm.show_thinking,
-                              self.usage, budgets, cfg.language)
+                              self.usage, self.budgets, cfg.language)
         self.metrics.watch_usage(lambda: (self.llm.total_usage.prompt_tokens, self.llm.total_usage.completion_tokens),
                                  lambda: self.llm.total_cost)
         self.metrics.watch_providers(self.llm.health_views)
@@ -125,11 +126,12 @@ class App:
         off = [name for name, section in cfg.sections.items() if not section.group_context]
         self.group_context = GroupContext(self.store.group_context, cfg.group_context, off, self.clock)
         self.traces = TraceWriter(self.store.traces, cfg.traces.per_chat)
+        self.otel = otel_export(cfg.traces.otlp_endpoint)
         self.titler = (Titler(self.llm, self.store.housekeeping, cfg.llm.skill_model or cfg.llm.chat_model)
                        if cfg.llm.auto_titles else None)
         self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.compactor,
                                   memory=self.memory, metrics=self.metrics, group_context=self.group_context,
-                                  tracer=Tracer(self.traces, secret_values(env)), titler=self.titler,
+                                  tracer=Tracer(self.traces, secret_values(env), self.otel), titler=self.titler,
                                   voice=VoiceReplies(self.llm.speaker(cfg.llm.speech_model, cfg.llm.speech_voice),
                                                      cfg.llm.voice_replies), echo_traces=echo_traces)
         self.lanes = Lanes(self.store.claims, self.store.inbox)  # the one door into every chat's lane
@@ -137,7 +139,7 @@ class App:
                                    Pairing(self.store.pairing), self.lanes, cfg.llm, self.tools, self.mcp,
                                    self.compactor, self.housekeeping, self.schedules, self.usage,
                                    Handoffs(self.store, self.conversations, cfg.data_dir, cfg.media.max_bytes),
-                                   Forgetting(self.store, cfg.data_dir, self.memory))
+                                   Forgetting(self.store, cfg.data_dir, self.memory), self.traces)
         media = MediaIntake(cfg.media, self.llm.transcriber(cfg.llm.transcription_model))
         self.hub = Hub(cfg, self.store, services, self.runner, self.metrics, media, self.group_context)
         self.scheduler: Scheduler | None = None
@@ -270,12 +272,15 @@ class App:
     async def purge(self) -> None:
         """One pass: expired dedupe keys (the table holds about a week of events, not all of them), group context
         past its age in chats that went quiet (active chats trim their own on every message), conversations
-        deleted longer ago than /undo reaches (with their files), and run traces older than `traces.keep_days`."""
+        deleted longer ago than /undo reaches (with their files), run traces older than `traces.keep_days`, and
+        quotas of periods long over."""
         cutoff = utc_now() - timedelta(days=self.cfg.traces.keep_days)
+        quotas_before = (utc_now() - timedelta(days=QUOTAS_KEPT_DAYS)).date().isoformat()
         for name, purge in (("expired dedupe keys", self.store.inbox.purge_expired),
                             ("old group context lines", self.group_context.purge),
                             ("deleted conversations", self.housekeeping.purge),
-                            ("old run traces", lambda: self.store.traces.prune(cutoff))):
+                            ("old run traces", lambda: self.store.traces.prune(cutoff)),
+                            ("old quotas", lambda: self.store.quotas.prune(quotas_before))):
             try:
                 log.debug("purged %d %s", await purge(), name)
             except Exception:
@@ -306,8 +311,12 @@ class App:
             await self.titler.close()
         await self.llm.close()
         await self.traces.drain()
+        if self.otel is not None:
+            await asyncio.to_thread(self.otel.shutdown)  # what is queued goes out
         await self.usage.drain()
         if self.store.relay is not None:
             await self.store.relay.stop()
+        if self.budgets is not None:
+            await self.budgets.drain()
         await self.store.close()
 

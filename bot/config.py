@@ -179,6 +179,7 @@ class TracesConfig(_Section):
 
     per_chat: int = Field(default=200, ge=1)  # newest traces each chat keeps
     keep_days: float = Field(default=14.0, gt=0)  # older ones are pruned hourly
+    otlp_endpoint: str | None = None  # e.g. http://127.0.0.1:4318/v1/traces: runs exported as OpenTelemetry spans
 
 
 class HeartbeatConfig(_Section):

@@ -139,6 +139,12 @@ STRINGS: dict[str, tuple[str, str]] = {
         "当前模型：{model}，也是唯一配置的模型。要允许选择其他模型，"
         "请在 bothub.yaml 的 llm.allowed_models 中列出它们并重启。",
     ),
+    "think_current": ("Thinking mode is {state} here. /think on or /think off changes it.",
+                      "本聊天的思考模式：{state}。发送 /think on 或 /think off 更改。"),
+    "think_set": ("Thinking mode is now {state} in this chat.", "本聊天的思考模式现在{state}。"),
+    "think_on": ("on (the model's reasoning is shown folded before its answer)",
+                 "已开启（模型的推理过程折叠显示在回答之前）"),
+    "think_off": ("off", "已关闭"),
     "model_set": ("This chat now uses {model}.", "本聊天现在使用 {model}。"),
     "not_allowed": ("Sorry, this bot is not open to you here.", "抱歉，此机器人未对你开放。"),
     "console_open_elsewhere": (
@@ -211,14 +217,17 @@ STRINGS: dict[str, tuple[str, str]] = {
     "pair_approved": ("Approved: user {user} can now talk to me.", "已批准：用户 {user} 现在可以和我对话了。"),
     "pair_unknown": ("No pending pairing with code {code} (codes expire after an hour).",
                      "没有配对码为 {code} 的待批准请求（配对码 1 小时后过期）。"),
-    "budget_reached": ("Sorry, {which} is used up ({used} of {limit}). It resets at {reset} UTC.",
-                       "抱歉，{which}已用完（{used} / {limit}）。将于 {reset}（UTC）重置。"),
+    "budget_reached": ("Sorry, {which} has not enough left for this request ({used} of {limit} used). It resets "
+                       "at {reset} UTC.",
+                       "抱歉，{which}剩余不足以完成此请求（已用 {used} / {limit}）。将于 {reset}（UTC）重置。"),
+    "budget_warning": ("Note: {percent}% of {which} is used ({used} of {limit}). It resets at {reset} UTC.",
+                       "提示：{which}已用 {percent}%（{used} / {limit}）。将于 {reset}（UTC）重置。"),
     "budget_chat_day": ("this chat's daily budget", "本聊天的每日预算"),
     "budget_chat_month": ("this chat's monthly budget", "本聊天的每月预算"),
     "budget_user_day": ("your daily budget", "你的每日预算"),
     "budget_user_month": ("your monthly budget", "你的每月预算"),
-    "budget_all_day": ("the bot's daily budget", "机器人的每日预算"),
-    "budget_all_month": ("the bot's monthly budget", "机器人的每月预算"),
+    "budget_agent_day": ("the bot's daily budget", "机器人的每日预算"),
+    "budget_agent_month": ("the bot's monthly budget", "机器人的每月预算"),
     "usage_title": ("Usage", "用量"),
     "usage_line": ("{who}: today {day_tokens} tokens, cost {day_cost}; this month {month_tokens} tokens, cost "
                    "{month_cost}", "{who}：今天 {day_tokens} tokens，费用 {day_cost}；本月 {month_tokens} tokens，"
@@ -229,6 +238,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "usage_top": ("Top users this month:", "本月用量最多的用户："),
     "usage_off": ("Usage is not recorded here.", "这里不记录用量。"),
     "admins_only": ("Only admins can do that here.", "只有管理员可以在这里这样做。"),
+    "tree_models": ("[{n}] was written by {models}", "[{n}] 的作者模型：{models}"),
     "tree_button": ("Go to [{n}]", "转到 [{n}]"),
     "switch_button": ("Switch {id}", "切换 {id}"),
     "more_button": ("More ›", "更多 ›"),

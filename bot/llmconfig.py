@@ -95,15 +95,18 @@ class BudgetLimit(Section):
 
 
 class BudgetsConfig(Section):
-    """Spending caps per chat, per user and for everyone; a run past one is refused politely until it resets."""
+    """Quotas per user, per chat and per agent: each model request reserves its estimate first, in one
+    conditional statement, and settles what it really used after; a request that does not fit is refused."""
 
     unit: Literal["money", "tokens"] = "money"  # money: by llm.prices; tokens: prompt + completion
-    chat: BudgetLimit = Field(default_factory=BudgetLimit)
     user: BudgetLimit = Field(default_factory=BudgetLimit)
-    everyone: BudgetLimit = Field(default_factory=BudgetLimit)
-    admins_exempt: bool = True
+    chat: BudgetLimit = Field(default_factory=BudgetLimit)
+    agent: BudgetLimit = Field(default_factory=BudgetLimit)  # everything the (default) agent answers
+    admins_exempt: bool = True  # admins are neither refused nor counted against the quotas
+    warn_at: float = Field(default=0.8, gt=0, le=1)  # share of a quota that earns one soft warning a period
+    reserve_output_tokens: int = Field(default=512, ge=0)  # the answer's part of a request's estimate
 
     @property
     def active(self) -> bool:
-        return any(limit is not None for scope in (self.chat, self.user, self.everyone)
+        return any(limit is not None for scope in (self.user, self.chat, self.agent)
                    for limit in (scope.daily, scope.monthly))

@@ -1,4 +1,5 @@
-"""Neutral replies (text, title, buttons) and splitting long Markdown without breaking code blocks."""
+"""Neutral replies (text, title, buttons, the model's thinking) and splitting long Markdown without breaking
+code blocks."""
 
 from __future__ import annotations
 
@@ -17,9 +18,46 @@ class Reply:
     title: str | None = None
     buttons: tuple[tuple[Button, ...], ...] = field(default=())
     monospace: bool = False  # keep alignment, e.g. /tree
+    # the model's thinking (thinking mode): shown collapsed before the text where the platform can fold a part
+    # away (an expandable quote, a spoiler, a panel, <details>), else as a quote (`quoted_reasoning`); never
+    # part of `text`. Only a message's first part carries it, cut to `reasoning_room` (its end).
+    reasoning: str = ""
 
 
 FENCE = "```"
+REASONING_SHOWN = 1200  # characters of thinking a message shows at most; the run's trace keeps all of it
+REASONING_MARKUP = 64  # what its folding markup may add
+
+
+def reasoning_room(limit: int) -> int:
+    """What a message of `limit` characters keeps free for thinking and its markup: the same whatever the
+    thinking's length, so a growing stream's earlier parts never change."""
+    return min(REASONING_SHOWN, limit // 3) + REASONING_MARKUP
+
+
+def shown_reasoning(reasoning: str, limit: int) -> str:
+    """The end of the thinking (where the model concluded), within `reasoning_room(limit)`."""
+    text, keep = reasoning.strip(), reasoning_room(limit) - REASONING_MARKUP
+    return text if len(text) <= keep else "…" + text[-(keep - 1):]
+
+
+def quoted_reasoning(reply: Reply) -> str:
+    """The text with the thinking as a Markdown quote before it: for platforms that cannot fold it away."""
+    if not reply.reasoning:
+        return reply.text
+    quote = "\n".join("> " + line for line in reply.reasoning.split("\n"))
+    return f"{quote}\n\n{reply.text}" if reply.text else quote
+
+
+def split_reply(reply: Reply, limit: int) -> list[Reply]:
+    """A reply as messages of at most `limit` characters: the title and thinking on the first, buttons on
+    the last."""
+    room = reasoning_room(limit) if reply.reasoning else 0
+    texts = split_text(reply.text, limit - room) or [""]
+    last = len(texts) - 1
+    return [Reply(text, reply.title if i == 0 else None, reply.buttons if i == last else (), reply.monospace,
+                  shown_reasoning(reply.reasoning, limit) if i == 0 and reply.reasoning else "")
+            for i, text in enumerate(texts)]
 
 
 def split_text(text: str, limit: int) -> list[str]:

@@ -13,5 +13,6 @@ def render(message_id: str, reply: Reply) -> dict[str, Any]:
         "text": reply.text,
         "title": reply.title,
         "monospace": reply.monospace,
+        "reasoning": reply.reasoning,  # the model's thinking (thinking mode on), apart from the answer
         "actions": [{"label": b.label, "command": b.action} for row in reply.buttons for b in row],
     }

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from bot.replies import FENCE, Button, Reply, split_text
+from bot.replies import FENCE, Button, Reply, quoted_reasoning, split_text
 
 MAX_CHARS = 5000  # per card or Markdown message, after rendering
 CONTENT_KEY = "msgContent"  # the AI card's streamed Markdown field
@@ -24,12 +24,13 @@ TITLE_CHARS = 40
 
 
 def markdown(reply: Reply) -> str:
-    """The card's Markdown: a code block for monospace, else the text with tags defused."""
+    """The card's Markdown: a code block for monospace, else the text (the model's thinking quoted before it:
+    DingTalk cannot fold it away) with tags defused."""
     if reply.monospace:
         body = reply.text.replace(FENCE, "'''")  # an inner fence would end the block early
         return f"{FENCE}\n{body}\n{FENCE}"
     lines, fenced = [], False
-    for line in reply.text.split("\n"):
+    for line in quoted_reasoning(reply).split("\n"):
         if line.lstrip().startswith(FENCE):
             fenced = not fenced
             lines.append(line)
@@ -97,7 +98,8 @@ def split_to_fit(reply: Reply, limit: int = MAX_CHARS) -> list[Reply]:
         texts = split_text(reply.text, max(32, len(reply.text) // 2))
     last = len(texts) - 1
     parts = [Reply(text=text, title=reply.title if i == 0 else None, buttons=reply.buttons if i == last else (),
-                   monospace=reply.monospace) for i, text in enumerate(texts)]
+                   monospace=reply.monospace, reasoning=reply.reasoning if i == 0 else "")
+             for i, text in enumerate(texts)]
     return [fitted for part in parts for fitted in split_to_fit(part, limit)]
 
 

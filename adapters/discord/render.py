@@ -1,7 +1,8 @@
 """Reply → Discord message payload (pure): content parts within the limit, and button components.
 
 Discord Markdown is what the model writes, so text passes through; monospace replies become a code
-block; the title becomes a bold first line; buttons become components whose custom_id is the command.
+block; the title becomes a bold first line; the model's thinking a spoiler before the text (hidden until
+clicked: Discord has no fold); buttons become components whose custom_id is the command.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ def render(reply: Reply, limit: int = DISCORD_LIMIT) -> list[str]:
     body = reply.text
     if reply.monospace:
         body = f"{FENCE}\n{body.replace(FENCE, _BROKEN_FENCE)}\n{FENCE}"
+    if reply.reasoning:
+        spoiler = "||💭 " + reply.reasoning.replace("||", "|\u200b|") + "||"  # a || inside would end it early
+        body = f"{spoiler}\n\n{body}" if body else spoiler
     if reply.title:
         body = f"**{reply.title}**\n{body}"
     return split_text(body, limit) or ["…"]  # Discord refuses empty messages

@@ -179,7 +179,7 @@ class FeishuOutbound:
         elif sent.kind == "card":
             content = render.dumps(render.card(reply, streaming=False))
             await self._http.call("PATCH", f"/open-apis/im/v1/messages/{message_id}", body={"content": content})
-        elif final or reply.buttons or (reply.title, reply.monospace) != (sent.reply.title, sent.reply.monospace):
+        elif final or reply.buttons or _layout(reply) != _layout(sent.reply):
             await self._replace_card(sent, reply)  # the end of the stream, or a new layout: whole card
         else:
             if not sent.streaming:  # an edit after the stream ended opens it again
@@ -242,3 +242,8 @@ def failure(e: Exception) -> SendError:
         if e.status == 403 or e.code in CHAT_GONE_CODES:
             return ChatUnavailable(str(e))
     return SendFailed(str(e) or type(e).__name__)
+
+
+def _layout(reply: Reply) -> tuple[str | None, bool, str]:
+    """What only a whole-card update changes: the answer element alone streams."""
+    return reply.title, reply.monospace, reply.reasoning

@@ -1,4 +1,5 @@
-"""Reply → Feishu card JSON 2.0 (Markdown element, header, button rows), sized in UTF-8 bytes."""
+"""Reply → Feishu card JSON 2.0 (Markdown element, header, button rows, the model's thinking in a folded
+collapsible panel), sized in UTF-8 bytes."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import dataclasses
 import json
 from typing import Any
 
-from bot.replies import FENCE, Reply, split_text
+from bot.replies import FENCE, Reply, quoted_reasoning, split_text
 
 CARD_LIMIT_BYTES = 30_000  # Feishu rejects cards over 30 KB (code 230025); CJK is 3 bytes a character
 ANSWER_ELEMENT = "answer"  # element_id CardKit updates while streaming
@@ -45,6 +46,10 @@ def card(reply: Reply, *, streaming: bool) -> dict[str, Any]:
     elements: list[dict[str, Any]] = [
         {"tag": "markdown", "content": markdown(reply), "element_id": ANSWER_ELEMENT}
     ]
+    if reply.reasoning:  # folded until opened
+        elements.insert(0, {"tag": "collapsible_panel", "expanded": False,
+                            "header": {"title": {"tag": "plain_text", "content": "💭"}},
+                            "elements": [{"tag": "markdown", "content": defuse_tags(reply.reasoning)}]})
     elements.extend(_button_row(row) for row in reply.buttons if row)
     config: dict[str, Any] = {"update_multi": True, "streaming_mode": streaming}
     config["summary"] = {"content": summary(reply)}
@@ -94,8 +99,9 @@ def size(obj: Any) -> int:
 
 
 def plain_text(reply: Reply) -> str:
-    """The text-message fallback when cards are refused."""
-    return f"{reply.title}\n{reply.text}" if reply.title else reply.text
+    """The text-message fallback when cards are refused (thinking as a quote)."""
+    text = quoted_reasoning(reply)
+    return f"{reply.title}\n{text}" if reply.title else text
 
 
 def split_to_fit(reply: Reply, limit: int = CARD_LIMIT_BYTES) -> list[Reply]:
@@ -115,6 +121,7 @@ def split_to_fit(reply: Reply, limit: int = CARD_LIMIT_BYTES) -> list[Reply]:
             title=reply.title if i == 0 else None,
             buttons=reply.buttons if i == last else (),
             monospace=reply.monospace,
+            reasoning=reply.reasoning if i == 0 else "",
         )
         for i, text in enumerate(texts)
     ]

@@ -82,7 +82,7 @@ class Outbound:
         self._reported: set[str] = set()
 
     async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
-        parts = render_parts(reply.text, monospace=reply.monospace, title=reply.title)
+        parts = render_parts(reply.text, monospace=reply.monospace, title=reply.title, reasoning=reply.reasoning)
         markup = keyboard(reply.buttons)
         sent_id = 0
         for i, part in enumerate(parts):
@@ -91,7 +91,7 @@ class Outbound:
         return SentRef(chat, str(sent_id))
 
     async def edit(self, ref: SentRef, reply: Reply) -> None:
-        parts = render_parts(reply.text, monospace=reply.monospace, title=reply.title)
+        parts = render_parts(reply.text, monospace=reply.monospace, title=reply.title, reasoning=reply.reasoning)
         if len(parts) > 1:  # the hub splits below max_text; only pathological rendering gets here
             log.warning("edit of %s rendered into %d parts; showing the first", ref.message_id, len(parts))
         await self._edit_part(ref.chat, int(ref.message_id), parts[0], keyboard(reply.buttons))

@@ -210,12 +210,19 @@ def render_monospace(text: str) -> Rendered:
     return Rendered(f"<pre>{html.escape(text, quote=False)}</pre>", text)
 
 
-def render_parts(text: str, *, monospace: bool = False, title: str | None = None) -> list[Rendered]:
-    """Render a reply as messages that each fit Telegram's limit, splitting the source, never the HTML."""
-    parts = _fit(text, monospace, SPLIT_AT) or [Rendered("…", "…")]
+def render_parts(text: str, *, monospace: bool = False, title: str | None = None,
+                 reasoning: str = "") -> list[Rendered]:
+    """Render a reply as messages that each fit Telegram's limit, splitting the source, never the HTML; the
+    model's thinking goes before the text as an expandable blockquote (folded until tapped)."""
+    parts = _fit(text, monospace, SPLIT_AT) or ([] if reasoning else [Rendered("…", "…")])
+    heads = []
     if title:
-        head = Rendered(f"<b>{html.escape(title, quote=False)}</b>\n", title + "\n")
-        first = Rendered(head.html + parts[0].html, head.plain + parts[0].plain)
+        heads.append(Rendered(f"<b>{html.escape(title, quote=False)}</b>\n", title + "\n"))
+    if reasoning:
+        folded = html.escape(reasoning, quote=False)
+        heads.append(Rendered(f"<blockquote expandable>{folded}</blockquote>\n", reasoning + "\n"))
+    for head in reversed(heads):
+        first = Rendered(head.html + parts[0].html, head.plain + parts[0].plain) if parts else head
         parts[:1] = [first] if first.size <= MAX_MESSAGE else [head, parts[0]]
     return parts
 

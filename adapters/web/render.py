@@ -1,5 +1,5 @@
-"""Reply → the JSON the page draws: Markdown as safe HTML (raw HTML off, unsafe links dropped), buttons; and
-the same for a page of the conversation so far."""
+"""Reply → the JSON the page draws: Markdown as safe HTML (raw HTML off, unsafe links dropped; the model's
+thinking folded in <details>), buttons; and the same for a page of the conversation so far."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from bot.replies import Reply
 
 def render(reply: Reply) -> dict[str, Any]:
     html = f"<pre>{escape(reply.text)}</pre>" if reply.monospace else str(markdown(reply.text))
+    if reply.reasoning:  # the model's thinking, folded until opened
+        html = f'<details class="thinking"><summary>💭</summary>{markdown(reply.reasoning)}</details>{html}'
     return {
         "title": reply.title or "",
         "html": html,

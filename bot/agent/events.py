@@ -31,6 +31,13 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """Thinking the model streams, with thinking mode on: shown folded before the answer, never part of it."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolStarted:
     name: str
     arguments: str  # raw JSON text from the model
@@ -85,4 +92,4 @@ class RunFailed:
     detail: str  # for logs only; never shown to users
 
 
-AgentEvent = TextDelta | ModelTurn | ToolStarted | ToolFinished | StepMessage | RunFinished | RunFailed
+AgentEvent = TextDelta | ReasoningDelta | ModelTurn | ToolStarted | ToolFinished | StepMessage | RunFinished | RunFailed

@@ -1,10 +1,10 @@
 """The model client the agent talks to: a failover chain over providers of any kind, behind one `stream`.
 
 A link is tried when its provider's breaker admits it; a failure the next link may fix (429, 5xx, timeouts,
-connection errors, a refused key; "context too long" only toward a bigger window) moves on — but only while
-nothing has been streamed to the user. Once text (or thinking) was shown, the failure ends the run as before:
-the user keeps what was shown and gets the failure message with its error id. A link that is not the last
-gives up after `failover_retries` (0: at once), the last one retries `max_retries` times.
+connection errors, a refused key; "context too long" only toward a bigger window) moves on. A link that dies
+after part of the answer was streamed hands that part to the next link, which is asked to continue it: its
+text streams on after the part shown, into the same platform message, and the Completion is the whole answer.
+A link that is not the last gives up after `failover_retries` (0: at once), the last one retries `max_retries`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from bot.agent.events import FailureKind
 from bot.agent.gemini import GeminiContents
 from bot.agent.health import Breaker, ProviderHealth
 from bot.agent.http1 import multipart
-from bot.agent.modelapi import Completion, Failover, ModelAPI, StreamItem, Usage
+from bot.agent.modelapi import Completion, Failover, ModelAPI, StreamItem, TextChunk, Usage
 from bot.agent.openai_chat import OpenAIChat
 from bot.agent.prices import cost
 from bot.agent.provider import LLMError, Provider
@@ -114,6 +114,7 @@ class LLMClient:
         error: LLMError | None = None
         failed: Link | None = None
         skipped: list[Link] = []
+        said = ""  # what links that died mid-answer streamed: the next one continues it
         for index, link in enumerate(chain):
             if error is not None and failed is not None and not moves_on(error.kind, failed, link):
                 continue
@@ -122,11 +123,12 @@ class LLMClient:
                 continue
             rest = [other for other in chain[index + 1:] if self.health[other.provider].breaker.state != "open"]
             try:
-                async for item in self._try(link, messages, tools, rest):
-                    yield item
+                async for item in self._try(link, continued(messages, said), tools, rest):
+                    yield dataclasses.replace(item, text=said + item.text) if isinstance(item, Completion) else item
                 return
             except _MovedOn as moved:
                 error, failed = moved.error, link
+                said += moved.said
                 yield moved.failover
         if error is None and skipped:  # every breaker is open: the first link is asked anyway, as a probe
             async for item in self._try(skipped[0], messages, tools, []):
@@ -140,7 +142,8 @@ class LLMClient:
         """One link; raises _MovedOn when it failed before anything was shown and a link in `rest` may answer."""
         health = self.health[link.provider]
         started = time.monotonic()
-        shown = settled = False
+        settled = False
+        said: list[str] = []  # the text streamed so far
         try:
             stream = self.apis[link.provider].stream(messages, tools, link.model,
                                                      self._cfg.failover_retries if rest else None)
@@ -150,18 +153,20 @@ class LLMClient:
                     health.record_success(item.first_token)
                     yield self._settled(link, item)
                 else:
-                    shown = True
+                    if isinstance(item, TextChunk):
+                        said.append(item.text)
                     yield item
         except LLMError as e:
             settled = True
             e.model = link.label
             health.record_failure(e.kind, e.kind in FAILOVER_KINDS)
-            if shown or not any(moves_on(e.kind, link, other) for other in rest):
+            # a context error mid-answer cannot be: the provider counted the prompt before it streamed
+            if not any(moves_on(e.kind, link, other) for other in rest):
                 raise
             seconds = time.monotonic() - started
-            log.warning("model %s failed (%s) after %.2f s; trying the next link: %s", link.label, e.kind, seconds,
-                        e.detail)
-            raise _MovedOn(e, Failover(link.label, e.kind, seconds)) from e
+            log.warning("model %s failed (%s) after %.2f s and %d characters; the next link %s: %s", link.label,
+                        e.kind, seconds, sum(map(len, said)), "continues" if said else "answers", e.detail)
+            raise _MovedOn(e, Failover(link.label, e.kind, seconds, bool(said)), "".join(said)) from e
         finally:
             if not settled:  # cancelled, or a bug: a half-open probe must not stay in flight forever
                 health.breaker.abandon()
@@ -185,6 +190,19 @@ class LLMClient:
 
 
 class _MovedOn(Exception):
-    def __init__(self, error: LLMError, failover: Failover) -> None:
+    def __init__(self, error: LLMError, failover: Failover, said: str) -> None:
         super().__init__(error.detail)
-        self.error, self.failover = error, failover
+        self.error, self.failover, self.said = error, failover, said
+
+
+CONTINUE = ("Your answer above was cut off by a network failure. Continue it from exactly where it stops, "
+            "mid-word if need be: do not repeat any of it and do not mention the interruption.")
+
+
+def continued(messages: list[dict[str, Any]], said: str) -> list[dict[str, Any]]:
+    """The request for a link that continues an answer another link began: the part shown as the assistant's
+    own turn, then the request to go on. (A bare assistant prefix is not portable: OpenAI-compatible servers
+    mostly answer it anew; a user turn after it works on every wire protocol.)"""
+    if not said:
+        return messages
+    return [*messages, {"role": "assistant", "content": said}, {"role": "user", "content": CONTINUE}]

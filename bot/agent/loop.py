@@ -7,17 +7,19 @@ so a run that fails half-way still leaves every tool call and result it made on 
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import time
 from collections.abc import AsyncIterator
 from secrets import token_hex
 from typing import Any
 
-from bot.agent.budgets import Budgets
+from bot.agent.budgets import Budgets, Hold
 from bot.agent.events import (
     AgentEvent,
     FailureKind,
     ModelTurn,
+    ReasoningDelta,
     RunFailed,
     RunFinished,
     StepMessage,
@@ -27,7 +29,9 @@ from bot.agent.events import (
 )
 from bot.agent.llm import LLMClient
 from bot.agent.modelapi import Completion, Failover, ReasoningChunk, TextChunk
+from bot.agent.prompt import estimate_messages
 from bot.agent.provider import LLMError
+from bot.agent.tokens import estimate_tokens
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 from bot.agent.usage import UsageLedger, user_key
 
@@ -42,31 +46,45 @@ class AgentLoop:
         self.tools = tools
         self.model = model
         self.max_turns = max_turns
-        self.show_thinking = show_thinking  # the model's reasoning streamed as a quote before its answer
+        self.show_thinking = show_thinking  # thinking mode's default: the model's reasoning shown folded
         self.usage = usage  # each request's tokens and cost, per chat and user
-        self.budgets = budgets  # checked before the run's first request
+        self.budgets = budgets  # a reservation before each request, settled after it
         self.language = language
 
     async def run(
-        self, messages: list[dict[str, Any]], ctx: ToolContext, model: str | None = None
+        self, messages: list[dict[str, Any]], ctx: ToolContext, model: str | None = None,
+        thinking: bool | None = None,
     ) -> AsyncIterator[AgentEvent]:
-        """Stream one user turn. `messages` (system + history + new user message) is not modified.
+        """Stream one user turn. `messages` (system + history + new user message) is not modified; `thinking`:
+        the chat's /think choice (None: the default).
 
         Never raises except CancelledError: every failure ends the stream with a RunFailed.
         """
         model = model or self.model
+        show = self.show_thinking if thinking is None else thinking
         history = list(messages)
         tool_specs = self.tools.get_openai_tools()
+        tools_tokens = estimate_tokens(json.dumps(tool_specs)) if self.budgets and tool_specs else 0
         asked = time.monotonic()
-        if refusal := await self._refusal(ctx):
-            yield RunFinished(text=refusal)  # shown, not stored: the model never sees it as its own words
-            return
+        warning: str | None = None
         try:
             for _ in range(self.max_turns):
+                hold = await self._reserve(ctx, history, model, tools_tokens)
+                if isinstance(hold, str):
+                    yield RunFinished(text=hold)  # shown, not stored: the model never sees it as its own words
+                    return
+                warning = warning or (hold.warning if hold else None)
                 turn: list[Completion] = []
                 asked = time.monotonic()
-                async for event in self._model_turn(history, tool_specs, model, turn):
-                    yield event
+                try:
+                    async for event in self._model_turn(history, tool_specs, model, turn, show):
+                        if isinstance(event, ModelTurn):  # a failed link: the next one's time starts now
+                            asked = time.monotonic()
+                        yield event
+                finally:  # also when the request failed or the run was stopped: the estimate is given back
+                    if self.budgets is not None:
+                        done = turn[0] if turn else None
+                        self.budgets.settle(hold, done.usage if done else None, done.cost if done else None)
                 completion = turn[0]
                 yield _turn(model, asked, completion)
                 if self.usage is not None and completion.usage is not None:
@@ -75,7 +93,7 @@ class AgentLoop:
                 if not completion.tool_calls:
                     yield StepMessage(role="assistant", content=completion.text)
                     usage = completion.usage
-                    shown = self._shown(completion.reasoning, completion.text)
+                    shown = f"{completion.text}\n\n{warning}" if warning else completion.text
                     yield RunFinished(text=shown, prompt_tokens=usage.prompt_tokens if usage else None)
                     return
                 calls = [call.to_openai() for call in completion.tool_calls]
@@ -100,51 +118,36 @@ class AgentLoop:
             return
         yield _failed(FailureKind.TURNS, f"stopped after {self.max_turns} model turns", ctx, model)
 
-    async def _refusal(self, ctx: ToolContext) -> str | None:
+    async def _reserve(self, ctx: ToolContext, history: list[dict[str, Any]], model: str, tools_tokens: int
+                       ) -> Hold | str | None:
+        """The request's reservation on its quotas (bot/agent/budgets.py), or the refusal to show instead."""
         if self.budgets is None:
             return None
         try:
-            return await self.budgets.refusal(ctx.chat, _user(ctx), ctx.is_admin, ctx.lang or self.language)
-        except Exception:  # a database hiccup must not stop answers: the run goes ahead unchecked
-            log.exception("budget check for %s failed; answering anyway", ctx.chat)
+            first = self.llm.chains.resolve(model)[0].model  # a chain's name is no model: its first link is priced
+            return await self.budgets.reserve(ctx.chat, _user(ctx), ctx.is_admin, first,
+                                              estimate_messages(history) + tools_tokens, ctx.lang or self.language)
+        except Exception:  # a database hiccup must not stop answers: the request goes ahead unchecked
+            log.exception("quota reservation for %s failed; answering anyway", ctx.chat)
             return None
 
     async def _model_turn(self, history: list[dict[str, Any]], tools: list[dict[str, Any]], model: str,
-                          out: list[Completion]) -> AsyncIterator[AgentEvent]:
+                          out: list[Completion], show: bool) -> AsyncIterator[AgentEvent]:
         """One request's events (text, thinking when shown, failed links); its Completion goes into `out`."""
-        thinking = False
         async for item in self.llm.stream(history, tools, model):
             if isinstance(item, TextChunk):
-                if thinking:
-                    thinking = False
-                    yield TextDelta(THINKING_END)
                 yield TextDelta(item.text)
             elif isinstance(item, ReasoningChunk):
-                if self.show_thinking:
-                    yield TextDelta(_quoted(item.text, start=not thinking))
-                    thinking = True
+                if show:
+                    yield ReasoningDelta(item.text)
             elif isinstance(item, Failover):
                 yield ModelTurn(item.model, item.seconds, failed=item.kind)
             else:
                 out.append(item)
 
-    def _shown(self, reasoning: str, text: str) -> str:
-        """The answer as the user saw it stream: with thinking shown, its quote comes first."""
-        if not self.show_thinking or not reasoning:
-            return text
-        return _quoted(reasoning, start=True) + THINKING_END + text
-
-
-THINKING_END = "\n\n"
-
 
 def _user(ctx: ToolContext) -> str:
     return user_key(ctx.where.platform if ctx.where else ctx.chat.partition(":")[0], ctx.user_id)
-
-
-def _quoted(text: str, start: bool) -> str:
-    """Thinking as a Markdown quote, chunk by chunk: every line of it starts with "> "."""
-    return ("> " if start else "") + text.replace("\n", "\n> ")
 
 
 def _turn(model: str, asked: float, completion: Completion) -> ModelTurn:

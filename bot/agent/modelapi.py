@@ -76,11 +76,12 @@ class ModelAPI(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Failover:
-    """A link failed before anything was shown and the chain moved on: the trace records the failed link."""
+    """A link failed and the chain moved on: the trace records the failed link."""
 
     model: str  # the failed link's label
     kind: FailureKind  # its failure kind
     seconds: float  # how long the failed request took
+    mid_answer: bool = False  # it had streamed part of the answer, which the next link continues
 
 
 def merged_turns(messages: list[dict[str, Any]], assistant: str, key: str,

@@ -10,17 +10,21 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from secrets import token_hex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.agent.batches import BatchWriter
 from bot.agent.events import AgentEvent, ModelTurn, RunFailed, RunFinished, TextDelta, ToolFinished, ToolStarted
 from bot.agent.prompt import MESSAGE_OVERHEAD
 from bot.agent.tokens import TokenCounter, estimate_tokens
+from bot.config import ConfigError
 from bot.ops.redact import redact
 from bot.store.traces import PromptSection, Trace, TraceStep, TraceStore
 from bot.tree.model import utc_now
+
+if TYPE_CHECKING:
+    from bot.agent.otel import OtelExport
 
 MAX_ARGUMENTS = 2000  # characters of a tool call's arguments kept in its trace
 MAX_REASONING = 8000  # characters of a model turn's thinking kept in its trace
@@ -45,6 +49,7 @@ class RunTrace:
         self._sections: list[PromptSection] = []
         self._history = PromptSection("history", 0, 0)
         self._steps: list[TraceStep] = []
+        self.step_starts: list[float] = []  # seconds from the run's start to each step's (OpenTelemetry spans)
         self._tool: tuple[ToolStarted, float] | None = None
 
     def prompt(self, sections: Sequence[tuple[str, str]], counter: TokenCounter) -> None:
@@ -64,6 +69,7 @@ class RunTrace:
             return
         now = time.monotonic()
         if isinstance(event, ModelTurn):
+            self.step_starts.append(max(0.0, now - event.seconds - self._t0))
             self._steps.append(TraceStep("model", event.model, _ms(event.seconds) or 0,
                                          "error" if event.failed else "ok", _ms(event.first_token),
                                          event.prompt_tokens, event.completion_tokens, event.tool_calls,
@@ -73,6 +79,7 @@ class RunTrace:
         elif isinstance(event, ToolFinished) and self._tool is not None:
             started, at = self._tool
             arguments = redact(readable(started.arguments), self._secrets)[:MAX_ARGUMENTS]
+            self.step_starts.append(at - self._t0)
             self._steps.append(TraceStep("tool", event.name, _ms(now - at) or 0, "ok" if event.ok else "error",
                                          arguments=arguments, result_chars=len(event.result)))
             self._tool = None
@@ -95,21 +102,45 @@ class TraceWriter(BatchWriter[Trace]):
 
     def __init__(self, store: TraceStore, keep_per_chat: int) -> None:
         super().__init__(lambda batch: store.add(batch, keep_per_chat), "run trace", logging.getLogger("bothub.traces"))
+        self.store = store
+
+    async def find(self, chat: str, trace_id: str) -> Trace | None:
+        """A chat's trace, stored or still waiting for its batch (a /tree right after the answer)."""
+        waiting = next((t for t in self.unwritten() if t.id == trace_id and t.chat == chat), None)
+        return waiting or await self.store.get(chat, trace_id)
 
 
 class Tracer:
-    """Starts a run's trace and hands the finished one to the writer (none: kept nowhere, e.g. in unit tests)."""
+    """Starts a run's trace and hands the finished one to the writer (none: kept nowhere, e.g. in unit tests)
+    and to `export` (OpenTelemetry, when an OTLP endpoint is set)."""
 
-    def __init__(self, writer: TraceWriter | None, secrets: Sequence[str] = ()) -> None:
+    def __init__(self, writer: TraceWriter | None, secrets: Sequence[str] = (),
+                 export: Callable[[Trace, Sequence[float]], None] | None = None) -> None:
         self.writer = writer
         self._secrets = list(secrets)
+        self._export = export
 
     def start(self, chat: str, conversation_id: str | None, model: str) -> RunTrace:
         return RunTrace(chat, conversation_id, model, self._secrets)
 
     def finish(self, run: RunTrace) -> None:
+        done = run.trace()
         if self.writer is not None:
-            self.writer.submit(run.trace())
+            self.writer.submit(done)
+        if self._export is not None:
+            self._export(done, run.step_starts)
+
+
+def otel_export(endpoint: str | None) -> OtelExport | None:
+    """The OpenTelemetry export when `traces.otlp_endpoint` is set; its SDK is imported only then."""
+    if endpoint is None:
+        return None
+    try:
+        from bot.agent.otel import OtelExport
+    except ImportError as e:
+        raise ConfigError("traces.otlp_endpoint is set, but the OpenTelemetry SDK is not installed: "
+                          "pip install 'bothub[otel]'") from e
+    return OtelExport(endpoint)
 
 
 def readable(arguments: str) -> str:

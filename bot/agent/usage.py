@@ -1,5 +1,5 @@
 """What each model request cost, per UTC day, chat, user and model: recorded as the answer streams, stored in
-batches off its path, and read back (with what is not stored yet) by /usage, the dashboard and budgets."""
+batches off its path, and read back (with what is not stored yet) by /usage and the dashboard."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime
 
 from bot.agent.batches import BatchWriter
 from bot.agent.modelapi import Usage
-from bot.store.usage import Period, Scope, Spent, UsageRecord, UsageStore, UsageTotals
+from bot.store.usage import UsageRecord, UsageStore, UsageTotals
 
 log = logging.getLogger("bothub.usage")
 
@@ -41,19 +41,3 @@ class UsageLedger:
             if r.day >= since and chat in (None, r.chat) and user_id in (None, r.user_id):
                 stored += r.totals
         return stored
-
-    async def spent(self, chat: str, user_id: str) -> Spent:
-        """Today's and this month's money and tokens for the chat, the user and everyone: one query, plus what
-        this process has not stored yet."""
-        today = self.today()
-        spent = await self.store.spent(today, chat, user_id)
-        for r in self._writer.unwritten():
-            if r.day.replace(day=1) != today.replace(day=1):
-                continue
-            matches: dict[Scope, bool] = {"all": True, "chat": r.chat == chat, "user": r.user_id == user_id}
-            current: dict[Period, bool] = {"month": True, "day": r.day == today}
-            cells = [(s, p) for s, hit in matches.items() if hit for p, now in current.items() if now]
-            for cell in cells:
-                spent.money[cell] += r.totals.cost
-                spent.tokens[cell] += r.totals.tokens
-        return spent

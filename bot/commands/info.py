@@ -1,4 +1,4 @@
-"""/help, /status, /skills, /roles, /lang, /model: what the bot is and how it is set up in this chat."""
+"""/help, /status, /skills, /roles, /lang, /model, /think: what the bot is and how it is set up in this chat."""
 
 from __future__ import annotations
 
@@ -75,6 +75,20 @@ async def model(ctx: CommandContext) -> Reply:
         return Reply(ctx.t("model_not_allowed", model=choice, allowed=", ".join(allowed)))
     await ctx.services.set_setting(ctx.session, model=choice)
     return Reply(ctx.t("model_set", model=choice))
+
+
+@command("think", "Thinking mode: show the model's reasoning (folded) or not",
+         "思考模式：是否显示模型的推理过程（折叠）", "/think [on|off]", navigation=True)
+async def think(ctx: CommandContext) -> Reply:
+    choice = ctx.args.strip().lower()
+    if choice not in ("on", "off"):
+        if choice:
+            raise UsageError
+        chosen = ctx.session.settings.thinking
+        on = ctx.services.llm.show_thinking if chosen is None else chosen == "on"
+        return Reply(ctx.t("think_current", state=ctx.t("think_on" if on else "think_off")))
+    await ctx.services.set_setting(ctx.session, thinking=choice)
+    return Reply(ctx.t("think_set", state=ctx.t(f"think_{choice}")))
 
 
 def model_of(ctx: CommandContext) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot.commands.registry import CommandContext, UsageError, command
 from bot.replies import Button, Reply
+from bot.tree.model import Message
 from bot.tree.view import TreeLabels, render_tree
 
 PREVIEW = 60
@@ -23,10 +24,25 @@ async def tree(ctx: CommandContext) -> Reply:
     conv = await ctx.services.conversations.tree(ctx.session, ctx.services.prompts.role_text(ctx.session.role))
     summaries = await ctx.services.compactor.summaries(ctx.session.key.storage_key, conv.id)
     summarized = {mid: s.covered for mid, s in summaries.items()}
-    view = render_tree(conv, ctx.caps.tree_budget, labels(ctx.lang), summarized)
+    models = await _answered_by(ctx, conv.messages[conv.current_message_id])
+    view = render_tree(conv, ctx.caps.tree_budget - len(models), labels(ctx.lang), summarized)
     buttons = [Button(ctx.t("tree_button", n=n), f"/goto {n}") for n, _ in view.goto_targets]
     rows = tuple(tuple(buttons[i : i + 4]) for i in range(0, len(buttons), 4))
-    return Reply(view.text, title=ctx.t("tree_title", id=conv.id), buttons=rows, monospace=True)
+    return Reply(view.text + models, title=ctx.t("tree_title", id=conv.id), buttons=rows, monospace=True)
+
+
+async def _answered_by(ctx: CommandContext, node: Message) -> str:
+    """For the answer under the cursor that more than one model wrote (a failover), a line naming them in
+    order, a failed one marked; else nothing."""
+    traces = ctx.services.traces
+    if traces is None or node.role != "assistant" or node.trace_id is None:
+        return ""
+    trace = await traces.find(ctx.session.key.storage_key, node.trace_id)
+    steps = [s for s in trace.steps if s.kind == "model"] if trace else []
+    if len({s.name for s in steps}) < 2:
+        return ""
+    models = " → ".join(s.name + (" ✗" if s.outcome == "error" else "") for s in steps)
+    return "\n\n" + ctx.t("tree_models", n=node.number, models=models)
 
 
 @command("goto", "Move the cursor to message N of /tree; the next message branches there",

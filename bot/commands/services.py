@@ -17,6 +17,7 @@ from bot.agent.prompt import PromptBuilder
 from bot.agent.skills import SkillSet
 from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolRegistry
+from bot.agent.trace import TraceWriter
 from bot.agent.usage import UsageLedger
 from bot.chats.conversations import Conversations
 from bot.chats.forgetting import Forgetting
@@ -48,6 +49,7 @@ class CommandServices:
     usage: UsageLedger | None = None  # /usage; None: not recorded (embedded uses without a store of it)
     handoffs: Handoffs | None = None  # /handoff, /resume; None: not offered
     forgetting: Forgetting | None = None  # /forget-me; None: not offered
+    traces: TraceWriter | None = None  # /tree names the models of an answer that failed over
 
     async def set_setting(self, session: Session, **values: str) -> None:
         """Persist a per-chat choice and apply it to the live session at once."""

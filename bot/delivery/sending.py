@@ -11,7 +11,7 @@ from collections.abc import Callable
 from bot.adapter import Adapter, ChatUnavailable, OutgoingFile, RateLimited, SendError, SendFailed
 from bot.delivery.pacing import Pacer, alone
 from bot.messages import ButtonPress, ChatRef, SentRef
-from bot.replies import Reply, split_text
+from bot.replies import Reply, split_reply
 
 log = logging.getLogger("bothub.delivery")
 MAX_ATTEMPTS = 5
@@ -51,12 +51,8 @@ class Delivery:
 
     async def send(self, chat: ChatRef, reply: Reply) -> SentRef | None:
         """Send a whole reply (split if long); waits for budget and retries 429s. None if undeliverable."""
-        parts = split_text(reply.text, self.caps.max_text) or [""]
         ref: SentRef | None = None
-        for i, part in enumerate(parts):
-            last = i == len(parts) - 1
-            title = reply.title if i == 0 else None
-            piece = Reply(part, title, reply.buttons if last else (), reply.monospace)
+        for piece in split_reply(reply, self.caps.max_text):
             ref = await self._call(chat, piece, None, final=True)
             if ref is None:
                 return None

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from bot.delivery.sending import Delivery
 from bot.messages import ChatRef, SentRef
-from bot.replies import Reply, split_text
+from bot.replies import Reply, reasoning_room, shown_reasoning, split_text
 
 log = logging.getLogger("bothub.delivery")
 FIRST_SEND_WAIT = 0.02  # seconds: an answer that arrives in one piece (a quick model) is sent once
@@ -36,8 +36,9 @@ class StreamWriter:
         caps = delivery.caps
         self._interval = caps.group_edit_interval if chat.is_group else caps.edit_interval
         self._text = ""
+        self._reasoning = ""  # the model's thinking, shown (folded) in the first message while thinking mode is on
         self._refs = [SentRef(chat, message_id) for message_id in sent]
-        self._shown = [""] * len(sent)  # what they show is not known: the first update edits them
+        self._shown: list[Reply | None] = [None] * len(sent)  # not known: the first update edits them
         self._inherited = set(range(len(sent)))  # not edited by this process yet: they may be gone
         self._final = [False] * len(sent)  # whether what each message shows was delivered as final
         self._on_sent = on_sent
@@ -54,6 +55,19 @@ class StreamWriter:
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush())
 
+    def feed_reasoning(self, delta: str) -> None:
+        self._reasoning += delta
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+
+    def _parts(self) -> list[Reply]:
+        """The messages the answer needs now; with thinking, every text part keeps the same room for it."""
+        limit = self._d.caps.max_text
+        if not self._reasoning.strip():
+            return [Reply(part) for part in split_text(self._text, limit)] if self._text.strip() else []
+        texts = (split_text(self._text, limit - reasoning_room(limit)) if self._text.strip() else []) or [""]
+        return [Reply(texts[0], reasoning=shown_reasoning(self._reasoning, limit)), *map(Reply, texts[1:])]
+
     async def _flush(self) -> None:
         # The first text waits only a moment (what the user waits for): an answer that is complete by then goes
         # out once, whole, with no message id to note; later updates wait for the platform's edit interval, so
@@ -63,7 +77,7 @@ class StreamWriter:
         if wait > 0:
             await asyncio.sleep(wait)
         self._sending = True
-        parts = split_text(self._text, self._d.caps.max_text) if self._text.strip() else []
+        parts = self._parts()
         try:
             for i, part in enumerate(parts):
                 if await self._show(i, part, final=i < len(parts) - 1):
@@ -72,21 +86,21 @@ class StreamWriter:
             self._sending = False
             self._last = time.monotonic()
 
-    async def _show(self, i: int, part: str, *, final: bool) -> bool:
+    async def _show(self, i: int, part: Reply, *, final: bool) -> bool:
         """Show part i; True when that took a new message."""
         if i < len(self._refs):
             # the same text needs no edit, unless the platform shows the stream open until told it is final
             closing = final and not self._final[i] and self._d.caps.closes_streams
             if self._shown[i] == part and not closing:
                 return False
-            if await self._d.edit(self._refs[i], Reply(part), final=final):
+            if await self._d.edit(self._refs[i], part, final=final):
                 self._shown[i], self._final[i] = part, final
                 self._inherited.discard(i)
                 return False
             if not (final and i in self._inherited):
                 return False
             # an earlier process's message that cannot be edited (deleted, too old): the part goes out anew
-        ref = await (self._d.send if final else self._d.send_if_budget)(self._chat, Reply(part))
+        ref = await (self._d.send if final else self._d.send_if_budget)(self._chat, part)
         if ref is None:
             return False
         if i < len(self._refs):
@@ -107,7 +121,8 @@ class StreamWriter:
                 log.exception("could not note the messages of a reply in %s", self._chat.chat_id)
 
     async def finish(self, final_text: str | None = None) -> None:
-        """Deliver the complete answer; what the chat shows equals `final_text` (or everything fed)."""
+        """Deliver the complete answer; what the chat shows equals `final_text` (or everything fed), with the
+        thinking fed folded before it."""
         if self._flusher is not None and not self._flusher.done():
             if self._sending:  # a request is in flight: let it land so its message id is known
                 with contextlib.suppress(Exception):
@@ -116,7 +131,7 @@ class StreamWriter:
                 self._flusher.cancel()
         if final_text is not None:
             self._text = final_text
-        parts = split_text(self._text, self._d.caps.max_text) if self._text.strip() else []
+        parts = self._parts()
         for i, part in enumerate(parts):
             if await self._show(i, part, final=True) and i < len(parts) - 1:
                 await self._record()
@@ -136,6 +151,9 @@ class HeldReply:
 
     def feed(self, delta: str) -> None:
         self._text += delta
+
+    def feed_reasoning(self, delta: str) -> None:
+        """Nobody watches a heartbeat think: its thinking stays in the trace."""
 
     async def finish(self, final_text: str | None = None) -> None:
         text = self._text if final_text is None else final_text

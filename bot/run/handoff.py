@@ -34,6 +34,9 @@ class ReplyOut:
     def feed(self, text: str) -> None:
         self._stream.feed(text)
 
+    def reason(self, text: str) -> None:
+        self._stream.feed_reasoning(text)
+
     def tool(self, running: bool) -> None:
         self._typing.tool_running = running
 

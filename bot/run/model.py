@@ -41,7 +41,9 @@ class ModelTurns:
         while True:
             messages = await self.assembly.messages(view, prompt, budget, model, ctx.workdir, trace)
             retry = used_tools = False
-            async for event in self.loop.run(messages, ctx, model=model):
+            thinking = session.settings.thinking  # /think on|off per chat; None: the agent's default
+            async for event in self.loop.run(messages, ctx, model=model,
+                                             thinking=None if thinking is None else thinking == "on"):
                 if isinstance(event, TextDelta) and not texted:
                     texted = True
                     self.metrics.first_text(time.monotonic() - started)

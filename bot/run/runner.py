@@ -14,6 +14,7 @@ from bot.agent.compaction import Compactor
 from bot.agent.events import (
     AgentEvent,
     ModelTurn,
+    ReasoningDelta,
     RunFailed,
     RunFinished,
     StepMessage,
@@ -195,6 +196,8 @@ class AgentRunner:
             if isinstance(event, TextDelta):
                 transcript.text(event.text)
                 out.feed(event.text)
+            elif isinstance(event, ReasoningDelta):
+                out.reason(event.text)
             elif isinstance(event, StepMessage):
                 transcript.step(event)
             elif isinstance(event, ToolStarted | ToolFinished):

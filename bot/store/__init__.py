@@ -19,10 +19,11 @@ from bot.store.inbox import InboxEntry, InboxStore
 from bot.store.jobs import Job, JobStore, NewJob
 from bot.store.memories import MemoryEntry, MemoryStore
 from bot.store.pairing import PairingStore
+from bot.store.quotas import QuotaStore
 from bot.store.settings import ChatSettings, SettingsStore
 from bot.store.summaries import Summary, SummaryStore
 from bot.store.traces import PromptSection, Trace, TraceStep, TraceStore
-from bot.store.usage import Spent, UsageRecord, UsageStore, UsageTotals
+from bot.store.usage import UsageRecord, UsageStore, UsageTotals
 
 
 class StoreRelay(Relay, Protocol):
@@ -67,6 +68,8 @@ class Store(Protocol):
     @property
     def usage(self) -> UsageStore: ...
     @property
+    def quotas(self) -> QuotaStore: ...
+    @property
     def approval_rules(self) -> ApprovalRuleStore: ...
     @property
     def claims(self) -> Claims: ...
@@ -108,8 +111,8 @@ __all__ = [
     "PairingStore",
     "PromptSection",
     "PurgedConversation",
+    "QuotaStore",
     "SettingsStore",
-    "Spent",
     "Store",
     "Summary",
     "SummaryStore",

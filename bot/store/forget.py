@@ -14,10 +14,10 @@ from typing import Protocol
 BY_CHAT: tuple[tuple[str, str], ...] = (
     ("messages", "chat"), ("summaries", "chat"), ("conversations", "chat"), ("memories", "chat"),
     ("group_context", "chat"), ("traces", "chat"), ("jobs", "chat"), ("approval_rules", "chat"),
-    ("handoffs", "chat"), ("usage", "chat"), ("inbox", "session"), ("chats", "key"),
+    ("handoffs", "chat"), ("usage", "chat"), ("quotas", "subject"), ("inbox", "session"), ("chats", "key"),
 )
 # (table, the column holding a person's "platform:id" or id on its platform), for forget --user
-BY_USER: tuple[tuple[str, str], ...] = (("usage", "user_id"),)
+BY_USER: tuple[tuple[str, str], ...] = (("usage", "user_id"), ("quotas", "subject"))
 KEEP = {
     "seen_events": "delivery ids kept a few minutes against redelivery, no content",
     "pairing": "who may write to the bot (forget --user removes the person's row)",

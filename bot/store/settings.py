@@ -14,6 +14,7 @@ class ChatSettings:
     model: str | None = None
     timezone: str | None = None  # IANA name for /remind, /every and /jobs
     voice: str | None = None  # /voice: "off", "auto" (a voice note is answered with voice) or "on"
+    thinking: str | None = None  # /think: "on" shows the model's reasoning folded, "off" hides it
 
     def stored(self) -> dict[str, str]:
         """The chosen values only, as the backends keep them (one JSON object per chat)."""

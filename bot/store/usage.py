@@ -1,4 +1,4 @@
-"""Token and money totals per UTC day, chat, user and model: what /usage, the dashboard and budgets read.
+"""Token and money totals per UTC day, chat, user and model: what /usage and the dashboard read.
 
 One row per (day, chat, user, model) that each batch adds to, so a year of traffic is at most a row per
 active chat, user and model a day, and every total is a sum over an index range.
@@ -10,9 +10,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Literal, Protocol
-
-Scope = Literal["chat", "user", "all"]
-Period = Literal["day", "month"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,14 +39,6 @@ class UsageRecord:
     totals: UsageTotals
 
 
-@dataclass(frozen=True, slots=True)
-class Spent:
-    """One chat's, one user's and everyone's totals today and this month: a budget check's one read."""
-
-    money: dict[tuple[Scope, Period], float]
-    tokens: dict[tuple[Scope, Period], int]
-
-
 class UsageStore(Protocol):
     async def add(self, records: Sequence[UsageRecord]) -> None:
         """Add each record to its (day, chat, user, model) row, in one operation."""
@@ -62,8 +51,4 @@ class UsageStore(Protocol):
     async def breakdown(self, since: date, by: Literal["chat", "user_id", "model", "day"], limit: int = 20
                         ) -> list[tuple[str, UsageTotals]]:
         """Sums from `since` on per chat, user, model or day (ISO date), most money (then tokens) first."""
-        ...
-
-    async def spent(self, today: date, chat: str, user_id: str) -> Spent:
-        """Today's and this month's sums for the chat, the user and everyone, in one query."""
         ...

@@ -1,7 +1,7 @@
 """The usage SQL both backends share, written once (placeholders `?`; PostgreSQL gets them numbered).
 
-Each batch also adds to one row per day with empty chat, user and model: everyone's total, so a global
-budget or the dashboard's total reads a day's single row instead of every chat's.
+Each batch also adds to one row per day with empty chat, user and model: everyone's total, so the
+dashboard's total reads a day's single row instead of every chat's.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import date
 from typing import Any
 
-from bot.store.usage import Period, Scope, Spent, UsageRecord, UsageTotals
+from bot.store.usage import UsageRecord, UsageTotals
 
 EVERYONE = ""  # chat, user and model of the per-day total rows
 SUMS = ("COALESCE(SUM(requests), 0), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), "
@@ -23,12 +23,6 @@ UPSERT = ("INSERT INTO usage (day, chat, user_id, model, requests, prompt_tokens
           "cached_tokens = usage.cached_tokens + excluded.cached_tokens, cost = usage.cost + excluded.cost")
 BREAKDOWN = ("SELECT {by}, " + SUMS + " FROM usage WHERE day >= ? AND chat <> '' GROUP BY {by} "
              "ORDER BY SUM(cost) DESC, SUM(prompt_tokens) + SUM(completion_tokens) DESC, 1 LIMIT ?")
-_WHERE: dict[Scope, str] = {"chat": "chat = ?", "user": "user_id = ? AND chat <> ''", "all": "chat = ''"}
-_SPENT_PART = ("SELECT '{scope}', COALESCE(SUM(CASE WHEN day = ? THEN cost END), 0), "
-               "COALESCE(SUM(CASE WHEN day = ? THEN prompt_tokens + completion_tokens END), 0), "
-               "COALESCE(SUM(cost), 0), COALESCE(SUM(prompt_tokens + completion_tokens), 0) "
-               "FROM usage WHERE {where} AND day >= ?")
-SPENT = " UNION ALL ".join(_SPENT_PART.format(scope=scope, where=where) for scope, where in _WHERE.items())
 
 
 def rows(records: Iterable[UsageRecord], day: Callable[[date], Any]) -> list[tuple[Any, ...]]:
@@ -56,19 +50,6 @@ def totals_query(chat: str | None, user_id: str | None) -> tuple[str, list[Any]]
             sql += f" AND {column} = ?"
             args.append(value)
     return sql, args
-
-
-def spent_args(chat: str, user_id: str, today: Any, month: Any) -> list[Any]:
-    return [today, today, chat, month, today, today, user_id, month, today, today, month]
-
-
-def spent_result(result: Sequence[Sequence[Any]]) -> Spent:
-    money: dict[tuple[Scope, Period], float] = {}
-    tokens: dict[tuple[Scope, Period], int] = {}
-    for scope, day_cost, day_tokens, month_cost, month_tokens in result:
-        money[(scope, "day")], money[(scope, "month")] = float(day_cost), float(month_cost)
-        tokens[(scope, "day")], tokens[(scope, "month")] = int(day_tokens), int(month_tokens)
-    return Spent(money, tokens)
 
 
 def usage_totals(row: Sequence[Any]) -> UsageTotals:

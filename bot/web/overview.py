@@ -30,16 +30,17 @@ def nice_top(value: int) -> int:
         step *= 10
 
 
+def bars(counts: list[int], top: int, offset: int = 1, slot: int = SLOT) -> list[tuple[int, int, int, int]]:
+    """Server-drawn SVG bars for `counts` under the axis' `top`: (x, y, height, count), a non-zero count at
+    least a unit high."""
+    heights = [max(round(c / top * CHART_HEIGHT), 1) if c else 0 for c in counts]
+    return [(i * slot + offset, CHART_HEIGHT - h, h, c) for i, (h, c) in enumerate(zip(heights, counts, strict=True))]
+
+
 def traffic_chart(incoming: list[int], outgoing: list[int]) -> dict[str, Any]:
     """Both series on one server-drawn SVG: (x, y, height, count) bars, the y axis' top and the minutes shown."""
     top = nice_top(max([*incoming, *outgoing, 1]))
-
-    def bars(counts: list[int], offset: int) -> list[tuple[int, int, int, int]]:
-        heights = [max(round(c / top * CHART_HEIGHT), 1) if c else 0 for c in counts]
-        return [(i * SLOT + offset, CHART_HEIGHT - h, h, c) 
-                for i, (h, c) in enumerate(zip(heights, counts, strict=True))]
-
-    return {"in": bars(incoming, 1), "out": bars(outgoing, 5), "top": top, "half": top / 2,
+    return {"in": bars(incoming, top, 1), "out": bars(outgoing, top, 5), "top": top, "half": top / 2,
             "width": len(incoming) * SLOT, "height": CHART_HEIGHT, "minutes": len(incoming)}
 
 

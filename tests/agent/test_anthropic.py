@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from bot.agent.events import AgentEvent, ModelTurn, RunFailed, RunFinished, StepMessage, TextDelta
+from bot.agent.events import AgentEvent, ModelTurn, ReasoningDelta, RunFailed, RunFinished, StepMessage, TextDelta
 from bot.agent.llm import LLMClient
 from bot.agent.loop import AgentLoop
 from bot.agent.tools import default_registry
@@ -102,7 +102,8 @@ async def test_signed_thinking_is_handed_back_with_tool_use_and_kept_out_of_the_
     assert [e.reasoning for e in events if isinstance(e, ModelTurn)] == ["I should list the files.",
                                                                         "Nothing listed."]
     assert [s.content for s in events if isinstance(s, StepMessage)][-1] == "The folder is empty."
-    assert events[-1] == RunFinished("> Nothing listed.\n\nThe folder is empty.")  # shown, quoted, first
+    assert "".join(e.text for e in events if isinstance(e, ReasoningDelta)) == "I should list the files.Nothing listed."
+    assert events[-1] == RunFinished("The folder is empty.")  # the thinking is shown apart, folded
 
 
 @pytest.mark.parametrize(("step", "kind"), [

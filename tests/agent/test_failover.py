@@ -1,6 +1,6 @@
 """Failover chains against several fake OpenAI servers over real HTTP on 127.0.0.1: each error class moves to
-the right next link, a request the user got wrong never does, nothing moves once text was shown, breakers open
-and recover on a test clock, and a credential pool rotates on 429."""
+the right next link, a request the user got wrong never does, a link dying mid-answer is continued by the next,
+breakers open and recover on a test clock, and a credential pool rotates on 429."""
 
 from __future__ import annotations
 
@@ -113,16 +113,25 @@ async def test_context_too_long_only_moves_to_a_bigger_window(make_chain: MakeCh
     assert len(second.requests) == 1 and fake.requests == []
 
 
-async def test_nothing_moves_once_text_was_shown(make_chain: MakeChain, fake: FakeOpenAI,
-                                                 second: FakeOpenAI) -> None:
-    fake.script(StreamError("half an ans"))
+@pytest.mark.parametrize("step", [Reset("half an ans"), StreamError("half an ans")])
+async def test_a_link_dying_mid_answer_hands_the_part_shown_to_the_next(make_chain: MakeChain, fake: FakeOpenAI,
+                                                                        second: FakeOpenAI, step: Any) -> None:
+    fake.script(step)
+    second.script(Text("wer, continued."))
     items: list[StreamItem | Failover] = []
-    with pytest.raises(LLMError) as failed:
-        async for item in make_chain().stream(HELLO, None, "default"):
-            items.append(item)
-    assert failed.value.kind == "server"
-    assert "".join(i.text for i in items if isinstance(i, TextChunk)) == "half an ans"
-    assert second.requests == []  # a second model would start a second answer under the first one
+    seen: list[float] = []  # when each text chunk arrived
+    async for item in make_chain().stream(HELLO, None, "default"):
+        items.append(item)
+        seen += [time.monotonic()] if isinstance(item, TextChunk) else []
+    print(f"mid-answer failover: {(seen[-2] - seen[-3]) * 1000:.1f} ms from the primary's last chunk to the "
+          "backup's first (the reset noticed, the next request sent and answered)")
+    failover = next(i for i in items if isinstance(i, Failover))
+    assert failover.model == "primary/big" and failover.mid_answer
+    assert "".join(i.text for i in items if isinstance(i, TextChunk)) == "half an answer, continued."
+    assert answer(items).text == "half an answer, continued." and answer(items).model == "backup/bigger"
+    sent = second.requests[0]["body"]["messages"]
+    assert sent[:-2] == HELLO and sent[-2] == {"role": "assistant", "content": "half an ans"}
+    assert sent[-1]["role"] == "user" and "Continue it from exactly where it stops" in sent[-1]["content"]
 
 
 async def test_the_whole_chain_failing_raises_the_last_links_error(make_chain: MakeChain, fake: FakeOpenAI,

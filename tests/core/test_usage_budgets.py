@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent.budgets import Budgets
+from bot.agent.budgets import Budgets, Hold
 from bot.agent.modelapi import Usage
-from bot.agent.usage import UsageLedger
-from bot.llmconfig import BudgetsConfig
+from bot.llmconfig import BudgetsConfig, PriceConfig
 from bot.store.sqlite import SqliteStore
 from tests.fakes.openai_api import FakeOpenAI, Text
 from tests.harness import RecordingAdapter, running_app
@@ -42,18 +41,25 @@ async def test_usage_is_the_fakes_usage_times_the_price_table(tmp_path: Path, fa
     assert f"· recording:u1: {prompt + completion} tokens, {cost:.4f}" in shown
 
 
-async def test_a_chat_past_its_daily_budget_is_refused_until_tomorrow(tmp_path: Path, fake: FakeOpenAI) -> None:
+@pytest.mark.parametrize("chain", [None, "fast"])  # a chain's name is priced by its first link's model
+async def test_a_chat_without_room_for_a_request_is_refused_until_tomorrow(tmp_path: Path, fake: FakeOpenAI,
+                                                                          chain: str | None) -> None:
     rec = RecordingAdapter()
-    config = {"llm": {"prices": PRICES}, "budgets": {"chat": {"daily": 0.001}, "admins_exempt": False}}
+    # a request uses about 800 tokens (0.8); its estimate counts the tool definitions too (about 2.0): room
+    # for one request and not for a second
+    llm = {"prices": PRICES, "chains": {"fast": [{"model": "fake-model"}]}, "allowed_models": ["fast"]}
+    config = {"llm": llm, "budgets": {"chat": {"daily": 2.5}, "admins_exempt": False, "reserve_output_tokens": 8}}
     async with running_app(tmp_path, fake.base_url, adapters=(rec,), config=config) as app:
+        if chain:
+            await rec.say(f"/model {chain}")
         await rec.say("hello there")
         await app.hub.idle()
         await rec.say("and again")
         await app.hub.idle()
         reset = (app.usage.today() + timedelta(days=1)).isoformat()
         assert len(fake.requests) == 1  # the refusal asked no model
-        assert rec.texts()[-1].startswith("Sorry, this chat's daily budget is used up (")
-        assert rec.texts()[-1].endswith(f"of 0.001). It resets at {reset} 00:00 UTC.")
+        assert rec.texts()[-1].startswith("Sorry, this chat's daily budget has not enough left for this request (")
+        assert rec.texts()[-1].endswith(f"of 2.5 used). It resets at {reset} 00:00 UTC.")
         await rec.say("/lang zh")
         await rec.say("/usage all")
         await app.hub.idle()
@@ -61,24 +67,45 @@ async def test_a_chat_past_its_daily_budget_is_refused_until_tomorrow(tmp_path: 
 
 
 @pytest.fixture
-async def ledger(tmp_path: Path) -> UsageLedger:
+async def store(tmp_path: Path) -> SqliteStore:
     store = SqliteStore(tmp_path / "usage.sqlite3")
     await store.open()
-    return UsageLedger(store.usage, lambda: date(2026, 12, 31))
+    return store
+
+
+def budgets(store: SqliteStore, cfg: dict[str, object]) -> Budgets:
+    return Budgets(BudgetsConfig.model_validate({"reserve_output_tokens": 50, **cfg}), store.quotas,
+                   {"m": PriceConfig(input=2000, output=2000)}, today=lambda: date(2026, 12, 31))
 
 
 @pytest.mark.parametrize(("cfg", "admin", "refused"), [
-    ({"user": {"monthly": 100}, "unit": "tokens"}, False, "your monthly budget is used up (150 tokens of 100"),
-    ({"everyone": {"daily": 0.5}}, False, "the bot's daily budget is used up (0.6 of 0.5). It resets at 2027-01-01"),
-    ({"everyone": {"daily": 0.5}}, True, None),  # admins exempt by default
-    ({"everyone": {"daily": 0.5}, "admins_exempt": False}, True, "the bot's daily budget"),
-    ({"chat": {"daily": 1}}, False, None),  # below the cap: answered
+    ({"user": {"monthly": 200}, "unit": "tokens"}, False, "your monthly budget has not enough left for this request "
+     "(150 tokens of 200 tokens used). It resets at 2027-01-01 00:00 UTC."),
+    ({"agent": {"daily": 0.5}}, False, "the bot's daily budget has not enough left for this request (0.3 of 0.5 used)"),
+    ({"agent": {"daily": 0.5}}, True, None),  # admins exempt by default
+    ({"agent": {"daily": 0.5}, "admins_exempt": False}, True, "the bot's daily budget"),
+    ({"chat": {"daily": 1}}, False, None),  # enough left: answered
 ])
-async def test_budget_scopes_units_and_admins(ledger: UsageLedger, cfg: dict[str, object], admin: bool,
+async def test_budget_scopes_units_and_admins(store: SqliteStore, cfg: dict[str, object], admin: bool,
                                               refused: str | None) -> None:
-    ledger.record("t:a", "t:u1", "m", Usage(100, 50), 0.6)  # still pending: a check counts it all the same
-    refusal = await Budgets(BudgetsConfig.model_validate(cfg), ledger).refusal("t:a", "t:u1", admin, "en")
-    assert (refusal is None) if refused is None else (refusal is not None and refused in refusal)
-    await ledger.drain()
-    again = await Budgets(BudgetsConfig.model_validate(cfg), ledger).refusal("t:a", "t:u1", admin, "en")
-    assert again == refusal  # stored now: the same verdict from the database
+    b = budgets(store, cfg)
+    first = await b.reserve("t:a", "t:u1", admin, "m", 100, "en")  # 150 tokens, 0.3 money
+    assert first is None or not isinstance(first, str)
+    second = await b.reserve("t:a", "t:u1", admin, "m", 100, "en")
+    assert (second is None or not isinstance(second, str)) if refused is None else (
+        isinstance(second, str) and refused in second)
+
+
+async def test_settling_gives_back_what_the_estimate_overshot_and_warns_once(store: SqliteStore) -> None:
+    b = budgets(store, {"user": {"daily": 400}, "unit": "tokens"})
+    hold = await b.reserve("t:a", "t:u1", False, "m", 200, "zh")  # 250 reserved
+    assert isinstance(hold, Hold) and hold.warning is None
+    b.settle(hold, Usage(100, 20), None)  # 120 used: 130 given back
+    await b.drain()
+    again = await b.reserve("t:a", "t:u1", False, "m", 200, "zh")  # 370 of 400: over 80 %
+    assert isinstance(again, Hold) and again.warning == (
+        "提示：你的每日预算已用 92%（370 tokens / 400 tokens）。将于 2027-01-01 00:00（UTC）重置。")
+    b.settle(again, None, None)  # the request failed: all of it given back
+    await b.drain()
+    third = await b.reserve("t:a", "t:u1", False, "m", 200, "en")
+    assert isinstance(third, Hold) and third.warning is None  # once a period

@@ -128,7 +128,8 @@ def parse_html(source: str) -> tuple[str, list[Entity]]:
                         f'Unmatched end tag at byte offset {at}, expected "</{stack[-1][0]}>", found "</{name}>"'
                     )
                 opened, start, attrs = stack.pop()
-                entities.append(Entity(TAGS[opened], start, pos - start, tuple(sorted(attrs.items()))))
+                kind = "expandable_blockquote" if opened == "blockquote" and "expandable" in attrs else TAGS[opened]
+                entities.append(Entity(kind, start, pos - start, tuple(sorted(attrs.items()))))
             else:
                 attrs = {m.group(1).lower(): next((g for g in m.groups()[1:] if g is not None), "")
                          for m in _ATTR.finditer(raw_attrs)}

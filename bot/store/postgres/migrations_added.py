@@ -72,4 +72,19 @@ ADDED: tuple[str, ...] = (
     BEGIN PERFORM pg_notify('bothub_relay', to_json('done:' || OLD.session)::text || E'\n\n'); RETURN NULL; END $$;
     CREATE TRIGGER inbox_done AFTER DELETE ON inbox FOR EACH ROW EXECUTE FUNCTION bothub_inbox_done();
     """,
+    # 21: quotas (issue 31): what each user, chat and agent used and reserved of a cap this day or month; a
+    # reservation is one conditional upsert on these rows, exact across replicas (bot/store/quotas.py)
+    """
+    CREATE TABLE quotas (
+        scope TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        period TEXT NOT NULL,
+        start TEXT NOT NULL,
+        used DOUBLE PRECISION NOT NULL,
+        quota DOUBLE PRECISION NOT NULL,
+        reservations BIGINT NOT NULL,
+        warned BIGINT NOT NULL,
+        PRIMARY KEY (scope, subject, period, start)
+    );
+    """,
 )

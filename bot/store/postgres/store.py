@@ -22,6 +22,7 @@ from bot.store.postgres.jobs import PostgresJobs
 from bot.store.postgres.memories import PostgresMemories
 from bot.store.postgres.pairing import PostgresPairing
 from bot.store.postgres.relay import PostgresRelay
+from bot.store.postgres.quotas import PostgresQuotas
 from bot.store.postgres.settings import PostgresSettings
 from bot.store.postgres.summaries import PostgresSummaries
 from bot.store.postgres.traces import PostgresTraces
@@ -51,6 +52,7 @@ class PostgresStore:
         self.group_context = PostgresGroupContext(self._db)
         self.traces = PostgresTraces(self._db)
         self.api_tokens = PostgresApiTokens(self._db)
+        self.quotas = PostgresQuotas(self._db)
         self.usage = PostgresUsage(self._db)
         self.approval_rules = PostgresApprovalRules(self._db)
         self.relay = PostgresRelay(self._db, self.claims.replica)  # listens only once a hub starts it

@@ -7,20 +7,17 @@ from datetime import date
 from typing import Literal
 
 from bot.store.postgres.database import Database
-from bot.store.usage import Spent, UsageRecord, UsageTotals
+from bot.store.usage import UsageRecord, UsageTotals
 from bot.store.usage_sql import (
     BREAKDOWN,
-    SPENT,
     UPSERT,
     numbered,
     rows,
-    spent_args,
-    spent_result,
     totals_query,
     usage_totals,
 )
 
-_UPSERT, _SPENT = numbered(UPSERT), numbered(SPENT)
+_UPSERT = numbered(UPSERT)
 
 
 class PostgresUsage:
@@ -40,7 +37,3 @@ class PostgresUsage:
         column = "day::text" if by == "day" else by
         found = await self._db.pool.fetch(numbered(BREAKDOWN.format(by=column)), since, limit)
         return [(str(r[0]), usage_totals(tuple(r)[1:])) for r in found]
-
-    async def spent(self, today: date, chat: str, user_id: str) -> Spent:
-        found = await self._db.pool.fetch(_SPENT, *spent_args(chat, user_id, today, today.replace(day=1)))
-        return spent_result([tuple(r) for r in found])

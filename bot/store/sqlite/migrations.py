@@ -289,6 +289,20 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
         expires_at REAL NOT NULL
     );
     """,
+    # 19: quotas (issue 31): what each user, chat and agent used and reserved of a cap this day or month
+    """
+    CREATE TABLE quotas (
+        scope TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        period TEXT NOT NULL,
+        start TEXT NOT NULL,
+        used REAL NOT NULL,
+        quota REAL NOT NULL,
+        reservations INTEGER NOT NULL,
+        warned INTEGER NOT NULL,
+        PRIMARY KEY (scope, subject, period, start)
+    );
+    """,
 )
 
 

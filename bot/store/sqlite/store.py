@@ -22,6 +22,7 @@ from bot.store.sqlite.jobs import SqliteJobs
 from bot.store.sqlite.memories import SqliteMemories
 from bot.store.sqlite.migrations import migrate
 from bot.store.sqlite.pairing import SqlitePairing
+from bot.store.sqlite.quotas import SqliteQuotas
 from bot.store.sqlite.settings import SqliteSettings
 from bot.store.sqlite.summaries import SqliteSummaries
 from bot.store.sqlite.traces import SqliteTraces
@@ -47,6 +48,7 @@ class SqliteStore:
         self.group_context = SqliteGroupContext(self._db)
         self.traces = SqliteTraces(self._db)
         self.api_tokens = SqliteApiTokens(self._db)
+        self.quotas = SqliteQuotas(self._db)
         self.usage = SqliteUsage(self._db)
         self.approval_rules = SqliteApprovalRules(self._db)
         self.claims = SoloClaims()  # one process per SQLite file: it owns every chat

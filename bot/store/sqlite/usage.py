@@ -8,8 +8,8 @@ from datetime import date
 from typing import Literal
 
 from bot.store.sqlite.database import Database
-from bot.store.usage import Spent, UsageRecord, UsageTotals
-from bot.store.usage_sql import BREAKDOWN, SPENT, UPSERT, rows, spent_args, spent_result, totals_query, usage_totals
+from bot.store.usage import UsageRecord, UsageTotals
+from bot.store.usage_sql import BREAKDOWN, UPSERT, rows, totals_query, usage_totals
 
 
 class SqliteUsage:
@@ -34,7 +34,3 @@ class SqliteUsage:
         sql = BREAKDOWN.format(by=by)
         found = await self._db.read(lambda db: db.execute(sql, (since.isoformat(), limit)).fetchall())
         return [(str(r[0]), usage_totals(r[1:])) for r in found]
-
-    async def spent(self, today: date, chat: str, user_id: str) -> Spent:
-        args = spent_args(chat, user_id, today.isoformat(), today.replace(day=1).isoformat())
-        return spent_result(await self._db.read(lambda db: db.execute(SPENT, args).fetchall()))

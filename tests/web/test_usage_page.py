@@ -1,0 +1,44 @@
+"""The dashboard's usage page: tokens per day over the last 30 days as SVG bars (the busiest day full height,
+its cost in the bar's title), and spending per model and per user with bars scaled to the largest."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import aiohttp
+
+from bot.agent.usage import utc_today
+from bot.store import UsageRecord, UsageTotals
+from tests.web.conftest import Dashboard
+from tests.web.test_api import signed_in
+
+
+async def test_usage_per_day_model_and_user(dashboard: Dashboard, http: aiohttp.ClientSession) -> None:
+    today = utc_today()
+    ago = [today - timedelta(days=n) for n in (0, 2, 40)]  # 40 days ago: outside the page's 30 days
+
+    def rec(day_index: int, user: str, model: str, tokens: int, cost: float) -> UsageRecord:
+        return UsageRecord(ago[day_index], "telegram:5", user, model, UsageTotals(1, tokens, 0, 0, cost))
+
+    await dashboard.app.store.usage.add([
+        rec(0, "telegram:u1", "gpt-x", 800, 0.4), rec(0, "telegram:u2", "claude-y", 200, 0.6),
+        rec(1, "telegram:u1", "gpt-x", 500, 0.1), rec(2, "telegram:u9", "old", 9, 9.0)])
+    refused = await http.get(dashboard.url("/usage"), allow_redirects=False)
+    assert refused.status in (302, 303, 401)  # signed out: no usage figures
+    await signed_in(http, dashboard)
+    page = await (await http.get(dashboard.url("/usage"))).text()
+    assert '<a href="/usage" class="here">Usage</a>' in page
+    assert f"Since {(today - timedelta(days=29)).isoformat()}: cost 1.1000, 1500 tokens, 3 model requests" in page
+    rects = re.findall(r'<rect x="(\d+)" y="(\d+)" width="8" height="(\d+)"><title>([^<]+)</title>', page)
+    assert [(int(h), title) for _, _, h, title in rects] == [
+        (50, f"{ago[1].isoformat()}: 500 tokens, 0.1000"), (100, f"{today.isoformat()}: 1000 tokens, 1.0000")]
+    assert [int(x) for x, _, _, _ in rects] == [27 * 12 + 2, 29 * 12 + 2]  # the day's slot: today is the last
+    assert 'text-anchor="end">1000</text>' in page  # the y axis' top
+    models = re.findall(r"<tr><td>([^<]+)</td><td>([\d.]+)</td><td>(\d+) tokens</td>\s*"
+                        r'<td class="bar"><svg[^>]*><rect class="share" x="0" y="0" width="([\d.]+)"', page)
+    assert models == [("claude-y", "0.6000", "200", "100.0"), ("gpt-x", "0.5000", "1300", "83.3"),  # per model
+                      ("telegram:u2", "0.6000", "200", "100.0"), ("telegram:u1", "0.5000", "1300", "83.3")]  # user
+    await http.get(dashboard.url("/lang?to=zh&next=%2Fusage"))
+    zh = await (await http.get(dashboard.url("/usage"))).text()
+    assert "每日令牌数（UTC），最近 30 天" in zh and "按用户，最近 30 天" in zh
