@@ -21,8 +21,8 @@ from bot.store.postgres.inbox import PostgresInbox
 from bot.store.postgres.jobs import PostgresJobs
 from bot.store.postgres.memories import PostgresMemories
 from bot.store.postgres.pairing import PostgresPairing
-from bot.store.postgres.relay import PostgresRelay
 from bot.store.postgres.quotas import PostgresQuotas
+from bot.store.postgres.relay import PostgresRelay
 from bot.store.postgres.settings import PostgresSettings
 from bot.store.postgres.summaries import PostgresSummaries
 from bot.store.postgres.traces import PostgresTraces
