@@ -48,6 +48,7 @@ class ApiAdapter:
         self._cfg = cfg
         self._check_token = services.check_token
         self._answered = services.answered
+        self._history = services.history
         self._exchanges = Exchanges(services.relay)
         self._limits = RateLimits(cfg.burst, cfg.requests_per_minute / 60)
         self._callbacks = Callbacks(cfg.callback_allow_hosts, cfg.callback_timeout, cfg.callback_attempts,
@@ -139,6 +140,10 @@ class ApiAdapter:
             await asyncio.wait_for(self._answered(exchange.message.chat), self._cfg.reply_timeout)
         except TimeoutError:
             return False
+        if self._history is not None:  # the stored answer names its run: the caller can ask for its trace
+            stored = (await self._history(exchange.message.chat, None, 1)).messages
+            if stored and stored[-1].role == "assistant":
+                exchange.trace_id = stored[-1].trace_id
         return True
 
     async def _stream(self, request: web.Request, key: str, asked: ApiRequest) -> web.StreamResponse:

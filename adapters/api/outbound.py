@@ -32,6 +32,7 @@ class Exchange:
         self.message = message
         self.stream = stream
         self.replies: dict[str, dict[str, Any]] = {}  # sent id → the reply as it reads now, in send order
+        self.trace_id: str | None = None  # the run that wrote the answer, once it is stored
 
     def update(self, sent_id: str, reply: Reply, final: bool) -> None:
         self.show(render(sent_id, reply), final)
@@ -45,7 +46,8 @@ class Exchange:
         """The response body: every reply in order, and their texts joined for callers that want one string."""
         replies = list(self.replies.values())
         return {"conversation_key": self.conversation_key, "message_id": self.message.message_id,
-                "complete": complete, "text": "\n\n".join(r["text"] for r in replies), "replies": replies}
+                "complete": complete, "text": "\n\n".join(r["text"] for r in replies), "replies": replies,
+                "trace_id": self.trace_id}
 
 
 def _topic(message_id: str) -> str:

@@ -28,6 +28,10 @@ async def test_a_message_is_answered_as_json(api: Api, fake: FakeOpenAI) -> None
     token_id = (await ApiTokens(api.app.store.api_tokens, api.app.store.dashboard).list())[0].id
     [info] = await api.app.store.conversations.recent(f"api:{token_id}.support-42", limit=5)
     assert info.message_count == 2
+    # the response names the run that wrote the answer: its trace is the dashboard's /trace/<chat>/<id>
+    await api.app.traces.drain()
+    trace = await api.app.store.traces.get(f"api:{token_id}.support-42", result["trace_id"])
+    assert trace is not None and trace.outcome == "ok"
 
 
 async def test_a_long_message_sent_in_chunks_is_read_whole(api: Api) -> None:
