@@ -15,7 +15,7 @@ from bot.agent.tools.registry import ToolContext, ToolRegistry
 from bot.config import ToolsConfig
 from tests.agent.conftest import MakeLLM
 from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
-from tests.fakes.search_engines import KEY, FakeSearch
+from tests.fakes.search_engines import KEY, FakeSearch, running
 
 EXPECTED = """1. Python asyncio — docs — docs.example.org
    https://docs.example.org/asyncio.html
@@ -27,10 +27,8 @@ EXPECTED = """1. Python asyncio — docs — docs.example.org
 
 @pytest_asyncio.fixture
 async def engines() -> AsyncIterator[FakeSearch]:
-    fake = FakeSearch()
-    await fake.start()
-    yield fake
-    await fake.stop()
+    async with running() as fake:
+        yield fake
 
 
 def registry(backend: str, engines: FakeSearch, per_minute: int = 10, env: dict[str, str] | None = None,

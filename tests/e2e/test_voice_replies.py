@@ -5,32 +5,22 @@ transcoded by ffmpeg to Opus, a failing speech endpoint costs only the voice, an
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-
-import pytest_asyncio
 
 from bot.chats.sessions import SessionKey
 from bot.i18n import t
 from bot.media.speech import is_ogg_opus
+from tests.e2e import test_telegram_e2e as telegram_flow
 from tests.fakes.openai_api import FakeOpenAI, Text
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.fakes.telegram_api import FakeTelegram
 from tests.harness import running_app, wait_for
 
 SPEECH = {"llm": {"speech_model": "gpt-4o-mini-tts", "speech_voice": "nova", "transcription_model": "whisper-1"}}
 
 
-@pytest_asyncio.fixture
-async def tg() -> AsyncIterator[FakeTelegram]:
-    server = FakeTelegram()
-    await server.start()
-    yield server
-    await server.stop()
-
-
-def env(tg: FakeTelegram) -> dict[str, str]:
-    return {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base}
+tg = telegram_flow.tg  # the same fake Bot API fixture
+env = telegram_flow._env
 
 
 def voices(tg: FakeTelegram) -> list[Any]:

@@ -12,16 +12,14 @@ import pytest_asyncio
 from bot.agent.workspace import init_workspace
 from bot.cli import doctor
 from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
-from tests.fakes.search_engines import KEY, FakeSearch
+from tests.fakes.search_engines import KEY, FakeSearch, running
 from tests.harness import RecordingAdapter, make_config, running_app, wait_for
 
 
 @pytest_asyncio.fixture
 async def engines() -> AsyncIterator[FakeSearch]:
-    fake = FakeSearch()
-    await fake.start()
-    yield fake
-    await fake.stop()
+    async with running() as fake:
+        yield fake
 
 
 def tool_names(fake: FakeOpenAI) -> set[str]:

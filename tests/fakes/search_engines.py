@@ -9,6 +9,8 @@ Results carry the engines' own markup (Brave's <strong>, entities) so the tool's
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,3 +117,13 @@ class FakeSearch:
         results = [{"title": h.title, "url": h.url, "content": h.snippet, "score": 0.9}
                    for h in self.hits[:int(body.get("max_results", 5))]]
         return web.json_response({"query": query, "results": results, "response_time": 0.1})
+
+
+@asynccontextmanager
+async def running() -> AsyncIterator[FakeSearch]:
+    fake = FakeSearch()
+    await fake.start()
+    try:
+        yield fake
+    finally:
+        await fake.stop()
