@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot.i18n_cli import CLI_STRINGS
 from bot.i18n_help import HELP_STRINGS
+from bot.i18n_tree import TREE_STRINGS
 from bot.i18n_web import WEB_STRINGS
 
 STRINGS: dict[str, tuple[str, str]] = {
@@ -167,53 +168,6 @@ STRINGS: dict[str, tuple[str, str]] = {
     "speech_failed": ("(The voice version of this answer could not be made; the text above is complete.)",
                      "（未能生成这条回答的语音版本；上面的文字是完整的。）"),
     "voice_code": ("(a code block, shown in the text)", "（一段代码，见文字消息）"),
-    "forget_off": ("Forgetting is not available here.", "此处不支持删除记录。"),
-    "forget_group_admin": ("In a group, what the bot keeps is everyone's: only an admin can erase it (all of it).",
-                           "在群组中，机器人保存的记录属于所有人：只有管理员可以删除（全部删除）。"),
-    "forget_ask": ("This erases everything this chat holds: every conversation and message, memory, files, traces, "
-                   "jobs and usage. It cannot be undone.",
-                   "这将删除本聊天的全部记录：所有会话和消息、记忆、文件、追踪、任务和用量。此操作无法撤销。"),
-    "forget_ask_group": ("This erases everything this group's chat holds, for everyone in it: every conversation, "
-                         "memory, files, traces, jobs and usage. It cannot be undone.",
-                         "这将为群内所有人删除本群聊天的全部记录：所有会话、记忆、文件、追踪、任务和用量。此操作无法撤销。"),
-    "forget_yes": ("Yes, erase everything", "是的，全部删除"),
-    "forget_done": ("Erased. What went:\n{receipt}", "已删除。删除的内容：\n{receipt}"),
-    "merge_head": ("↪ Merged from the branch of message #{n}:", "↪ 并入自第 #{n} 条消息所在的分支："),
-    "merge_done": ("Merged: {covered} messages of the branch of #{n} summarized into message #{new} here.",
-                   "已并入：第 #{n} 条消息所在分支的 {covered} 条消息已总结为此处的第 #{new} 条消息。"),
-    "merge_source": ("Go to #{n}", "前往 #{n}"),
-    "merge_same_branch": ("Message #{n} is already on this branch: nothing to merge.",
-                          "第 #{n} 条消息已在当前分支上：无需并入。"),
-    "merge_failed": ("The model could not summarize that branch just now; try /merge again in a moment.",
-                     "模型暂时无法总结该分支；请稍后再试 /merge。"),
-    "handoff_off": ("Hand-offs are not available here.", "此处不支持转交会话。"),
-    "handoff_code": ("Hand-off code: **{code}** — send `/resume {code}` in the other chat (any platform, a group, "
-                     "the web chat) within {minutes} minutes. It works once; this chat keeps its copy.",
-                     "转交代码：**{code}** —— 请在 {minutes} 分钟内于另一个聊天（任意平台、群组或网页聊天）发送 "
-                     "`/resume {code}`。代码只能使用一次；本聊天保留副本。"),
-    "handoff_code_move": ("Hand-off code: **{code}** — send `/resume {code}` in the other chat within {minutes} "
-                          "minutes. It works once; once resumed there, this conversation is archived here.",
-                          "转交代码：**{code}** —— 请在 {minutes} 分钟内于另一个聊天发送 `/resume {code}`。"
-                          "代码只能使用一次；在那里继续后，本聊天中的该会话将被归档。"),
-    "handoff_copied": ("Continued here: «{title}» (messages: {messages}, files: {files}). /tree shows where you are.",
-                       "已在此继续：«{title}»（{messages} 条消息，{files} 个文件）。/tree 可查看当前位置。"),
-    "handoff_moved": ("Moved here: «{title}» (messages: {messages}, files: {files}); it is archived where it came "
-                      "from. /tree shows where you are.",
-                      "已移到此处：«{title}»（{messages} 条消息，{files} 个文件）；原聊天中的该会话已归档。"
-                      "/tree 可查看当前位置。"),
-    "handoff_unknown": ("That code is unknown, already used or expired; ask for a new one with /handoff.",
-                        "该代码无效、已被使用或已过期；请用 /handoff 获取新代码。"),
-    "resume_unknown": ("No job or live hand-off code {id} here: a code works once and for 10 minutes (ask for a "
-                       "new one with /handoff); /jobs lists this chat's jobs.",
-                       "这里没有任务或有效的转交代码 {id}：代码只能使用一次且 10 分钟内有效"
-                       "（可用 /handoff 获取新代码）；/jobs 列出本聊天的任务。"),
-    "handoff_someone_else": ("That code was made by someone else; only they can resume it.",
-                             "该代码由其他人创建，只有创建者本人可以使用。"),
-    "handoff_group_admin": ("A group takes a conversation only from one of its admins: ask an admin to send /resume.",
-                            "群组只能由管理员接收转交的会话：请让管理员发送 /resume。"),
-    "handoff_same_chat": ("That conversation is already in this chat: /list shows it.",
-                          "该会话已在本聊天中：/list 可以看到。"),
-    "handoff_gone": ("That conversation was deleted before it could be resumed.", "该会话在继续之前已被删除。"),
     "pair_approved": ("Approved: user {user} can now talk to me.", "已批准：用户 {user} 现在可以和我对话了。"),
     "pair_unknown": ("No pending pairing with code {code} (codes expire after an hour).",
                      "没有配对码为 {code} 的待批准请求（配对码 1 小时后过期）。"),
@@ -343,6 +297,7 @@ STRINGS: dict[str, tuple[str, str]] = {
 
 STRINGS.update(CLI_STRINGS)  # the CLI's and doctor's words, and --help's, kept in files of their own
 STRINGS.update(HELP_STRINGS)
+STRINGS.update(TREE_STRINGS)  # the tree features' words: /merge, /handoff and /resume, /forget_me
 CHAT_KEYS = frozenset(STRINGS)  # what the chats and the CLI say; the web's words must not shadow any (a test checks)
 STRINGS.update(WEB_STRINGS)  # the dashboard's and web chat's words, kept in a file of their own, in this one table
 
