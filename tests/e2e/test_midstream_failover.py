@@ -1,6 +1,6 @@
 """Mid-stream failover on real platform adapters (issue 31 §2): the primary model's connection is reset after
 part of the answer was shown; the next link of the chain continues that answer in the same platform message.
-One message, the whole answer, both models on the node's trace and in /tree."""
+One message, the whole answer, both models on the node's trace and in /tree — on Telegram, Discord and Feishu."""
 
 from __future__ import annotations
 
@@ -14,14 +14,17 @@ from bot.app import App
 from bot.chats.sessions import SessionKey
 from tests.core import test_failover_hub as hub_flow
 from tests.e2e import test_discord_e2e as discord_flow
+from tests.e2e import test_feishu_e2e as feishu_flow
 from tests.e2e import test_telegram_e2e as telegram_flow
 from tests.fakes.discord_api import DM_CHANNEL_ID, FakeDiscord
+from tests.fakes.feishu_api import FakeFeishu
 from tests.fakes.openai_api import FakeOpenAI, Reset, Text
 from tests.fakes.telegram_api import FakeTelegram
 from tests.harness import running_app, wait_for
 
 tg = telegram_flow.tg
 discord_fake = discord_flow.discord_fake
+feishu_fake = feishu_flow.feishu_fake
 backup = hub_flow.backup  # the spare model's fake
 chained = hub_flow.chained
 
@@ -99,3 +102,17 @@ async def test_discord_a_reset_mid_answer_is_continued_in_the_same_message(
     await both_models_on_the_node(discord_app, SessionKey("discord", DM_CHANNEL_ID))
     await discord_fake.dispatch("MESSAGE_CREATE", discord_fake.user_message("/tree", dm=True))
     await wait_for(lambda: any(MODELS in text for text in shown()), within=10)
+
+
+async def test_feishu_a_reset_mid_answer_is_continued_in_the_same_card(
+        tmp_path: Path, fake: FakeOpenAI, backup: FakeOpenAI, feishu_fake: FakeFeishu) -> None:
+    script(fake, backup)
+    config, env = chained(fake, backup)
+    config = {**config, "server": {"port": 0}, "feishu": {"transport": "webhook"}}
+    async with running_app(tmp_path, fake.base_url, ("feishu",), config=config,
+                           env={**env, **feishu_flow.feishu_env(feishu_fake)}) as app:
+        event = feishu_fake.incoming("ev-mid", chat_type="p2p", chat_id="oc_mid", message_type="text",
+                                     content={"text": "tell me both halves"}, token=feishu_flow.VERIFICATION_TOKEN)
+        await feishu_flow.push(app, event)
+        await wait_for(lambda: feishu_fake.shown("oc_mid") == [WHOLE], within=15)  # one message, the whole answer
+        await both_models_on_the_node(app, SessionKey("feishu", "oc_mid"))
