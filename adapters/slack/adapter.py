@@ -81,6 +81,7 @@ class SlackAdapter:
         self._socket: SocketModeClient | None = None
         self._on_message: MessageHandler | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._handing: dict[str, asyncio.Future[None]] = {}  # dedupe key → its hand-over to the hub, while it runs
         self.endpoint = EventsEndpoint(Verifier(signing_secret), self._take_in, lambda: self._on_message is not None)\
             if signing_secret else None
 
@@ -197,8 +198,19 @@ class SlackAdapter:
 
     async def _deliver(self, key: str, msg: IncomingMessage) -> None:
         if await self._services.seen(key):
+            first = self._handing.get(key)
+            if first is not None:  # a retry while the first delivery is still on its way: ack with that one
+                await asyncio.shield(first)
             log.info("slack: redelivered %s ignored", key)
             return
+        handing = self._handing[key] = asyncio.get_running_loop().create_future()
+        try:
+            await self._hand_over(msg)
+        finally:
+            del self._handing[key]
+            handing.set_result(None)
+
+    async def _hand_over(self, msg: IncomingMessage) -> None:
         self._outbound.remember(msg)
         thread = (msg.chat_id, msg.thread_id or "")
         if self._threads.get(thread) is False and msg.text and not msg.text.startswith("/"):

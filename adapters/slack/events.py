@@ -41,7 +41,9 @@ class Verifier:
         self._clock = clock
         self._seen: OrderedDict[str, float] = OrderedDict()
 
-    def check(self, body: bytes, timestamp: str | None, signature: str | None) -> None:
+    def check(self, body: bytes, timestamp: str | None, signature: str | None, retry: str = "") -> None:
+        """`retry`: X-Slack-Retry-Num (unsigned): a quick retry may repeat the signature; the event id's dedupe
+        catches a replay that changes only this header."""
         if not timestamp or not signature:
             raise Rejected("unsigned request")
         try:
@@ -55,9 +57,10 @@ class Verifier:
         now = self._clock()
         while self._seen and (next(iter(self._seen.values())) < now - FRESH or len(self._seen) > REMEMBERED):
             self._seen.popitem(last=False)
-        if signature in self._seen:
+        key = f"{signature}#{retry}"
+        if key in self._seen:
             raise Rejected("replayed request")
-        self._seen[signature] = now
+        self._seen[key] = now
 
 
 def decode(body: bytes, content_type: str) -> tuple[str, dict[str, Any]]:
@@ -91,7 +94,7 @@ class EventsEndpoint:
         body = await request.read()
         try:
             self._verifier.check(body, request.headers.get("X-Slack-Request-Timestamp"),
-                                 request.headers.get("X-Slack-Signature"))
+                                 request.headers.get("X-Slack-Signature"), request.headers.get("X-Slack-Retry-Num", ""))
             kind, payload = decode(body, request.content_type)
         except Rejected as e:
             log.warning("slack: events request refused: %s", e)
