@@ -69,7 +69,8 @@ async def test_a_rewritten_stream_is_stopped_and_replaced(socket_adapter: Socket
     assert slack.shown(CHANNEL, chat.thread_id) == ["something else"]
 
 
-async def test_without_native_streams_the_answer_is_posted_and_updated(socket_adapter: Socket, slack: FakeSlack) -> None:
+async def test_without_native_streams_the_answer_is_posted_and_updated(
+        socket_adapter: Socket, slack: FakeSlack) -> None:
     adapter, _ = socket_adapter
     slack.streams_supported = False
     chat = in_thread(slack)
