@@ -9,25 +9,17 @@ from pathlib import Path
 import pytest
 
 from bot.app import App
+from tests.adapters.slack.conftest import env as slack_env
+from tests.adapters.slack.conftest import slack
 from tests.fakes import slack_users as people
 from tests.fakes.openai_api import FakeOpenAI, Text
 from tests.fakes.slack_api import FakeSlack
-from tests.fakes.slack_rules import APP_TOKEN, BOT_TOKEN
 from tests.harness import running_app, wait_for
 
 DM, CHANNEL = "D0ANN", "C0GENERAL"
 
 
-@pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    server = FakeSlack()
-    await server.start()
-    yield server
-    await server.stop()
-
-
-def slack_env(server: FakeSlack) -> dict[str, str]:
-    return {"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_APP_TOKEN": APP_TOKEN, "SLACK_API_BASE": server.api_base}
+__all__ = ["slack"]  # the fake Slack fixture, the adapter tests' own
 
 
 @pytest.fixture
