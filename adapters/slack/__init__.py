@@ -42,7 +42,7 @@ SPEC = AdapterSpec(
     config_model=SlackConfig,
     create=imported("adapters.slack.adapter", "create"),  # slack_sdk is imported only when Slack runs
     secrets=("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"),
-    required_env=("SLACK_BOT_TOKEN",),
+    required_env=("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN"),  # Socket Mode; the Events API: `slack.enabled: true`
     doctor=imported("adapters.slack.adapter", "doctor"),
     commands=(CliCommand("slack-manifest", "print the Slack app manifest (scopes, events, slash commands)",
                          _manifest_arguments, _print_manifest),),
