@@ -16,9 +16,11 @@ KINDS = {"D": "im", "C": "channel", "G": "group"}
 
 def message_event(fake: FakeSlack, channel: str, text: str, *, user: str = ANN, thread_ts: str | None = None,
                   mention: bool = False, files: tuple[dict[str, Any], ...] = ()) -> dict[str, Any]:
-    """The person's message, posted in the fake; its event (app_mention if `mention`)."""
+    """The person's message, posted in the fake; its event (app_mention if `mention`). Like Slack, the text
+    arrives with `&`, `<` and `>` escaped: a bare `<…>` is Slack's own markup (a mention, a link)."""
     kind = KINDS[channel[0]]
     fake.open_channel(channel, kind)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     if mention:
         text = f"<@{BOT_USER_ID}> {text}"
     ts = fake.user_message(channel, text, user, thread_ts)
