@@ -141,8 +141,8 @@ class FakeSlack(SocketMode, FileMethods, Judged):
                     raise make()
             if (rule := self.judge.over(method, params)) is not None:
                 self.breach(f"{method} {rule}", params.get("channel", ""))
-            if self.limits is not None and self.limits.over(method, params):
-                raise retry_after(1)
+            if self.limits is not None and (refused := self.limits.refusal(method, params)) is not None:
+                raise refused
             handler = getattr(self, "m_" + method.replace(".", "_"), None)
             if handler is None:
                 raise ApiError("unknown_method")

@@ -5,6 +5,7 @@ and the 1-message-per-second-per-channel rule; and how a request to the Web API 
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -178,6 +179,14 @@ class RateLimits:
             return "per channel" if self._channels.over(str(params.get("channel", ""))) else None
         window = self._methods.get(method)
         return f"tier {TIERS[method]}" if window is not None and window.over() else None
+
+    def refusal(self, method: str, params: dict[str, Any]) -> ApiError | None:
+        """The 429 for a call over a limit, with the Retry-After Slack gives: whole seconds until there is room."""
+        if self.over(method, params) is None:
+            return None
+        window = self._channels if method in PER_CHANNEL else self._methods[method]
+        target = str(params.get("channel", "")) if method in PER_CHANNEL else ""
+        return retry_after(max(1, math.ceil(window.free_in(target))))
 
 
 def retry_after(seconds: int) -> ApiError:
