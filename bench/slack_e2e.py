@@ -96,15 +96,7 @@ class SlackRig(Rig):
             await people.say(self.fake, ask.chat.where, ask.text, mention=ask.chat.kind == "group")
 
     def calls(self) -> Calls:
-        counted = Calls()
-        for method, statuses in self.fake.statuses.items():
-            if method in SETUP:
-                continue
-            for status, count in statuses.items():
-                counted.total += count
-                counted.too_many += count if status == 429 else 0
-                counted.other_4xx += count if 400 <= status < 500 and status != 429 else 0
-        return counted
+        return Calls.counted(self.fake.statuses, SETUP)
 
 
 BOTS = [Bot("bothub", python("bot", "run")), Bot("baseline", python("bench.baselines.slack")),
