@@ -27,9 +27,11 @@ from bot.replies import Reply
 
 log = logging.getLogger("bothub.slack")
 T = TypeVar("T")
-# answers meaning "you cannot post here" (removed from the channel, archived, the user left), not a bad request
-_UNAVAILABLE = frozenset({"channel_not_found", "not_in_channel", "is_archived", "channel_is_archived",
-                          "account_inactive", "user_not_found", "restricted_action", "team_access_not_granted"})
+# answers meaning "you cannot post here" (the channel is gone or archived, the user left), not a bad request.
+# not_in_channel is not among them: a slash command run where the app was never invited gets it, and inviting the
+# app fixes it, so the channel must not be written off.
+_UNAVAILABLE = frozenset({"channel_not_found", "is_archived", "channel_is_archived", "account_inactive",
+                          "user_not_found", "restricted_action", "team_access_not_granted"})
 _NO_STREAMS = frozenset({"unknown_method", "not_allowed", "method_deprecated", "feature_not_enabled"})
 REMEMBERED = 4096  # inbound senders kept for streams in channels (Slack must know the recipient)
 

@@ -37,11 +37,15 @@ async def test_a_429_is_rate_limited_with_slacks_retry_after(socket_adapter: Soc
     assert limited.value.retry_after == 7.0
 
 
-async def test_a_removed_app_is_chat_unavailable_and_a_bad_request_send_failed(
+async def test_a_removed_app_is_chat_unavailable_and_an_uninvited_one_or_a_bad_request_send_failed(
         socket_adapter: Socket, slack: FakeSlack) -> None:
     adapter, _ = socket_adapter
+    slack.open_channel("C0GONE", "channel")
+    slack.gone("C0GONE")
     with pytest.raises(ChatUnavailable):
-        await adapter.send(ChatRef("slack", "C0NOWHERE"), Reply("hi"))
+        await adapter.send(ChatRef("slack", "C0GONE"), Reply("hi"))
+    with pytest.raises(SendFailed, match="not_in_channel"):  # not invited yet: fixable, so not written off
+        await adapter.send(ChatRef("slack", "C0NOTINVITED"), Reply("hi"))
     slack.open_channel(DM, "im")
     slack.fail("chat.postMessage", "invalid_blocks")
     with pytest.raises(SendFailed, match="invalid_blocks"):
