@@ -14,6 +14,7 @@ from tests.adapters.slack.conftest import slack
 from tests.fakes import slack_users as people
 from tests.fakes.openai_api import FakeOpenAI, Text
 from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_events import EventsPoster, event_callback
 from tests.harness import running_app, wait_for
 
 DM, CHANNEL = "D0ANN", "C0GENERAL"
@@ -142,3 +143,21 @@ async def test_a_refresh_request_reconnects_and_a_redelivered_envelope_runs_once
     await slack.acked(await people.say(slack, DM, "marker please"))
     await answered(slack, DM, "marker")
     assert len(fake.requests) == 2
+
+
+async def test_over_the_events_api_a_signed_dm_is_answered_and_a_forged_one_refused(
+        tmp_path: Path, fake: FakeOpenAI, slack: FakeSlack) -> None:
+    env = {**slack_env(slack), "SLACK_SIGNING_SECRET": "events-secret"}
+    config = {"slack": {"mode": "events"}}
+    async with running_app(tmp_path, fake.base_url, ("slack",), env=env, config=config) as running:
+        poster = EventsPoster(f"http://127.0.0.1:{running.web_port}/slack/events", "events-secret")
+        try:
+            forged = EventsPoster(poster.url, "guessed-secret")
+            assert (await forged.event(event_callback(people.message_event(slack, DM, "forged")))).status == 401
+            await forged.close()
+            fake.script(Text("over http"))
+            assert (await poster.event(event_callback(people.message_event(slack, DM, "hello")))).status == 200
+            await answered(slack, DM, "over http")
+        finally:
+            await poster.close()
+    assert slack.connections == 0 and len(fake.requests) == 1  # no socket; the forged event never ran a turn
