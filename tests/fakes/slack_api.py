@@ -25,12 +25,12 @@ from tests.fakes.slack_rules import (
     BOT_ID,
     BOT_TOKEN,
     BOT_USER_ID,
-    MAX_MARKDOWN_TEXT,
     TEAM_ID,
     ApiError,
     Call,
     RateLimits,
     check_blocks,
+    check_markdown,
     check_message,
     json_field,
     read_params,
@@ -233,7 +233,7 @@ class FakeSlack(SocketMode, FileMethods, Judged):
             raise ApiError("invalid_arguments")  # in channels Slack must know whom the stream is for
         text = str(params.get("markdown_text") or "")
         posted = Posted(self._next_ts(), BOT_USER_ID, text, None, thread_ts, streaming=True)
-        self._check_markdown(posted.text)
+        check_markdown(posted.text)
         self.messages[channel].append(posted)
         return {"channel": channel, "ts": posted.ts}
 
@@ -242,14 +242,14 @@ class FakeSlack(SocketMode, FileMethods, Judged):
         text = params.get("markdown_text")
         if not isinstance(text, str) or not text:
             raise ApiError("invalid_arguments")
-        self._check_markdown(posted.text + text)
+        check_markdown(posted.text + text)
         posted.text += text
         return {"channel": channel, "ts": posted.ts}
 
     def m_chat_stopStream(self, params: dict[str, Any]) -> dict[str, Any]:
         channel, posted = self._open_stream(params)
         text = str(params.get("markdown_text") or "")
-        self._check_markdown(posted.text + text)
+        check_markdown(posted.text + text)
         blocks = json_field(params, "blocks")
         if blocks:
             check_blocks(blocks)
@@ -262,11 +262,6 @@ class FakeSlack(SocketMode, FileMethods, Judged):
         if not posted.streaming:
             raise ApiError("message_not_in_streaming_state")
         return channel, posted
-
-    @staticmethod
-    def _check_markdown(text: str) -> None:
-        if len(text) > MAX_MARKDOWN_TEXT:
-            raise ApiError("msg_too_long")
 
     # ---- the assistant surface ------------------------------------------------------------------
     def _assistant_thread(self, params: dict[str, Any]) -> tuple[str, str]:

@@ -105,6 +105,12 @@ def check_message(text: Any, blocks: Any) -> None:
         check_blocks(blocks)
 
 
+def check_markdown(text: str) -> None:
+    """A stream's markdown_text, all of it so far."""
+    if len(text) > MAX_MARKDOWN_TEXT:
+        raise ApiError("msg_too_long")
+
+
 def check_blocks(blocks: Any) -> None:
     if not isinstance(blocks, list) or len(blocks) > MAX_BLOCKS:
         raise ApiError("invalid_blocks")
