@@ -19,7 +19,7 @@ import tempfile
 import time
 from abc import ABC, abstractmethod
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,6 +108,19 @@ class Calls:
     total: int = 0  # platform calls by the bot, polling and start-up excluded
     too_many: int = 0  # answered 429
     other_4xx: int = 0
+
+    @classmethod
+    def counted(cls, statuses: Mapping[str, Mapping[int, int]], skip: Container[str]) -> Calls:
+        """From a fake's (method → status → count), leaving out the methods in `skip` (polling, start-up)."""
+        calls = cls()
+        for method, by_status in statuses.items():
+            if method in skip:
+                continue
+            for status, count in by_status.items():
+                calls.total += count
+                calls.too_many += count if status == 429 else 0
+                calls.other_4xx += count if 400 <= status < 500 and status != 429 else 0
+        return calls
 
 
 class Rig(ABC):

@@ -109,15 +109,7 @@ class TelegramRig(Rig):
                                  thread_id=int(thread) if thread else None)
 
     def calls(self) -> Calls:
-        counted = Calls()
-        for method, statuses in self.fake.statuses.items():
-            if method in ("getUpdates", "getMe", "deleteWebhook", "setMyCommands"):
-                continue
-            for status, count in statuses.items():
-                counted.total += count
-                counted.too_many += count if status == 429 else 0
-                counted.other_4xx += count if 400 <= status < 500 and status != 429 else 0
-        return counted
+        return Calls.counted(self.fake.statuses, ("getUpdates", "getMe", "deleteWebhook", "setMyCommands"))
 
     def rate_limit_causes(self) -> dict[str, int]:
         return dict(self.flood.causes)

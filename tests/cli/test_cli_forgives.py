@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def clean_env(**extra: str) -> dict[str, str]:
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("BOTHUB_", "OPENAI_", "TELEGRAM_", "DISCORD_",
-                                                                     "FEISHU_"))}
+                                                                     "FEISHU_", "SLACK_"))}
     return keep | {"PYTHONPATH": str(REPO)} | extra
 
 

@@ -61,7 +61,8 @@ async def test_the_readme_first_run_path_works_in_a_fresh_clone(tmp_path: Path) 
     try:
         clone = await asyncio.to_thread(clone_and_configure, tmp_path, steps, llm.base_url)
         env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("BOTHUB_", "OPENAI_", "TELEGRAM_", "DISCORD_", "FEISHU_", "PYTHON", "VIRTUAL_ENV"))}
+               if not k.startswith(("BOTHUB_", "OPENAI_", "TELEGRAM_", "DISCORD_", "FEISHU_", "SLACK_", "PYTHON",
+                                    "VIRTUAL_ENV"))}
         proc = await asyncio.create_subprocess_exec(
             "make", "run", cwd=clone, env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT)

@@ -18,7 +18,7 @@ from tests.fakes.openai_api import FakeOpenAI
 
 def bothub_env(llm: FakeOpenAI, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BOTHUB_", "OPENAI_", "TELEGRAM_", "DISCORD_",
-                                                                     "FEISHU_"))}
+                                                                     "FEISHU_", "SLACK_"))}
     return env | {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test-key", "BOTHUB_MODEL": "fake-model",
                   **extra}
 

@@ -13,7 +13,7 @@ from bot.adapter import find_spec, installed_platforms, installed_specs
 from bot.config import Config, ConfigError, load_config
 
 CORE = Path(__file__).resolve().parents[2] / "bot"
-PLATFORM_NAMES = re.compile(r"telegram|discord|feishu|lark|dingtalk|钉钉", re.IGNORECASE)
+PLATFORM_NAMES = re.compile(r"telegram|discord|feishu|lark|dingtalk|钉钉|slack", re.IGNORECASE)
 
 
 def test_no_core_file_names_a_platform() -> None:

@@ -10,10 +10,11 @@ import aiohttp
 
 from bot.app import App
 from bot.messages import ChatRef
-from tests.fakes import discord_api, feishu_api, telegram_api
+from tests.fakes import discord_api, feishu_api, slack_rules, slack_users, telegram_api
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.feishu_api import FakeFeishu
 from tests.fakes.feishu_events import signed_request
+from tests.fakes.slack_api import FakeSlack, Posted
 from tests.fakes.telegram_api import FakeTelegram
 from tests.harness import wait_for
 
@@ -190,4 +191,43 @@ class FeishuDriver(Driver):
         return len([c for c in self.fake.requests("POST") if "/auth/" not in c.path])
 
 
-DRIVERS: dict[str, type[Driver]] = {"telegram": TelegramDriver, "discord": DiscordDriver, "feishu": FeishuDriver}
+class SlackDriver(Driver):
+    name, names = "slack", (slack_users.ANN, "U0BEN")
+    ROOT = "1700000000.000000"  # the thread's root, posted at start
+
+    async def start(self) -> None:
+        self.fake = FakeSlack()
+        await self.fake.start()
+        self.fake.open_channel("C0GROUP", "channel")
+        self.fake.messages["C0GROUP"].append(Posted(self.ROOT, "U0BEN", "a thread", None, None))
+        self.env = {"SLACK_BOT_TOKEN": slack_rules.BOT_TOKEN, "SLACK_APP_TOKEN": slack_rules.APP_TOKEN,
+                    "SLACK_API_BASE": self.fake.api_base}
+
+    async def stop(self) -> None:
+        await self.fake.stop()
+
+    def place(self, where: str) -> Place:
+        return {"group": ("C0GROUP", None), "thread": ("C0GROUP", self.ROOT), "other": ("C0OTHER", None),
+                "dm": ("D0ANN", None)}[where]
+
+    async def _say(self, text: str, where: str, sender: int, mention: bool) -> None:
+        channel, thread = self.place(where)
+        envelope = await slack_users.say(self.fake, channel, text, user=self.names[sender], thread_ts=thread,
+                                         mention=mention)
+        await self.fake.acked(envelope)
+
+    async def talk(self, text: str, *, sender: int, where: str = "group") -> None:
+        await self._say(text, where, sender, False)
+
+    async def _address(self, text: str, where: str) -> None:
+        await self._say(text, where, 0, where != "dm")
+
+    def shown(self, where: str) -> list[str]:
+        return self.fake.shown(*self.place(where))
+
+    def outbound(self) -> int:
+        return len([c for c in self.fake.calls if c.method.startswith(("chat.", "assistant."))])
+
+
+DRIVERS: dict[str, type[Driver]] = {"telegram": TelegramDriver, "discord": DiscordDriver, "feishu": FeishuDriver,
+                                    "slack": SlackDriver}

@@ -55,6 +55,11 @@ class SlidingWindows:
         stamps.append(now)
         return False
 
+    def free_in(self, target: str = "") -> float:
+        """Seconds until the target's window has room again (what an honest Retry-After says)."""
+        stamps = self._stamps[target]
+        return max(0.0, stamps[0] + self.window - self.clock()) if len(stamps) >= self.limit else 0.0
+
 
 def unexpected(fakes: list[Judged]) -> list[tuple[str, Breach]]:
     """The breaches no test accepted, by fake."""

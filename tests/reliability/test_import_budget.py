@@ -63,3 +63,12 @@ def test_the_dingtalk_stream_costs_at_most_25_mb_over_the_app() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,
                          timeout=120).stdout
     assert float(out) <= 25.0
+
+
+def test_the_slack_adapter_stays_inside_its_25_mb_and_loads_nothing_watched() -> None:
+    # measured after the app itself (aiohttp, pydantic are the hub's anyway): slack_sdk's client, Socket Mode and
+    # the signature check cost ≈ 4 MB resident
+    code = ("\ndef rss(): return int(open('/proc/self/statm').read().split()[1]) * 4096\n"
+            "import bot.app, bot.cli.main\nbefore = rss()\nimport adapters.slack, adapters.slack.adapter\n"
+            "assert rss() - before <= 25_000_000, rss() - before")
+    assert loaded_after(code) == set()

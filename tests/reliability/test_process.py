@@ -37,7 +37,7 @@ def write_config(tmp_path: Path, **settings: Any) -> Path:
 
 def child_env(llm: FakeOpenAI | None = None, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BOTHUB_", "OPENAI_", "TELEGRAM_", "DISCORD_",
-                                                                     "FEISHU_"))}
+                                                                     "FEISHU_", "SLACK_"))}
     if llm is not None:
         env |= {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test-key", "BOTHUB_MODEL": "fake-model"}
     return env | extra

@@ -62,7 +62,7 @@ class Replica:
 
 def replica_env(llm: FakeOpenAI, database_url: str, name: str, platform_env: Mapping[str, str]) -> dict[str, str]:
     inherited = {k: v for k, v in os.environ.items()
-                 if not k.startswith(("BOTHUB_", "OPENAI_", "TELEGRAM_", "DISCORD_", "FEISHU_"))}
+                 if not k.startswith(("BOTHUB_", "OPENAI_", "TELEGRAM_", "DISCORD_", "FEISHU_", "SLACK_"))}
     return {**inherited, "OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test-key", "BOTHUB_MODEL": "fake-model",
             "BOTHUB_DATABASE_URL": database_url, "BOTHUB_REPLICA_ID": name, "BOTHUB_LOG_LEVEL": "INFO",
             "PYTHONUNBUFFERED": "1", **platform_env}

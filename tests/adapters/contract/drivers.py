@@ -15,6 +15,7 @@ from tests.adapters.contract.dingtalk import DingTalkDriver
 from tests.adapters.contract.driver import Driver
 from tests.adapters.contract.http import ApiDriver, WebDriver
 from tests.adapters.contract.messaging import DiscordDriver, FeishuDriver, TelegramDriver
+from tests.adapters.contract.slack import SlackDriver
 
 DRIVERS: dict[str, Callable[[pytest.MonkeyPatch], Driver]] = {
     "telegram": lambda _: TelegramDriver(),
@@ -24,6 +25,7 @@ DRIVERS: dict[str, Callable[[pytest.MonkeyPatch], Driver]] = {
     "web": lambda _: WebDriver(),
     "api": lambda _: ApiDriver(),
     "dingtalk": lambda _: DingTalkDriver(),
+    "slack": lambda _: SlackDriver(),
 }
 
 

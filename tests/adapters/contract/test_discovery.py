@@ -15,8 +15,8 @@ from tests.adapters.contract.drivers import DRIVERS, make_driver, platforms
 
 
 def test_every_adapter_folder_exports_a_spec_and_has_a_driver() -> None:
-    assert platforms() == installed_platforms() == ("api", "console", "dingtalk", "discord", "feishu", "telegram",
-                                                    "web")
+    assert platforms() == installed_platforms() == ("api", "console", "dingtalk", "discord", "feishu", "slack",
+                                                    "telegram", "web")
     assert [name for name in platforms() if find_spec(name) is None] == []
     assert sorted(DRIVERS) == sorted(platforms())  # no driver is left over from a platform that is gone
 

@@ -1,0 +1,162 @@
+"""Replies onto Slack: messages under the limit, Block Kit buttons, edits, native streams, typed errors.
+
+An answer that streams into a thread uses Slack's own streaming (chat.startStream, then chat.appendStream with
+what was added, chat.stopStream at the end), where the workspace has it; elsewhere — top-level messages,
+workspaces without the methods — the first text is posted and edited with chat.update. The hub owns pacing
+and retries; this module turns one call into requests and Slack's answers into RateLimited / ChatUnavailable /
+SendFailed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack import render
+from adapters.slack.inbound import is_direct
+from bot.adapter import ChatUnavailable, RateLimited, SendFailed
+from bot.messages import ChatRef, IncomingMessage, ReplyTo, SentRef
+from bot.replies import Reply
+
+log = logging.getLogger("bothub.slack")
+T = TypeVar("T")
+# answers meaning "you cannot post here" (the channel is gone or archived, the user left), not a bad request.
+# not_in_channel is not among them: a slash command run where the app was never invited gets it, and inviting the
+# app fixes it, so the channel must not be written off.
+_UNAVAILABLE = frozenset({"channel_not_found", "is_archived", "channel_is_archived", "account_inactive",
+                          "user_not_found", "restricted_action", "team_access_not_granted"})
+_NO_STREAMS = frozenset({"unknown_method", "not_allowed", "method_deprecated", "feature_not_enabled"})
+REMEMBERED = 4096  # inbound senders kept for streams in channels (Slack must know the recipient)
+
+
+@dataclass
+class _Stream:
+    channel: str
+    shown: str  # the markdown the stream holds so far
+
+
+class SlackOutbound:
+    def __init__(self, web: AsyncWebClient, team_id: Callable[[], str], streaming: bool) -> None:
+        self.web = web
+        self._team_id = team_id
+        self._streaming = streaming
+        self._streams: dict[str, _Stream] = {}  # message ts → its open stream
+        self._senders: OrderedDict[tuple[str, str], str] = OrderedDict()  # (channel, message ts) → user id
+
+    def remember(self, msg: IncomingMessage) -> None:
+        self._senders[(msg.chat_id, msg.message_id)] = msg.user_id
+        if msg.thread_id:
+            self._senders.setdefault((msg.chat_id, msg.thread_id), msg.user_id)
+        while len(self._senders) > REMEMBERED:
+            self._senders.popitem(last=False)
+
+    # ---- sending ----------------------------------------------------------------------------------
+    async def send(self, chat: ChatRef, reply: Reply, *, final: bool) -> SentRef:
+        if not final and not reply.buttons and chat.thread_id and self._streaming:
+            recipient = self._recipient(chat)
+            if recipient is not None:
+                ts = await self._start_stream(chat, reply, recipient)
+                if ts is not None:
+                    return SentRef(chat, ts)
+        ts = ""
+        parts = render.render_parts(reply)
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            ts = await self._post(chat, part, render.blocks(part, reply.buttons) if last else None)
+        return SentRef(chat, ts)
+
+    def _recipient(self, chat: ChatRef) -> tuple[str, str] | None:
+        """(user, team) a stream is for; Slack needs them in channels. None: stream not possible here."""
+        origin = chat.origin
+        user = self._senders.get((chat.chat_id, origin.message_id)) if isinstance(origin, ReplyTo) else None
+        user = user or self._senders.get((chat.chat_id, chat.thread_id or ""))
+        if user is None and not is_direct(chat.chat_id):
+            return None
+        return user or "", self._team_id()
+
+    async def _start_stream(self, chat: ChatRef, reply: Reply, recipient: tuple[str, str]) -> str | None:
+        extra: dict[str, Any] = {}
+        if not is_direct(chat.chat_id):
+            extra = {"recipient_user_id": recipient[0], "recipient_team_id": recipient[1]}
+        text = render.stream_text(reply)
+        try:
+            answer = await self.call(chat, lambda: self.web.chat_startStream(
+                channel=chat.chat_id, thread_ts=chat.thread_id or "", markdown_text=text, **extra))
+        except SendFailed as e:
+            if str(e) not in _NO_STREAMS:
+                raise
+            log.info("slack: this workspace has no native streaming (%s); editing messages instead", e)
+            self._streaming = False
+            return None
+        ts = str(answer["ts"])
+        self._streams[ts] = _Stream(chat.chat_id, text)
+        return ts
+
+    async def _post(self, chat: ChatRef, text: str, blocks: list[dict[str, Any]] | None) -> str:
+        answer = await self.call(chat, lambda: self.web.chat_postMessage(
+            channel=chat.chat_id, text=text, blocks=blocks, thread_ts=chat.thread_id, unfurl_links=False,
+            unfurl_media=False))
+        return str(answer["ts"])
+
+    # ---- editing ----------------------------------------------------------------------------------
+    async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
+        stream = self._streams.get(ref.message_id)
+        if stream is not None:
+            text = render.stream_text(reply)
+            if text.startswith(stream.shown) and not (final and reply.buttons):
+                await self._extend(ref, stream, text[len(stream.shown):], final=final)
+                return
+            await self._stop(ref, stream, "")  # rewritten, or buttons at the end: the message is replaced
+        parts = render.render_parts(reply)
+        if len(parts) > 1:  # the hub splits below max_text; only pathological rendering gets here
+            log.warning("slack: edit of %s rendered into %d parts; showing the first", ref.message_id, len(parts))
+        text = parts[0]
+        await self.call(ref.chat, lambda: self.web.chat_update(
+            channel=ref.chat.chat_id, ts=ref.message_id, text=text, blocks=render.blocks(text, reply.buttons) or []))
+
+    async def _extend(self, ref: SentRef, stream: _Stream, added: str, *, final: bool) -> None:
+        if final:
+            await self._stop(ref, stream, added)
+        elif added:
+            await self.call(ref.chat, lambda: self.web.chat_appendStream(
+                channel=stream.channel, ts=ref.message_id, markdown_text=added))
+            stream.shown += added
+
+    async def _stop(self, ref: SentRef, stream: _Stream, added: str) -> None:
+        await self.call(ref.chat, lambda: self.web.chat_stopStream(
+            channel=stream.channel, ts=ref.message_id, markdown_text=added or None))
+        stream.shown += added
+        self._streams.pop(ref.message_id, None)
+
+    def streaming(self, ref: SentRef) -> bool:
+        return ref.message_id in self._streams
+
+    # ---- errors -------------------------------------------------------------------------------------
+    async def call(self, chat: ChatRef, request: Callable[[], Awaitable[T]]) -> T:
+        try:
+            return await request()
+        except SlackApiError as e:
+            raise typed(e, chat) from e
+        except (aiohttp.ClientError, TimeoutError) as e:
+            raise SendFailed(f"cannot reach Slack: {type(e).__name__}") from e
+
+
+def typed(error: SlackApiError, chat: ChatRef | None = None) -> RateLimited | ChatUnavailable | SendFailed:
+    response = error.response
+    if response.status_code == 429:
+        try:
+            return RateLimited(float(response.headers.get("Retry-After", "1")))
+        except ValueError:
+            return RateLimited(1.0)
+    code = str(response.get("error") or "unknown_error")
+    if code in _UNAVAILABLE:
+        log.warning("slack: %s is unavailable: %s", chat.chat_id if chat else "channel", code)
+        return ChatUnavailable(code)
+    return SendFailed(code)
