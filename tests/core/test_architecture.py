@@ -14,8 +14,9 @@ from pathlib import Path
 BOT = Path(__file__).resolve().parents[2] / "bot"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # bot.jail: no-follow opens inside chat folders; i18n: one table in four files
-    ("bot.messages", "bot.replies", "bot.i18n", "bot.i18n_web", "bot.i18n_cli", "bot.i18n_help", "bot.i18n_tree", "bot.jail"),
+    # bot.jail: no-follow opens inside chat folders; i18n: one table in five files
+    ("bot.messages", "bot.replies", "bot.i18n", "bot.i18n_web", "bot.i18n_cli", "bot.i18n_help", "bot.i18n_tree",
+     "bot.jail"),
     ("bot.adapter",),  # the adapter contract and spec discovery
     ("bot.config", "bot.llmconfig"),  # platform sections come from the adapter specs; the model side apart
     ("bot.httpkit",),  # what the HTTP adapters share with the dashboard: SSE, sign-in, CSRF, Markdown, netguard
