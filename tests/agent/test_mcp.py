@@ -17,8 +17,8 @@ import pytest_asyncio
 from bot.agent.approvals import Approvals, Scope
 from bot.agent.tools.mcp import McpTools, connection
 from bot.agent.tools.registry import ToolContext, ToolRegistry
-from bot.config import McpServerConfig
 from bot.replies import Reply
+from bot.toolconfig import McpServerConfig
 
 SERVER = str(Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py")
 TOKEN = "test-token-3f9a"

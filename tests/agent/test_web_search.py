@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from bot.agent.loop import AgentLoop
 from bot.agent.tools import web_search
 from bot.agent.tools.registry import ToolContext, ToolRegistry
-from bot.config import ToolsConfig
+from bot.toolconfig import ToolsConfig
 from tests.agent.conftest import MakeLLM
 from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
 from tests.fakes.search_engines import KEY, FakeSearch, running

@@ -18,7 +18,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.messages", "bot.replies", "bot.i18n", "bot.i18n_web", "bot.i18n_cli", "bot.i18n_help", "bot.i18n_tree",
      "bot.jail"),
     ("bot.adapter",),  # the adapter contract and spec discovery
-    ("bot.config", "bot.llmconfig"),  # platform sections come from the adapter specs; the model side apart
+    ("bot.config", "bot.llmconfig", "bot.toolconfig"),  # platform sections from the specs; model and tools apart
     ("bot.httpkit",),  # what the HTTP adapters share with the dashboard: SSE, sign-in, CSRF, Markdown, netguard
     ("bot.delivery",),  # sending, editing, pacing, "typing…", the final edit: what an adapter needs around it
     ("bot.tree", "bot.ops"),

@@ -25,7 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
 from bot.agent.tools.mcp.errors import McpUnavailable
-from bot.config import McpServerConfig
+from bot.toolconfig import McpServerConfig
 
 log = logging.getLogger("bothub.mcp")
 

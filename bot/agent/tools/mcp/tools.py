@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from bot.agent.approvals import Approvals, Decision
 from bot.agent.tools.mcp.errors import McpUnavailable
 from bot.agent.tools.registry import ToolContext, ToolFunc, ToolRegistry
-from bot.config import McpServerConfig
+from bot.toolconfig import McpServerConfig
 
 if TYPE_CHECKING:  # the SDK is imported only when servers are configured: it costs ~2 s of start-up
     import mcp_types as types
