@@ -42,7 +42,7 @@ lint: $(DEV_STAMP)
 system-packages:  # what the tests drive (PostgreSQL, bubblewrap, Chromium…): installed as root, else one line
 	.ci/system-packages
 
-# Two workers, one per core (pytest-xdist): four failed timing-bound tests on a loaded machine;
+# Two workers, one per core (pytest-xdist): with four, more timing-bound tests failed on a loaded machine;
 # worksteal moves queued tests off a worker stuck behind the long replica runs. Each worker has its own
 # throwaway PostgreSQL server (tests/postgres.py); coverage, child processes' included, is combined at the end.
 TEST_WORKERS ?= 2
