@@ -56,8 +56,10 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     running, hung the whole run. Past its timeout and a grace, every thread's stack is printed and the process
     ends; under `make test`'s workers that worker is replaced and the test reported as crashed."""
     marker = item.get_closest_marker("timeout")
-    limit = float(marker.args[0] if marker and marker.args else item.config.getini("timeout")) + WATCHDOG_GRACE
-    done = threading.Event()
+    timeout = float(marker.args[0] if marker and marker.args else item.config.getini("timeout") or 0)
+    if timeout <= 0:  # pytest-timeout's "no timeout"
+        return (yield)
+    limit, done = timeout + WATCHDOG_GRACE, threading.Event()
 
     def watch() -> None:
         if not done.wait(limit):
