@@ -42,8 +42,12 @@ lint: $(DEV_STAMP)
 system-packages:  # what the tests drive (PostgreSQL, bubblewrap, Chromium…): installed as root, else one line
 	.ci/system-packages
 
+# Two workers, one per core (pytest-xdist): with four, more timing-bound tests failed on a loaded machine;
+# worksteal moves queued tests off a worker stuck behind the long replica runs. Each worker has its own
+# throwaway PostgreSQL server (tests/postgres.py); coverage, child processes' included, is combined at the end.
+TEST_WORKERS ?= 2
 test: system-packages lint
-	$(BIN)/pytest -q --cov --cov-report=term:skip-covered
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal --cov --cov-report=term:skip-covered
 
 # Mutation testing of the security-critical modules ([tool.mutmut] in pyproject.toml); MUTATE=path/to/module.py
 # runs one of them. The score is killed / (killed + survived); `mutmut browse` shows each survivor.

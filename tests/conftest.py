@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import faulthandler
 import functools
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from typing import Any
 
 import pytest
@@ -32,6 +35,44 @@ def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> d
 @functools.cache
 def _new_loop() -> Callable[[], Any]:
     return eventloop.policy().new_event_loop
+
+
+LONG_FIRST = ("tests/replicas/", "tests/reliability/")  # clusters of real processes: up to 100 s a test
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long multi-process tests start first, so under `make test`'s workers the run does not end waiting
+    on one of them started last (the sort is stable: every other test keeps its order)."""
+    items.sort(key=lambda item: not item.nodeid.startswith(LONG_FIRST))
+
+
+WATCHDOG_GRACE = 15.0  # seconds past a test's own timeout
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
+    """The last word on a hung test. pytest-timeout stands down once a test has failed (so does pytest's own
+    faulthandler timeout): a teardown that then waits for ever, e.g. on a child process a failed test left
+    running, hung the whole run. Past its timeout and a grace, every thread's stack is printed and the process
+    ends; under `make test`'s workers that worker is replaced and the test reported as crashed."""
+    marker = item.get_closest_marker("timeout")
+    timeout = float(marker.args[0] if marker and marker.args else item.config.getini("timeout") or 0)
+    if timeout <= 0:  # pytest-timeout's "no timeout"
+        return (yield)
+    limit, done = timeout + WATCHDOG_GRACE, threading.Event()
+
+    def watch() -> None:
+        if not done.wait(limit):
+            print(f"\n{item.nodeid} ran past its timeout and {WATCHDOG_GRACE:g} s more: ending the process",
+                  file=sys.stderr, flush=True)
+            faulthandler.dump_traceback(all_threads=True)
+            os._exit(1)
+
+    threading.Thread(target=watch, name="test-watchdog", daemon=True).start()
+    try:
+        return (yield)
+    finally:
+        done.set()
 
 
 @pytest.fixture(autouse=True)

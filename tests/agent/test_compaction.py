@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -163,3 +164,56 @@ async def test_compact_command(tmp_path: Path, llm: FakeOpenAI) -> None:
         assert [m["content"] for m in prompt[2:]] == ["more 1", "answer to more 1", "more 2", "answer to more 2",
                                                        "and now?"]
         assert summary_requests(llm) == 1
+
+
+def through(body: dict[str, Any]) -> Step:
+    """Like `responder`, but each summary names the last question it was given, so a prompt shows whose it is."""
+    if body["model"] == CHEAP:
+        asked = re.findall(r"User: question (\d+) ", body["messages"][1]["content"])
+        return Text(f"SUMMARY through question {asked[-1]}.")
+    return Text(f"answer to {body['messages'][-1]['content'][:40]}")
+
+
+async def test_a_branch_forking_above_the_summary_never_borrows_it(tmp_path: Path) -> None:
+    """The summary sits on the main branch's path only: a branch forking above its node must be given its own
+    messages, then a summary of its own path, never the other branch's (facts it never saw)."""
+    branch = await seed(tmp_path / "data", 200)
+    rec, llm = RecordingAdapter(), FakeOpenAI(responder=through)
+    await llm.start()
+    try:
+        async with running_app(tmp_path, llm.base_url, adapters=(rec,),
+                               config={"llm": {"context_tokens": 6000, "skill_model": CHEAP}}) as app:
+            await rec.say("what was the budget?")
+            await wait_for(lambda: rec.texts()[-1:] == ["answer to what was the budget?"])
+            cid = await app.store.conversations.active(CHAT)
+            assert cid is not None
+            [main_node] = await app.store.summaries.of_conversation(CHAT, cid)
+            at = next(i for i, m in enumerate(branch) if m.id == main_node)
+            conv = await app.store.conversations.load(CHAT, cid, "")
+            assert conv is not None and summary_requests(llm) == 1
+
+            await rec.say(f"/goto {conv.messages[branch[5].id].number}")  # below "answer 1": six messages up
+            await rec.say("early branch question")
+            await wait_for(lambda: rec.texts()[-1:] == ["answer to early branch question"])
+            prompt = last_prompt(llm)
+            assert [m["role"] for m in prompt] == ["system", "user", "assistant", "tool", "assistant", "user",
+                                                   "assistant", "user"]
+            assert prompt[1]["content"].startswith("question 0 ") and prompt[-1]["content"] == "early branch question"
+            assert "SUMMARY" not in str(prompt) and summary_requests(llm) == 1
+
+            fork = max(i for i in range(at - 40) if branch[i].role == "assistant" and branch[i].content)
+            forked_at = int(branch[fork].content.split()[1])  # "answer N …"
+            await rec.say(f"/goto {conv.messages[branch[fork].id].number}")
+            await rec.say("long branch question")
+            await wait_for(lambda: rec.texts()[-1:] == ["answer to long branch question"])
+            assert summary_requests(llm) == 2, "a path over the budget without a summary gets one of its own"
+            own = (await app.store.summaries.of_conversation(CHAT, cid)).keys() - {main_node}
+            [own_node] = own
+            assert own_node in {m.id for m in branch[:fork + 1]}, "stored on the branch's own path"
+            prompt = last_prompt(llm)
+            summarized = int(prompt[1]["content"].rsplit(" ", 1)[1].rstrip("."))
+            assert summarized < forked_at and "SUMMARY" not in str(prompt[2:])
+            assert prompt[-2]["content"].startswith(f"answer {forked_at} ")
+            assert_tool_pairs_intact(prompt)
+    finally:
+        await llm.stop()

@@ -15,6 +15,17 @@ from tests.harness import answer_requests
 NO_RETRIES = Path(__file__).with_name("no_retries.yaml")
 
 
+async def finished(proc: asyncio.subprocess.Process, stdin: bytes | None, within: float) -> tuple[bytes, bytes]:
+    """The child's output once it exits; killed when it does not in time (a failed test's loop cannot close
+    while its child still runs: the worker hung there)."""
+    try:
+        return await asyncio.wait_for(proc.communicate(stdin), within)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
 async def chat(data_dir: Path, base_url: str, script: str, *extra: str) -> str:
     env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "test-key", "BOTHUB_LOG_LEVEL": "WARNING"}
     proc = await asyncio.create_subprocess_exec(
@@ -22,7 +33,7 @@ async def chat(data_dir: Path, base_url: str, script: str, *extra: str) -> str:
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
         cwd=data_dir.parent,
     )
-    out, err = await asyncio.wait_for(proc.communicate(script.encode()), 30)
+    out, err = await finished(proc, script.encode(), 30)
     assert proc.returncode == 0, err.decode()
     return out.decode()
 
@@ -61,7 +72,7 @@ async def test_missing_llm_settings_explain_what_to_set(tmp_path: Path) -> None:
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
         cwd=tmp_path,
     )
-    _, err = await asyncio.wait_for(proc.communicate(), 30)
+    _, err = await finished(proc, None, 30)
     assert proc.returncode == 2
     assert b"OPENAI_API_KEY" in err and b"OPENAI_BASE_URL" in err
 
@@ -71,7 +82,7 @@ async def bothub(data_dir: Path, *args: str) -> tuple[int, str, str]:
         sys.executable, "-m", "bot", "--data-dir", str(data_dir), *args,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=data_dir.parent,
     )
-    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    out, err = await finished(proc, None, 30)
     return proc.returncode or 0, out.decode(), err.decode()
 
 
@@ -130,7 +141,7 @@ async def test_a_script_exits_non_zero_when_answers_failed(tmp_path: Path) -> No
             sys.executable, "-m", "bot", "chat", "--data-dir", str(tmp_path / "data"), "--config", str(NO_RETRIES),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
             cwd=tmp_path)
-        out, err = await asyncio.wait_for(proc.communicate(b"first\nsecond\n/status\n"), 30)
+        out, err = await finished(proc, b"first\nsecond\n/status\n", 30)
     finally:
         await down.stop()
     assert proc.returncode == 1
@@ -154,7 +165,7 @@ async def test_stop_in_a_script_prints_the_partial_answer_once(tmp_path: Path) -
         shown = await asyncio.wait_for(proc.stdout.readuntil(b"w5 "), 20)  # the answer is streaming
         proc.stdin.write(b"/stop\n/tree\n")
         proc.stdin.close()
-        rest, err = await asyncio.wait_for(proc.communicate(), 20)
+        rest, err = await finished(proc, None, 20)
     finally:
         await llm.stop()
     out = (shown + rest).decode()

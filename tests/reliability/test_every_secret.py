@@ -4,6 +4,10 @@ the server's `/metrics`, `/readyz` and `/healthz`. A new secret in a spec is cov
 
 from __future__ import annotations
 
+import asyncio
+import json
+import re
+import sys
 from pathlib import Path
 
 import aiohttp
@@ -11,7 +15,7 @@ import pytest
 
 from bot.adapter import installed_specs
 from bot.ops.redact import CORE_SECRET_ENV_VARS
-from tests.fakes.openai_api import FakeOpenAI
+from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
 from tests.harness import running_app
 from tests.reliability.test_process import child_env, write_config
 from tests.reliability.test_secrets_process import run_code
@@ -65,3 +69,31 @@ async def test_no_declared_secret_is_shown_by_metrics_or_readyz(tmp_path: Path, 
                 pages.append(await response.text())
     assert "bothub" in pages[0] and "ready" in pages[1]
     assert leaks("\n".join(pages), secrets) == []
+
+
+async def bothub_cli(tmp_path: Path, env: dict[str, str], *args: str, stdin: str = "") -> str:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "--data-dir", str(tmp_path / "data"), *args, cwd=tmp_path, env=env,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    out, _ = await asyncio.wait_for(proc.communicate(stdin.encode()), 120)
+    assert proc.returncode == 0, out.decode()
+    return out.decode()
+
+
+@pytest.mark.timeout(240)
+async def test_no_declared_secret_reaches_an_export(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """A console turn whose approved shell command prints its environment, then `bothub export` of that
+    conversation, both with every secret set: the tree keeps the tool's output, and that output must not."""
+    secrets = every_secret("")
+    del secrets["BOTHUB_DATABASE_URL"], secrets["OPENAI_API_KEY"]  # the embedded store; the fake model's own key
+    env = child_env(fake, **secrets, BOTHUB_LOG_LEVEL="WARNING")
+    (tmp_path / "shell.yaml").write_text("tools:\n  shell_enabled: true\n", encoding="utf-8")
+    fake.script(ToolCalls([("s1", "shell", json.dumps({"command": "env; echo env-printed"}))]), Text("done"))
+    said = await bothub_cli(tmp_path, env, "--config", str(tmp_path / "shell.yaml"), "chat",
+                            stdin="show me the environment\n/approve\n/status\n/tree\n")
+    assert "done" in said, said
+    conv_id = re.search(r"== Conversation (\w{8})", said)
+    assert conv_id is not None, said
+    exported = await bothub_cli(tmp_path, env, "export", conv_id.group(1), "--chat", "console:local")
+    assert "env-printed" in exported and "PATH=" in exported, exported  # the tool's output is in the export
+    assert leaks(exported, secrets) == []
