@@ -7,6 +7,7 @@ import gc
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
+from pathlib import Path
 
 from aiohttp import web
 
@@ -29,7 +30,7 @@ from bot.agent.tools import schedule as schedule_tool
 from bot.agent.tools import web as web_tool
 from bot.agent.tools.browser.launch import BrowserPool
 from bot.agent.tools.mcp import McpTools
-from bot.agent.tools.registry import ToolRegistry
+from bot.agent.tools.registry import RegistryView, ToolRegistry
 from bot.agent.trace import Tracer, TraceWriter, otel_export
 from bot.agent.usage import UsageLedger
 from bot.agent.workspace import check_workspace, prepare_workspace
@@ -44,6 +45,10 @@ from bot.chats.pairing import Pairing
 from bot.chats.sessions import IDLE_SESSIONS, SessionKey
 from bot.commands import CommandServices, menu
 from bot.config import Config, ConfigError, proxy_for
+from bot.fleet.catalog import Catalog, build
+from bot.fleet.defaults import default_agent, default_identities, workspace_of
+from bot.fleet.model import Agent
+from bot.fleet.service import Fleet
 from bot.httpkit.auth import Auth
 from bot.httpkit.hygiene import GuardedRunner, Limits, hygiene
 from bot.httpkit.netguard import allow_list
@@ -51,14 +56,17 @@ from bot.hub.hub import Hub
 from bot.hub.intake import MediaIntake
 from bot.hub.scheduled import JobTurns
 from bot.lanes import Lanes
+from bot.live.bots import Bots, Routes, tagged
+from bot.live.watch import FleetWatch
 from bot.messages import ChatRef, IncomingMessage
-from bot.ops import logring
+from bot.ops import logring, redact
 from bot.ops.health import Health
 from bot.ops.metrics import Metrics
 from bot.ops.redact import secret_values
 from bot.ops.startup import Starter
 from bot.ops.watchdog import Watchdog
 from bot.replicas.partitions import Partitions
+from bot.run.roster import Roster
 from bot.run.runner import AgentRunner
 from bot.run.voice import VoiceReplies
 from bot.scheduler.clock import Clock, SystemClock
@@ -98,15 +106,8 @@ class App:
         self.metrics = Metrics()
         self.llm = LLMClient(cfg.llm, on_usage=lambda model, used: self.metrics.activity.add_tokens(
             model, used.prompt_tokens + used.completion_tokens), env=env)  # env: the proxy variables
-        workspace = cfg.workspace_dir
-        if restored := prepare_workspace(workspace):
-            log.info("workspace %s: created %s", workspace, ", ".join(restored))
-        if problems := check_workspace(workspace):  # `bothub doctor` says the same
-            raise ConfigError(f"workspace {workspace}: " + "; ".join(problems))
-        skills = SkillSet.load(workspace / "skills")
-        for skill in skills.broken():
-            log.warning("skill skipped: %s", skill.status_line())
-        self.prompts = PromptBuilder(workspace, skills, language=cfg.language)
+        skills = _workspace_skills(cfg.workspace_dir)
+        self.prompts = PromptBuilder(cfg.workspace_dir, skills, language=cfg.language)
         self.approvals = Approvals(rules=self.store.approval_rules, audit=self.store.dashboard)
         self.mcp = McpTools(cfg.mcp.servers, env, cfg.data_dir / "logs" / "mcp", self.approvals)
         self.memory = Memory(self.store.memories, cached_chats=IDLE_SESSIONS)  # as many as sessions stay loaded
@@ -129,11 +130,13 @@ class App:
         self.otel = otel_export(cfg.traces.otlp_endpoint)
         self.titler = (Titler(self.llm, self.store.housekeeping, cfg.llm.skill_model or cfg.llm.chat_model)
                        if cfg.llm.auto_titles else None)
-        self.runner = AgentRunner(cfg, self.conversations, self.loop, self.prompts, self.compactor,
-                                  memory=self.memory, metrics=self.metrics, group_context=self.group_context,
-                                  tracer=Tracer(self.traces, secret_values(env), self.otel), titler=self.titler,
-                                  voice=VoiceReplies(self.llm.speaker(cfg.llm.speech_model, cfg.llm.speech_voice),
-                                                     cfg.llm.voice_replies), echo_traces=echo_traces)
+        self._tracer = Tracer(self.traces, secret_values(env), self.otel)
+        self._voice = VoiceReplies(self.llm.speaker(cfg.llm.speech_model, cfg.llm.speech_voice), cfg.llm.voice_replies)
+        self._echo_traces = echo_traces
+        default = default_agent(cfg)
+        self.runner = self._runner(default, self.loop, self.prompts)
+        self.fleet = Fleet(self.store.fleet, env, lambda: ([default], default_identities(cfg, env, platforms)))
+        self.roster = Roster(build([default], [], [], None), {default.name: self.runner})
         self.lanes = Lanes(self.store.claims, self.store.inbox)  # the one door into every chat's lane
         services = CommandServices(self.conversations, self.store, self.prompts, self.memory, self.approvals,
                                    Pairing(self.store.pairing), self.lanes, cfg.llm, self.tools, self.mcp,
@@ -141,19 +144,24 @@ class App:
                                    Handoffs(self.store, self.conversations, cfg.data_dir, cfg.media.max_bytes),
                                    Forgetting(self.store, cfg.data_dir, self.memory), self.traces)
         media = MediaIntake(cfg.media, self.llm.transcriber(cfg.llm.transcription_model))
-        self.hub = Hub(cfg, self.store, services, self.runner, self.metrics, media, self.group_context)
+        self.hub = Hub(cfg, self.store, services, self.runner, self.metrics, media, self.group_context, self.roster)
         self.scheduler: Scheduler | None = None
         if self.schedules is not None:
-            turns = JobTurns(self.lanes, self.hub.delivery, self.conversations, self.runner, self.store, self.clock,
-                             workspace, cfg.language)
+            turns = JobTurns(self.lanes, self.hub.delivery, self.conversations, self.roster.for_chat, self.store,
+                             self.clock, cfg.language)
             self.hub.scheduled = turns.pulled
             self.scheduler = Scheduler(self.store.jobs, self.clock, turns, catch_up=cfg.scheduler.catch_up,
                                        poll=cfg.scheduler.poll, wake=self._job_changes)
         self.web = web.Application(middlewares=[hygiene])  # first: the real client address, the body deadline
         self._adapter_routes = False
-        self.adapters = (*(self._load_adapter(name) for name in platforms), *adapters)
+        self.adapters = [*(self._load_adapter(name) for name in platforms), *adapters]  # + identities' (bot/live)
         for adapter in self.adapters:
             self.hub.attach(self.metrics.instrument(adapter))
+        self.routes = Routes()  # identities' webhooks, under /bots/<identity>/
+        self.routes.mount(self.web)
+        self.bots = Bots(cfg, env, self.services(), self.routes, self._attach, self._detach, self._start_adapter,
+                         lambda name: self.lanes.settled(f"{name}:", cfg.shutdown_grace))
+        self.fleet_watch = FleetWatch(self.fleet, self._apply_fleet, cfg.fleet.poll)
         self.health = Health(self.adapters, self.metrics, self._replica_report)
         self.starter = Starter(self._start_adapter)
         self.watchdog = Watchdog(self.adapters, self._start_adapter, self.metrics, skip=self.starter.retrying)
@@ -192,6 +200,50 @@ class App:
         register_skill_tools(tools, skills, make_loop, self.cfg.llm.skill_model or self.cfg.llm.chat_model)
         return tools
 
+    def _runner(self, agent: Agent, loop: AgentLoop, prompts: PromptBuilder) -> AgentRunner:
+        return AgentRunner(self.cfg, self.conversations, loop, prompts, self.compactor, memory=self.memory,
+                           metrics=self.metrics, group_context=self.group_context, tracer=self._tracer,
+                           titler=self.titler, voice=self._voice, echo_traces=self._echo_traces, agent=agent)
+
+    def _agent_runner(self, agent: Agent) -> AgentRunner:
+        """An agent's runner: its workspace (read here: call it off the event loop), its model, its tools policy.
+        The configured workspace shares the default agent's prompt builder and tools."""
+        cfg = self.cfg
+        own = agent.workspace is not None or agent.language is not None
+        skills = _workspace_skills(workspace_of(cfg, agent)) if own else self.prompts.skills
+        prompts = (PromptBuilder(workspace_of(cfg, agent), skills, language=agent.language or cfg.language)
+                   if own else self.prompts)
+        tools = RegistryView(self._tools(skills) if agent.workspace is not None else self.tools, agent.tools.permits)
+        loop = AgentLoop(self.llm, tools, agent.model or cfg.llm.chat_model, cfg.llm.max_turns, cfg.llm.show_thinking,
+                         self.usage, self.budgets, agent.language or cfg.language)
+        return self._runner(agent, loop, prompts)
+
+    async def _apply_fleet(self, catalog: Catalog) -> None:
+        """A new catalog: agents that changed get new runners (a run in progress keeps its own), identities
+        start or stop; nothing else restarts."""
+        built = {}
+        for agent in self.roster.changed_agents(catalog):
+            try:
+                built[agent.name] = await asyncio.to_thread(self._agent_runner, agent)
+            except ConfigError as e:
+                log.error("agent %s keeps its previous settings: %s", agent.name, e)
+        self.roster.update(catalog, built)
+        self.hub.runner = self.roster.default
+        redact.add_secrets(value for identity in catalog.identities.values() for value in identity.credentials.values())
+        await self.bots.sync(catalog)
+
+    def _attach(self, adapter: Adapter, name: str) -> Adapter:
+        """An identity's adapter under its address, so deliveries, health lines and the watchdog tell it apart."""
+        counted = self.metrics.instrument(adapter)
+        counted.name = name
+        self.hub.attach(counted)
+        self.adapters.append(counted)  # /readyz and the watchdog see it
+        return counted
+
+    def _detach(self, name: str) -> None:
+        self.hub.detach(name)
+        self.adapters[:] = [a for a in self.adapters if a.name != name]
+
     def services(self) -> AdapterServices:
         async def list_conversations(chat: ChatRef, user_id: str) -> list[ConversationChoice]:
             """Only for someone the access rules let into this chat: titles are the chat's own data."""
@@ -199,7 +251,7 @@ class App:
                                     True, "")
             if await self.hub.verdict(asker) is not Verdict.ALLOW:
                 return []
-            key = SessionKey(chat.platform, chat.chat_id, chat.thread_id).storage_key
+            key = SessionKey.at(chat).storage_key
             infos = await self.store.conversations.recent(key, limit=50, include_archived=True)
             return [ConversationChoice(i.id, i.title, i.archived, i.updated_at, i.message_count) for i in infos]
 
@@ -247,10 +299,13 @@ class App:
             log.info("web server on %s:%s", server.host, self.web_port)
             if (link := self.sign_in_path()) is not None:
                 log.info("dashboard sign-in (one use, no password set): %s", link)
-        await self.starter.start_all(self.adapters)  # an unreachable platform is retried in the background
+        await self.fleet_watch.load()  # the stored agents and bindings; further identities join self.adapters
+        await self.starter.start_all(list(self.adapters))  # an unreachable platform is retried in the background
+        self.bots.live = True
         if resumed := await self.hub.resume():
             log.info("answering %d message(s) accepted before the restart", resumed)
         self.watchdog.start()
+        await self.fleet_watch.start()
         self._housekeeping = asyncio.create_task(self._housekeep(), name="housekeeping")
         if self.scheduler is not None:
             self.scheduler.start()  # after the adapters: a job due at start-up needs its platform
@@ -261,7 +316,7 @@ class App:
         return f"/login?token={token}" if token else None
 
     async def _start_adapter(self, adapter: Adapter) -> None:
-        await adapter.start(self.health.track(adapter.name, self.hub.handle))
+        await adapter.start(self.health.track(adapter.name, tagged(self.hub.handle, adapter.name)))
         log.info("%s adapter started", adapter.name)
 
     async def _housekeep(self) -> None:
@@ -290,13 +345,14 @@ class App:
         if self._housekeeping is not None:
             self._housekeeping.cancel()
         await self.starter.stop()
+        await self.fleet_watch.stop()
         await self.watchdog.stop()
         if self.scheduler is not None:
             await self.scheduler.stop()
         await self.lanes.stop_taking()
         await self.hub.shutdown(self.cfg.shutdown_grace)
         await self.partitions.stop()
-        for adapter in self.adapters:
+        for adapter in list(self.adapters):
             try:
                 await adapter.stop()
             except Exception:
@@ -320,3 +376,15 @@ class App:
             await self.budgets.drain()
         await self.store.close()
 
+
+
+def _workspace_skills(workspace: Path) -> SkillSet:
+    """A workspace made ready (missing files restored from the bundled one) and checked, and its skills."""
+    if restored := prepare_workspace(workspace):
+        log.info("workspace %s: created %s", workspace, ", ".join(restored))
+    if problems := check_workspace(workspace):  # `bothub doctor` says the same
+        raise ConfigError(f"workspace {workspace}: " + "; ".join(problems))
+    skills = SkillSet.load(workspace / "skills")
+    for skill in skills.broken():
+        log.warning("skill skipped: %s", skill.status_line())
+    return skills

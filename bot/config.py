@@ -137,6 +137,12 @@ class GroupContextConfig(_Section):
     max_chars: int = Field(default=500, ge=20, le=4000)  # per message; longer text is cut with "…"
 
 
+class FleetConfig(_Section):
+    """Agents, identities and bindings stored in the database (README "Agents and bots")."""
+
+    poll: float = Field(default=1.0, gt=0)  # seconds between looks for changes another process made
+
+
 class Config(_Section):
     data_dir: Path = Path("data")  # env BOTHUB_DATA_DIR
     workspace: Path | None = None  # defaults to <data_dir>/workspace, seeded from the bundled one
@@ -158,6 +164,7 @@ class Config(_Section):
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
     traces: TracesConfig = Field(default_factory=TracesConfig)
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
+    fleet: FleetConfig = Field(default_factory=FleetConfig)
     replica_id: str | None = None  # env BOTHUB_REPLICA_ID; default <hostname>-<pid> (PostgreSQL replicas)
 
     @model_validator(mode="before")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.i18n_cli import CLI_STRINGS
+from bot.i18n_fleet import FLEET_STRINGS
 from bot.i18n_help import HELP_STRINGS
 from bot.i18n_tree import TREE_STRINGS
 from bot.i18n_web import WEB_STRINGS
@@ -295,6 +296,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "scheduler_off": ("Scheduling is turned off on this bot.", "此机器人未启用定时任务。"),
 }
 
+STRINGS.update(FLEET_STRINGS)
 STRINGS.update(CLI_STRINGS)  # the CLI's and doctor's words, and --help's, kept in files of their own
 STRINGS.update(HELP_STRINGS)
 STRINGS.update(TREE_STRINGS)  # the tree features' words: /merge, /handoff and /resume, /forget_me

@@ -132,6 +132,13 @@ class Lanes:
             for lane in busy:
                 await lane.join()
 
+    async def settled(self, prefix: str, grace: float) -> None:
+        """Wait, at most `grace` seconds, until the chats whose storage key starts with `prefix` are idle: a bot
+        account being stopped lets its answers finish first."""
+        busy = [lane for lane in self._busy() if lane.name.startswith(prefix)]
+        if busy:
+            await asyncio.wait([asyncio.ensure_future(lane.join()) for lane in busy], timeout=grace)
+
     def active(self) -> list[Lane]:
         """Lanes running or holding work, for the dashboard's overview."""
         return [lane for lane in self._sessions.lanes() if lane.busy or lane.queued]

@@ -53,6 +53,7 @@ class IncomingMessage:
     reply_to: str | None = None  # the message the user replied to (a quote), not the origin of ours
     attachments: tuple[Attachment, ...] = ()
     origin: Origin | None = None  # what the answer responds to; None: this message (ReplyTo(message_id))
+    identity: str = ""  # which bot account of the platform received it ("": the default one); set by core
 
     @property
     def is_button(self) -> bool:
@@ -61,7 +62,11 @@ class IncomingMessage:
     @property
     def chat(self) -> ChatRef:
         origin = self.origin if self.origin is not None else ReplyTo(self.message_id)
-        return ChatRef(self.platform, self.chat_id, self.thread_id, self.is_group, origin)
+        return ChatRef(self.platform, self.chat_id, self.thread_id, self.is_group, origin, self.identity)
+
+    @property
+    def address(self) -> str:
+        return address(self.platform, self.identity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +83,7 @@ class Overheard:
     user_name: str
     text: str  # markup removed; may be empty when only files came
     attachments: tuple[Attachment, ...] = ()  # shown to the model as short placeholders, never fetched
+    identity: str = ""  # which bot account overheard it ("": the default one)
 
 
 InboundEvent = IncomingMessage | Overheard  # what an adapter hands the hub
@@ -117,6 +123,17 @@ class ChatRef:
     thread_id: str | None = None
     is_group: bool = False
     origin: Origin | None = None
+    identity: str = ""  # the bot account that answers here ("": the platform's default one)
+
+    @property
+    def address(self) -> str:
+        return address(self.platform, self.identity)
+
+
+def address(platform: str, identity: str) -> str:
+    """Which running adapter a chat is reached through: the platform's name for its default bot account,
+    `platform@identity` for another one. It names deliveries, health lines and metrics."""
+    return f"{platform}@{identity}" if identity else platform
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ class ChatHistory:
 
         A `before` no longer on the branch (the cursor moved since) gives an empty page: read again from the end.
         """
-        key = SessionKey(chat.platform, chat.chat_id, chat.thread_id).storage_key
+        key = SessionKey.at(chat).storage_key
         conv_id = await self._conversations.active(key)
         info = await self._conversations.get(key, conv_id) if conv_id else None
         if info is None:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.messages import ChatRef, IncomingMessage
+from bot.messages import ChatRef, IncomingMessage, Overheard, address
 from bot.store.settings import ChatSettings
 from bot.tree.model import Message
 
@@ -29,14 +29,21 @@ class SessionKey:
     platform: str
     chat_id: str
     thread_id: str | None = None
+    identity: str = ""  # the bot account ("": the platform's default one, whose keys stay as they always were)
 
     @classmethod
-    def of(cls, msg: IncomingMessage) -> SessionKey:
-        return cls(msg.platform, msg.chat_id, msg.thread_id)
+    def of(cls, msg: IncomingMessage | Overheard) -> SessionKey:
+        return cls(msg.platform, msg.chat_id, msg.thread_id, msg.identity)
+
+    @classmethod
+    def at(cls, chat: ChatRef) -> SessionKey:
+        return cls(chat.platform, chat.chat_id, chat.thread_id, chat.identity)
 
     @property
     def storage_key(self) -> str:
-        base = f"{self.platform}:{self.chat_id}"
+        """Everything a chat owns (conversations, memory, settings, files, jobs) is stored under this key, so two
+        bot accounts in one group never share data: `chat:-100` and `chat@support:-100` on a platform `chat`."""
+        base = f"{address(self.platform, self.identity)}:{self.chat_id}"
         return f"{base}#{self.thread_id}" if self.thread_id else base
 
 

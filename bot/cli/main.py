@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.adapter import AdapterSpec, CliCommand, installed_specs
-from bot.cli import envfile, serve
+from bot.cli import envfile, fleet_args, serve
 from bot.commands import menu
 from bot.config import Config, ConfigError, llm_setup_hint, load_config, shell_admins_problem
 from bot.i18n import t
@@ -75,6 +75,7 @@ def build_parser(specs: Sequence[AdapterSpec[Any]] = (), lang: str = "en") -> ar
     pair.add_argument("code", help=h("pair_code"))
     pair.add_argument("--platform", required=True, choices=[s.name for s in specs if s.config_model().access],
                       help=h("pair_platform"))
+    fleet_args.arguments(add, h)
     for spec in specs:
         for extra in spec.commands:
             extra.arguments(add(extra.name, extra.help))
@@ -146,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     if (contributed := getattr(args, "adapter_command", None)) is not None:
         spec, extra = contributed
         return eventloop.run(_adapter_command(cfg, spec, extra, args, env))
+    if command in fleet_args.COMMANDS:
+        from bot.cli import fleet  # agents, identities, bindings: the store, and each platform's check
+
+        return eventloop.run(fleet.run(cfg, command, args, env))
     if command == "install-service":
         from bot.cli import service  # as root, once: nothing of serving is needed
 

@@ -25,6 +25,7 @@ from bot.messages import ChatRef, InboundEvent, IncomingMessage, Overheard
 from bot.ops.metrics import Metrics
 from bot.replicas.awaited import answered_elsewhere
 from bot.replies import Reply
+from bot.run.roster import Roster
 from bot.run.runner import AgentRunner
 from bot.run.turn import Ticket, TurnContext
 from bot.store import InboxEntry, Store
@@ -38,7 +39,7 @@ Event = TypeVar("Event", IncomingMessage, Overheard)
 class Hub:
     def __init__(
         self, cfg: Config, store: Store, services: CommandServices, runner: AgentRunner, metrics: Metrics,
-        media: MediaIntake, group_context: GroupContext,
+        media: MediaIntake, group_context: GroupContext, roster: Roster | None = None,
     ) -> None:
         self.cfg = cfg
         self.store = store
@@ -46,7 +47,8 @@ class Hub:
         self.conversations = services.conversations
         self.lanes = services.lanes
         self.pairing = services.pairing
-        self.runner = runner
+        self.runner = runner  # the default agent's
+        self.roster = roster  # which agent answers which chat; None: the default agent everywhere
         self.metrics = metrics
         self.media = media
         self.group_context = group_context
@@ -56,19 +58,30 @@ class Hub:
         self.scheduled: Callable[[InboxEntry], Awaitable[bool]] | None = None  # routes a job's run (JobTurns)
 
     def attach(self, adapter: Adapter) -> None:
+        """Each bot account gets its own delivery (its own pacing budget), under its address: the adapter of
+        another identity than the platform's default is named `platform@identity` (bot/live/bots.py)."""
         self.deliveries[adapter.name] = Delivery(adapter, lambda: self.lanes.owners.share.replicas)
 
-    def delivery(self, platform: str) -> Delivery | None:
-        """The platform's delivery, if it runs in this process."""
-        return self.deliveries.get(platform)
+    def detach(self, name: str) -> None:
+        self.deliveries.pop(name, None)
+
+    def delivery(self, reached: str) -> Delivery | None:
+        """The delivery of a platform's bot account (`ChatRef.address`), if it runs in this process."""
+        return self.deliveries.get(reached)
 
     async def start(self) -> None:
         """Take part in chat ownership (replicas: before the adapters, whose roles need claims); entries this
         replica pulls from the inbox come back through `_pulled`."""
         await self.lanes.start(self._pulled, lambda: list(self.deliveries))
 
-    def language(self, session: Session) -> str:
-        return session.settings.language or self.cfg.language
+    def language(self, session: Session, runner: AgentRunner | None = None) -> str:
+        """The chat's own choice (/lang), else its agent's, else the configured one."""
+        agent = (runner or self.runner).agent
+        return session.settings.language or (agent.language if agent else None) or self.cfg.language
+
+    def runner_for(self, msg: IncomingMessage) -> AgentRunner:
+        """The runner of the agent bound to where this message came from (bot/run/roster.py)."""
+        return self.roster.for_chat(msg.chat, msg.user_id) if self.roster is not None else self.runner
 
     async def handle(self, msg: InboundEvent) -> None:
         """Entry point for adapters: never raises; the answer itself runs later, in the session's lane."""
@@ -86,16 +99,16 @@ class Hub:
         if not (self._accepting and self.group_context.enabled(heard.platform)
                 and self.access.allows_group(heard.platform, heard.chat_id)):
             return
-        key = SessionKey(heard.platform, heard.chat_id, heard.thread_id)
+        key = SessionKey.of(heard)
         await self.group_context.keep(key.storage_key, _valid_unicode(heard))
 
     async def _handle(self, msg: IncomingMessage) -> None:
         msg = _valid_unicode(msg)
         if msg.is_group and not msg.mentioned:
             return
-        delivery = self.deliveries.get(msg.platform)
+        delivery = self.deliveries.get(msg.address)
         if delivery is None:
-            log.error("message from platform %s, which has no adapter attached", msg.platform)
+            log.error("message from %s, which has no adapter attached", msg.address)
             return
         key = SessionKey.of(msg)
 
@@ -186,7 +199,7 @@ class Hub:
         if entry.job is not None:
             return self.scheduled is not None and await self.scheduled(entry)
         msg = decode_message(entry.event)
-        delivery = self.deliveries.get(msg.platform)
+        delivery = self.deliveries.get(msg.address)
         if delivery is None:
             return False  # its platform does not run in this process: the entry waits for one that does
         ticket = Ticket(entry.id, self.store.inbox, entry.replies)
@@ -195,29 +208,33 @@ class Hub:
 
     async def _answer(self, msg: IncomingMessage, session: Session, delivery: Delivery, ticket: Ticket,
                       resumed: bool = False) -> None:
+        runner = self.runner_for(msg)
         try:
-            await self.runner.load(session)
+            await runner.load(session)
             intake = Intake(msg.text.strip())  # what the user said and sent, once the files are taken
             transfer = delivery.adapter.files
             if msg.attachments and transfer is not None:
-                intake = await self.media.take(msg, self.runner.workdir(session), transfer, self.language(session))
+                intake = await self.media.take(msg, runner.workdir(session), transfer, self.language(session, runner))
                 for notice in intake.notices:
                     await delivery.send(msg.chat, Reply(notice))
                 if not intake.text and not intake.files:
                     return
-            answer = self.runner.resume if resumed else self.runner.answer
-            await answer(session, self.turn(msg, session, intake.text, intake.files, ticket), delivery)
+            answer = runner.resume if resumed else runner.answer
+            await answer(session, self.turn(msg, session, intake.text, intake.files, ticket, runner), delivery)
         except Exception:
-            await self._internal_error(msg, delivery, self.language(session))
+            await self._internal_error(msg, delivery, self.language(session, runner))
 
     def turn(self, msg: IncomingMessage, session: Session, text: str, files: tuple[AttachedFile, ...] = (),
-             ticket: Ticket | None = None) -> TurnContext:
-        return TurnContext(msg.chat, msg.user_id, msg.user_name, text, self.access.is_admin(msg),
-                           self.language(session), files=files, ticket=ticket)
+             ticket: Ticket | None = None, runner: AgentRunner | None = None) -> TurnContext:
+        agent = (runner or self.runner).agent
+        is_admin = self.access.is_admin(msg) or (agent is not None and msg.user_id in agent.admins)
+        return TurnContext(msg.chat, msg.user_id, msg.user_name, text, is_admin, self.language(session, runner),
+                           files=files, ticket=ticket)
 
     async def _rerun(self, msg: IncomingMessage, session: Session, text: str, delivery: Delivery) -> None:
         """/retry: answer `text` again from the session's cursor, in the lane the command already holds."""
-        await self.runner.run(session, self.turn(msg, session, text), delivery)
+        runner = self.runner_for(msg)
+        await runner.run(session, self.turn(msg, session, text, runner=runner), delivery)
 
     async def _run_command(
         self, cmd: Command, msg: IncomingMessage, session: Session, args: str, delivery: Delivery
@@ -230,7 +247,8 @@ class Hub:
             if (cmd.admin_only and not is_admin) or (cmd.navigation and not self.access.may_navigate(msg)):
                 reply: Reply | None = Reply(t(lang, "admins_only"))
             else:
-                ctx = CommandContext(self.services, msg, session, args, lang, is_admin, delivery.caps,
+                ctx = CommandContext(self._services_of(self.runner_for(msg)), msg, session, args, lang, is_admin,
+                                     delivery.caps,
                                      lambda text: self._rerun(msg, session, text, delivery))
                 try:
                     reply = await cmd.func(ctx)
@@ -242,6 +260,13 @@ class Hub:
             raise
         except Exception:
             await self._internal_error(msg, delivery, lang)
+
+    def _services_of(self, runner: AgentRunner) -> CommandServices:
+        """What commands see for this agent: its workspace (/new reloads it, /role lists its roles) and its tools."""
+        prompts, tools = runner.assembly.prompts, runner.loop.tools
+        if prompts is self.services.prompts and tools is self.services.tools:
+            return self.services
+        return dataclasses.replace(self.services, prompts=prompts, tools=tools)
 
     async def _refuse(self, msg: IncomingMessage, verdict: Verdict, delivery: Delivery, lang: str) -> None:
         if verdict is Verdict.PAIR:
@@ -261,7 +286,7 @@ class Hub:
     async def answered(self, chat: ChatRef) -> None:
         """Returns once everything this chat has sent so far is answered: its lane here is empty and idle, or,
         when another replica owns the chat, its inbox entries are finished there."""
-        key = SessionKey(chat.platform, chat.chat_id, chat.thread_id)
+        key = SessionKey.at(chat)
         relay = self.store.relay
         if relay is None or self.lanes.owners.claims.holds(key.storage_key):
             await self.lanes.answered(key)

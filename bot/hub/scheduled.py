@@ -40,28 +40,27 @@ class JobTurns:
     """The scheduler's dispatch: puts each claimed job through its chat's door; every run ends with `finish`."""
 
     def __init__(self, lanes: Lanes, delivery: Callable[[str], Delivery | None], conversations: Conversations,
-                 runner: AgentRunner, store: Store, clock: Clock, workspace: Path, language: str) -> None:
+                 runner: Callable[[ChatRef, str], AgentRunner], store: Store, clock: Clock, language: str) -> None:
         self.lanes = lanes
         self.delivery = delivery  # the platform's, if it runs in this process
         self.conversations = conversations
-        self.runner = runner
+        self.runner = runner  # (chat, user id) → the runner of the agent bound there
         self.store = store
         self.clock = clock
-        self.workspace = workspace
         self.language = language  # unless the chat chose its own
 
     async def __call__(self, claim: Claim) -> None:
         """A run the scheduler just queued: through the chat's door like an arriving message (its entry is in
         the inbox already), so the chat's owner runs it."""
         where = claim.job.where
-        if where is None or self.delivery(where.platform) is None:
+        if where is None or self.delivery(where.address) is None:
             await self._unrunnable(claim)
             return
 
         async def accepted() -> int:
             return claim.entry
 
-        await self.lanes.arrive(SessionKey(where.platform, where.chat_id, where.thread_id), accepted,
+        await self.lanes.arrive(SessionKey.at(where), accepted,
                                 lambda entry: self._queue(claim, Ticket(entry, self.store.inbox), resumed=False))
 
     async def pulled(self, entry: InboxEntry) -> bool:
@@ -77,11 +76,11 @@ class JobTurns:
 
     async def _queue(self, claim: Claim, ticket: Ticket, resumed: bool) -> None:
         where = claim.job.where
-        delivery = self.delivery(where.platform) if where is not None else None
+        delivery = self.delivery(where.address) if where is not None else None
         if where is None or delivery is None:
             await self._unrunnable(claim)
             return
-        self.lanes.answer(SessionKey(where.platform, where.chat_id, where.thread_id), ticket.entry,
+        self.lanes.answer(SessionKey.at(where), ticket.entry,
                           lambda session: self.run(claim, where, session, delivery, ticket, resumed),
                           lambda: ticket.finished)
 
@@ -145,15 +144,16 @@ class JobTurns:
                      ticket: Ticket, resumed: bool) -> str:
         silent = None
         prompt = f"[scheduled] {job.text}"
-        if job.heartbeat:
-            checklist = await asyncio.to_thread(_read, self.workspace / HEARTBEAT_FILE)
+        runner = self.runner(where, job.created_by)
+        if job.heartbeat:  # the checklist of the agent that answers there
+            checklist = await asyncio.to_thread(_read, runner.assembly.prompts.workspace / HEARTBEAT_FILE)
             if not checklist.strip():
                 return f"no {HEARTBEAT_FILE}"
             prompt, silent = heartbeat_prompt(checklist), HEARTBEAT_OK
         before = session.cursor
         turn = TurnContext(where, job.created_by, job.created_by_name, prompt, False, lang,
                            session.conversation_id, str(job.id), silent, ticket=ticket)
-        answer = self.runner.resume if resumed else self.runner.answer  # taken over: maybe stored already
+        answer = runner.resume if resumed else runner.answer  # taken over: maybe stored already
         await answer(session, turn, delivery)
         last = session.path[-1] if session.path else None
         if last is None or last.role != "assistant" or last.job_id != str(job.id):

@@ -133,3 +133,14 @@ def readable_secrets_warning(path: Path | None) -> str | None:
         return None
     return (f"config file {path} seems to contain secrets and is readable by other users "
             f"(mode {stat.S_IMODE(mode):o}); run: chmod 600 {path} — or better, keep secrets in the environment")
+
+
+def add_secrets(values: Iterable[str], logger: logging.Logger | None = None) -> None:
+    """Credentials learnt after start-up (an identity's, opened from the store) are masked from then on."""
+    fresh = [v for v in values if len(v) >= MIN_SECRET_LEN]
+    for handler in (logger or logging.getLogger()).handlers:
+        if isinstance(own := getattr(handler, "secrets", None), list):  # the dashboard's log ring masks its own
+            setattr(handler, "secrets", sorted({*own, *fresh}, key=len, reverse=True))  # noqa: B010
+        for flt in handler.filters:
+            if isinstance(flt, RedactingFilter):
+                flt.secrets = sorted({*flt.secrets, *fresh}, key=len, reverse=True)

@@ -35,6 +35,7 @@ from bot.chats.folders import chat_folder
 from bot.chats.sessions import Session
 from bot.config import Config
 from bot.delivery import Delivery
+from bot.fleet.model import Agent
 from bot.i18n import t
 from bot.ops.metrics import Metrics
 from bot.ops.tracelog import current_trace
@@ -66,8 +67,10 @@ class AgentRunner:
         titler: Titler | None = None,
         voice: VoiceReplies | None = None,
         echo_traces: bool = False,
+        agent: Agent | None = None,
     ) -> None:
         self.cfg = cfg
+        self.agent = agent  # whose workspace, model and tools these are (None: the config's, in embedded uses)
         self.conversations = conversations
         self.compactor = compactor
         self.memory = memory

@@ -72,7 +72,8 @@ class Schedules:
     async def create(self, owner: Owner, schedule: Schedule, text: str, action: JobAction, tz: ZoneInfo) -> Job:
         if len(await self.jobs(owner.chat)) >= self.cfg.max_jobs_per_chat:
             raise TooManyJobs
-        where = ChatRef(owner.where.platform, owner.where.chat_id, owner.where.thread_id, owner.where.is_group)
+        where = ChatRef(owner.where.platform, owner.where.chat_id, owner.where.thread_id, owner.where.is_group,
+                        identity=owner.where.identity)
         job = await self.store.jobs.add(NewJob(
             owner.chat, owner.conversation_id, owner.user_id, schedule.kind, schedule.spec, tz.key, schedule.first,
             text, runs_agent=action != "post", where=where, created_by_name=owner.user_name,

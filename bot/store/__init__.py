@@ -11,6 +11,7 @@ from bot.store.approval_rules import ApprovalRule, ApprovalRuleStore
 from bot.store.claims import Claims
 from bot.store.conversations import ConversationInfo, ConversationStore, OpenedChat
 from bot.store.dashboard import DashboardStore
+from bot.store.fleet import FleetChange, FleetRow, FleetStore
 from bot.store.forget import ForgetStore
 from bot.store.group_context import GroupContextStore, HeardLine
 from bot.store.handoffs import HandoffStore
@@ -72,6 +73,8 @@ class Store(Protocol):
     @property
     def approval_rules(self) -> ApprovalRuleStore: ...
     @property
+    def fleet(self) -> FleetStore: ...
+    @property
     def claims(self) -> Claims: ...
     @property
     def relay(self) -> StoreRelay | None:
@@ -96,6 +99,9 @@ __all__ = [
     "ConversationMatch",
     "ConversationStore",
     "DashboardStore",
+    "FleetChange",
+    "FleetRow",
+    "FleetStore",
     "GroupContextStore",
     "HandoffStore",
     "HeardLine",

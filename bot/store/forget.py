@@ -27,6 +27,8 @@ KEEP = {
     "bothub_schema": "the schema version",
     "sqlite_sequence": "SQLite's own counters",
     "relay_events": "large replies on their way between replicas, deleted within minutes (postgres/relay.py)",
+    "fleet": "the operator's agents, bot identities (credentials sealed) and bindings",
+    "fleet_changes": "the record of who changed agents, identities and bindings (no credentials)",
 }
 KEEP_PREFIXES = ("messages_fts",)  # SQLite's full-text index of messages: emptied by the messages' delete trigger
 

@@ -20,9 +20,9 @@ from bot.store.postgres.database import json_codecs
 from bot.store.sqlite import SqliteStore
 
 TABLES = ("chats", "conversations", "messages", "seen_events", "memories", "pairing", "jobs", "inbox", "audit_log",
-          "traces", "api_tokens", "approval_rules")
+          "traces", "api_tokens", "approval_rules", "fleet", "fleet_changes")  # fleet: credentials stay sealed
 IDENTITIES = (("messages", "seq"), ("memories", "id"), ("jobs", "id"), ("inbox", "id"), ("audit_log", "id"),
-              ("traces", "seq"), ("approval_rules", "id"))
+              ("traces", "seq"), ("approval_rules", "id"), ("fleet_changes", "id"))
 _CONVERT: dict[str, Callable[[Any], Any]] = {
     "timestamp with time zone": datetime.fromisoformat,
     "boolean": bool,

@@ -14,8 +14,9 @@ from pathlib import Path
 BOT = Path(__file__).resolve().parents[2] / "bot"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # bot.jail: no-follow opens inside chat folders; i18n: one table in five files
+    # bot.jail: no-follow opens inside chat folders; i18n: one table in six files
     ("bot.messages", "bot.replies", "bot.i18n", "bot.i18n_web", "bot.i18n_cli", "bot.i18n_help", "bot.i18n_tree",
+     "bot.i18n_fleet",
      "bot.jail"),
     ("bot.adapter",),  # the adapter contract and spec discovery
     ("bot.config", "bot.llmconfig", "bot.toolconfig"),  # platform sections from the specs; model and tools apart
@@ -24,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.tree", "bot.ops"),
     ("bot.media",),  # attachments to files: capped, sniffed, images normalized
     ("bot.store",),
+    ("bot.fleet",),  # agents, identities, bindings: the model, sealed credentials, the catalog routing reads
     ("bot.replicas",),  # which chats and shared roles this replica holds: the store's claims, nothing above
     ("bot.scheduler",),  # time forms, next due times, the claiming loop; runs reach chats via bot.hub.scheduled
     ("bot.agent",),
@@ -33,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.commands",),
     ("bot.hub",),
     ("bot.web",),  # the dashboard: reads the store, acts through the hub's services
+    ("bot.live",),  # the fleet at run time: each identity's adapter started and stopped, agents' runners rebuilt
     ("bot.app",),
     ("bot.cli", "bot.__main__"),
 )

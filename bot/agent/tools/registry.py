@@ -129,3 +129,46 @@ class ToolRegistry:
         if len(result) > MAX_TOOL_OUTPUT:
             result = result[:MAX_TOOL_OUTPUT] + f"\n… [output cut at {MAX_TOOL_OUTPUT} characters]"
         return result
+
+
+class RegistryView(ToolRegistry):
+    """One agent's tools: the shared registry (MCP tools found later included) seen through its policy."""
+
+    def __init__(self, base: ToolRegistry, permits: Callable[[str], bool]) -> None:
+        super().__init__()
+        self._base = base
+        self._permits = permits
+        self._seen: list[dict[str, Any]] | None = None  # the base's spec list the cached one was cut from
+
+    def register(self, name: str, description: str, parameters: dict[str, Any], func: ToolFunc,
+                 needs_approval: bool = False) -> None:
+        self._base.register(name, description, parameters, func, needs_approval)
+
+    async def refresh(self) -> None:
+        await self._base.refresh()
+
+    @property
+    def tools(self) -> list[Tool]:
+        return [t for t in self._base.tools if self._permits(t.name)]
+
+    def get(self, name: str) -> Tool | None:
+        return self._base.get(name) if self._permits(name) else None
+
+    @property
+    def names(self) -> list[str]:
+        return [n for n in self._base.names if self._permits(n)]
+
+    def subset(self, names: list[str]) -> ToolRegistry:
+        return self._base.subset([n for n in names if self._permits(n)])
+
+    def get_openai_tools(self) -> list[dict[str, Any]]:
+        specs = self._base.get_openai_tools()
+        if self._specs is None or self._seen is not specs:
+            self._seen = specs
+            self._specs = [s for s in specs if self._permits(s["function"]["name"])]
+        return self._specs
+
+    async def execute(self, name: str, arguments: str, ctx: ToolContext) -> str:
+        if not self._permits(name):
+            return f"Error: unknown tool {name!r}. Available: {', '.join(self.names) or 'none'}"
+        return await self._base.execute(name, arguments, ctx)

@@ -14,10 +14,11 @@ from bot.store.postgres.database import Database
 from bot.store.postgres.inbox import ACCEPT_SQL
 
 _COLUMNS = ("id, chat, conversation_id, created_by, kind, spec, timezone, next_due, text, runs_agent, enabled, "
-            "last_run, last_result, claimed_at, platform, chat_id, thread_id, is_group, created_by_name, heartbeat")
+            "last_run, last_result, claimed_at, platform, chat_id, thread_id, is_group, created_by_name, heartbeat, "
+            "identity")
 _INSERT = ("INSERT INTO jobs (chat, conversation_id, created_by, kind, spec, timezone, next_due, text, runs_agent, "
-           "platform, chat_id, thread_id, is_group, created_by_name, heartbeat) "
-           f"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING {_COLUMNS}")
+           "platform, chat_id, thread_id, is_group, created_by_name, heartbeat, identity) "
+           f"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING {_COLUMNS}")
 _DUE = (f"SELECT {_COLUMNS} FROM jobs WHERE enabled AND claimed_at IS NULL AND next_due <= $1 "
         "ORDER BY next_due, id LIMIT $2 FOR UPDATE SKIP LOCKED")
 _RELEASE = ("UPDATE jobs SET claimed_at = NULL WHERE claimed_at IS NOT NULL "
@@ -26,8 +27,8 @@ _RELEASE = ("UPDATE jobs SET claimed_at = NULL WHERE claimed_at IS NOT NULL "
 
 def _job(row: asyncpg.Record) -> Job:
     (jid, chat, conv, by, kind, spec, tz, due, text, agent, enabled, last_run, result, claimed, platform, chat_id,
-     thread_id, is_group, by_name, heartbeat) = row
-    where = ChatRef(platform, chat_id, thread_id, is_group) if platform else None
+     thread_id, is_group, by_name, heartbeat, identity) = row
+    where = ChatRef(platform, chat_id, thread_id, is_group, identity=identity) if platform else None
     return Job(jid, chat, conv, by, kind, spec, tz, due, text, agent, enabled, last_run, result, claimed, where,
                by_name, heartbeat)
 
@@ -41,7 +42,7 @@ class PostgresJobs:
         return _job(await self._db.pool.fetchrow(_INSERT, job.chat, job.conversation_id, job.created_by, job.kind,
                                               job.spec, job.timezone, job.next_due, job.text, job.runs_agent,
                                               w.platform, w.chat_id, w.thread_id, w.is_group, job.created_by_name,
-                                              job.heartbeat))
+                                              job.heartbeat, w.identity))
 
     async def for_chat(self, chat: str) -> list[Job]:
         sql = f"SELECT {_COLUMNS} FROM jobs WHERE chat = $1 ORDER BY next_due NULLS LAST, id"

@@ -87,4 +87,26 @@ ADDED: tuple[str, ...] = (
         PRIMARY KEY (scope, subject, period, start)
     );
     """,
+    # 22: agents, identities and bindings (bot/store/fleet.py), their history, and the bot account a job posts through
+    """
+    CREATE TABLE fleet (
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        sealed TEXT,
+        updated_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (kind, name)
+    );
+    CREATE TABLE fleet_changes (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        at TIMESTAMPTZ NOT NULL,
+        actor TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        action TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        credentials BOOLEAN NOT NULL DEFAULT false
+    );
+    ALTER TABLE jobs ADD COLUMN identity TEXT NOT NULL DEFAULT '';
+    """,
 )

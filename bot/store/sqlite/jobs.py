@@ -15,10 +15,11 @@ from bot.store.sqlite.database import Database
 from bot.store.sqlite.inbox import queue
 
 _COLUMNS = ("id, chat, conversation_id, created_by, kind, spec, timezone, next_due, text, runs_agent, enabled, "
-            "last_run, last_result, claimed_at, platform, chat_id, thread_id, is_group, created_by_name, heartbeat")
+            "last_run, last_result, claimed_at, platform, chat_id, thread_id, is_group, created_by_name, heartbeat, "
+            "identity")
 _INSERT = ("INSERT INTO jobs (chat, conversation_id, created_by, kind, spec, timezone, next_due, text, runs_agent, "
-           "created_at, platform, chat_id, thread_id, is_group, created_by_name, heartbeat) "
-           f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {_COLUMNS}")
+           "created_at, platform, chat_id, thread_id, is_group, created_by_name, heartbeat, identity) "
+           f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {_COLUMNS}")
 _DUE = (f"SELECT {_COLUMNS} FROM jobs WHERE enabled = 1 AND claimed_at IS NULL AND next_due <= ? "
         "ORDER BY next_due, id LIMIT ?")
 _RELEASE = ("UPDATE jobs SET claimed_at = NULL WHERE claimed_at IS NOT NULL "
@@ -27,8 +28,8 @@ _RELEASE = ("UPDATE jobs SET claimed_at = NULL WHERE claimed_at IS NOT NULL "
 
 def _job(row: Sequence[Any]) -> Job:
     (jid, chat, conv, by, kind, spec, tz, due, text, agent, enabled, last_run, result, claimed, platform, chat_id,
-     thread_id, is_group, by_name, heartbeat) = row
-    where = ChatRef(platform, chat_id, thread_id, bool(is_group)) if platform else None
+     thread_id, is_group, by_name, heartbeat, identity) = row
+    where = ChatRef(platform, chat_id, thread_id, bool(is_group), identity=identity) if platform else None
     return Job(jid, chat, conv, by, kind, spec, tz, parse_time(due), text, bool(agent), bool(enabled),
                parse_time(last_run), result, parse_time(claimed), where, by_name, bool(heartbeat))
 
@@ -45,7 +46,7 @@ class SqliteJobs:
         w = job.where or ChatRef("", "")
         params = (job.chat, job.conversation_id, job.created_by, job.kind, job.spec, job.timezone, iso(job.next_due),
                   job.text, int(job.runs_agent), now_iso(), w.platform, w.chat_id, w.thread_id, int(w.is_group),
-                  job.created_by_name, int(job.heartbeat))
+                  job.created_by_name, int(job.heartbeat), w.identity)
         return _job(await self._db.write(lambda db: db.execute(_INSERT, params).fetchone()))
 
     async def for_chat(self, chat: str) -> list[Job]:

@@ -303,6 +303,28 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
         PRIMARY KEY (scope, subject, period, start)
     );
     """,
+    # 20: agents, identities and bindings (bot/store/fleet.py), their history, and the bot account a job posts through
+    """
+    CREATE TABLE fleet (
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        sealed TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (kind, name)
+    );
+    CREATE TABLE fleet_changes (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        action TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        credentials INTEGER NOT NULL DEFAULT 0
+    );
+    ALTER TABLE jobs ADD COLUMN identity TEXT NOT NULL DEFAULT '';
+    """,
 )
 
 

@@ -7,7 +7,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bot.store import ChatSettings, NewJob, Store
+from bot.store import ChatSettings, FleetRow, NewJob, Store
 from bot.store.postgres import PostgresStore
 from bot.store.sqlite import SqliteStore
 from bot.tree.model import Message
@@ -44,6 +44,7 @@ async def _fill(store: Store) -> tuple[str, str]:
     await store.pairing.approve("telegram", "AAAA2222", 2.0)
     await store.jobs.add(NewJob("tg:1", None, "u1", "once", "tomorrow 9:00", "Europe/Berlin", DUE, "call Li", False))
     await store.inbox.accept("tg:1:77", "tg:1", '{"text": "waiting"}')
+    await store.fleet.put(FleetRow("identity", "support", '{"name": "support"}', "v1:sealed"), "cli")
     return first.id, second.id
 
 
@@ -57,6 +58,8 @@ async def _snapshot(store: Store, first: str) -> tuple[object, ...]:
         await store.conversations.active("tg:1"), await store.settings.get("tg:1"),
         await store.memories.page("tg:1"), await store.jobs.for_chat("tg:1"),
         [(e.session, e.event) for e in await store.inbox.unfinished()],
+        [(r.kind, r.name, r.spec, r.sealed) for r in await store.fleet.rows()],
+        [(c.id, c.actor, c.name, c.credentials) for c in await store.fleet.changes()],
     )
 
 
@@ -86,5 +89,7 @@ async def test_migrate_store_copies_everything_and_new_rows_continue(tmp_path: P
         assert await store.memories.add("tg:1", "lesson", "after the move") == 3
         job = await store.jobs.add(NewJob("tg:1", None, "u1", "once", "s", "UTC", DUE, "t", False))
         assert job.id == 2
+        assert await store.fleet.put(FleetRow("agent", "helper", "{}"), "cli")
+        assert await store.fleet.version() == 2  # the history continues after the copied changes
     finally:
         await store.close()
