@@ -7,7 +7,6 @@ import gc
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from pathlib import Path
 
 from aiohttp import web
 
@@ -33,7 +32,7 @@ from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import RegistryView, ToolRegistry
 from bot.agent.trace import Tracer, TraceWriter, otel_export
 from bot.agent.usage import UsageLedger
-from bot.agent.workspace import check_workspace, prepare_workspace
+from bot.agent.workspace import ready_workspace
 from bot.chats.access import Access, Verdict
 from bot.chats.api_tokens import ApiTokens
 from bot.chats.conversations import Conversations
@@ -47,7 +46,7 @@ from bot.commands import CommandServices, menu
 from bot.config import Config, ConfigError, proxy_for
 from bot.fleet.catalog import Catalog, build
 from bot.fleet.defaults import default_agent, default_identities, workspace_of
-from bot.fleet.model import Agent
+from bot.fleet.model import DEFAULT_AGENT, Agent
 from bot.fleet.service import Fleet
 from bot.httpkit.auth import Auth
 from bot.httpkit.hygiene import GuardedRunner, Limits, hygiene
@@ -106,7 +105,7 @@ class App:
         self.metrics = Metrics()
         self.llm = LLMClient(cfg.llm, on_usage=lambda model, used: self.metrics.activity.add_tokens(
             model, used.prompt_tokens + used.completion_tokens), env=env)  # env: the proxy variables
-        skills = _workspace_skills(cfg.workspace_dir)
+        skills = ready_workspace(cfg.workspace_dir)
         self.prompts = PromptBuilder(cfg.workspace_dir, skills, language=cfg.language)
         self.approvals = Approvals(rules=self.store.approval_rules, audit=self.store.dashboard)
         self.mcp = McpTools(cfg.mcp.servers, env, cfg.data_dir / "logs" / "mcp", self.approvals)
@@ -115,6 +114,7 @@ class App:
         self.browsers: BrowserPool | None = None  # the browse tool's Chromium, when it is on
         self.tools = self._tools(skills)
         self.budgets = Budgets(cfg.budgets, self.store.quotas, cfg.llm.prices) if cfg.budgets.active else None
+        self._agent_budgets: dict[str, Budgets] = {}  # the other agents' (bot/fleet)
         self.loop = AgentLoop(self.llm, self.tools, cfg.llm.chat_model, cfg.llm.max_turns, cfg.llm.show_thinking,
                               self.usage, self.budgets, cfg.language)
         self.metrics.watch_usage(lambda: (self.llm.total_usage.prompt_tokens, self.llm.total_usage.completion_tokens),
@@ -210,12 +210,16 @@ class App:
         The configured workspace shares the default agent's prompt builder and tools."""
         cfg = self.cfg
         own = agent.workspace is not None or agent.language is not None
-        skills = _workspace_skills(workspace_of(cfg, agent)) if own else self.prompts.skills
+        skills = ready_workspace(workspace_of(cfg, agent)) if own else self.prompts.skills
         prompts = (PromptBuilder(workspace_of(cfg, agent), skills, language=agent.language or cfg.language)
                    if own else self.prompts)
         tools = RegistryView(self._tools(skills) if agent.workspace is not None else self.tools, agent.tools.permits)
+        budgets = self.budgets  # an agent's own `budgets.agent` quota is counted under its name
+        if budgets is not None and agent.name != DEFAULT_AGENT:
+            budgets = self._agent_budgets.setdefault(agent.name, Budgets(cfg.budgets, self.store.quotas,
+                                                                         cfg.llm.prices, agent=agent.name))
         loop = AgentLoop(self.llm, tools, agent.model or cfg.llm.chat_model, cfg.llm.max_turns, cfg.llm.show_thinking,
-                         self.usage, self.budgets, agent.language or cfg.language)
+                         self.usage, budgets, agent.language or cfg.language)
         return self._runner(agent, loop, prompts)
 
     async def _apply_fleet(self, catalog: Catalog) -> None:
@@ -372,19 +376,9 @@ class App:
         await self.usage.drain()
         if self.store.relay is not None:
             await self.store.relay.stop()
-        if self.budgets is not None:
-            await self.budgets.drain()
+        for budgets in (self.budgets, *self._agent_budgets.values()):
+            if budgets is not None:
+                await budgets.drain()
         await self.store.close()
 
 
-
-def _workspace_skills(workspace: Path) -> SkillSet:
-    """A workspace made ready (missing files restored from the bundled one) and checked, and its skills."""
-    if restored := prepare_workspace(workspace):
-        log.info("workspace %s: created %s", workspace, ", ".join(restored))
-    if problems := check_workspace(workspace):  # `bothub doctor` says the same
-        raise ConfigError(f"workspace {workspace}: " + "; ".join(problems))
-    skills = SkillSet.load(workspace / "skills")
-    for skill in skills.broken():
-        log.warning("skill skipped: %s", skill.status_line())
-    return skills

@@ -7,10 +7,15 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 
 from bot.agent.prompt import P0_FILES, WORKSPACE_FILES
+from bot.agent.skills import SkillSet
+from bot.config import ConfigError
+
+log = logging.getLogger("bothub.workspace")
 
 BUNDLED_WORKSPACE = Path(__file__).resolve().parents[2] / "workspace"
 DEFAULT_ROLE = "roles/default.md"
@@ -77,3 +82,15 @@ def _unreadable(file: Path, label: str, required: bool) -> list[str]:
     if required and not text.strip():
         return [f"{label} is empty; it is required"]
     return []
+
+
+def ready_workspace(workspace: Path) -> SkillSet:
+    """A workspace made ready (missing files restored from the bundled one) and checked, and its skills."""
+    if restored := prepare_workspace(workspace):
+        log.info("workspace %s: created %s", workspace, ", ".join(restored))
+    if problems := check_workspace(workspace):  # `bothub doctor` says the same
+        raise ConfigError(f"workspace {workspace}: " + "; ".join(problems))
+    skills = SkillSet.load(workspace / "skills")
+    for skill in skills.broken():
+        log.warning("skill skipped: %s", skill.status_line())
+    return skills
