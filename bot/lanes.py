@@ -19,12 +19,16 @@ process, which owns every chat, and everything runs at once where it arrives):
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 
 from bot.chats.sessions import Lane, Session, SessionKey, Sessions
 from bot.replicas.ownership import ChatOwnership
-from bot.store.claims import Claims
+from bot.store.claims import Claims, NotOwner
 from bot.store.inbox import InboxEntry, InboxStore
+
+log = logging.getLogger("bothub.replicas")
 
 Work = Callable[[Session], Awaitable[None]]  # runs in the chat's lane with its (cached, maybe unloaded) session
 Route = Callable[[InboxEntry], Awaitable[bool]]  # routes an entry pulled here; False: its platform is not here
@@ -89,9 +93,13 @@ class Lanes:
             except asyncio.CancelledError:
                 halted = self._halting
                 raise
+            except NotOwner as e:  # fenced off: another replica owns the chat now and answers the entry
+                halted = True
+                log.warning("replica %s: run in %s abandoned: %s", self.owners.claims.replica, key.storage_key, e)
             finally:
                 if not halted and not finished():
-                    await self._inbox.finish([entry])
+                    with contextlib.suppress(NotOwner):  # taken over meanwhile: the entry is the next owner's
+                        await self._inbox.finish(key.storage_key, [entry])
 
         self._submit(key, job, entry)
 
@@ -119,7 +127,7 @@ class Lanes:
         unanswered); returns (was_running, dropped) once the cut run has wound down."""
         lane = self._sessions.lane(key)
         stopped = await lane.interrupt()
-        await self._inbox.finish(lane.take_dropped())
+        await self._inbox.finish(key.storage_key, lane.take_dropped())
         return stopped
 
     async def answered(self, key: SessionKey) -> None:

@@ -28,6 +28,7 @@ from bot.replies import Reply
 from bot.run.runner import AgentRunner
 from bot.run.turn import Ticket, TurnContext
 from bot.store import InboxEntry, Store
+from bot.store.claims import NotOwner
 from bot.tree.model import AttachedFile
 
 log = logging.getLogger("bothub.hub")
@@ -106,8 +107,8 @@ class Hub:
         if not self._accepting:  # shutting down: kept for the chat's next owner (a replica, or this one restarted)
             await accept()  # an adapter still taking events (a poller, a webhook) confirms only what is kept
             return
-        await self.lanes.arrive(key, accept, lambda entry: self._dispatch(msg, key, Ticket(entry, self.store.inbox),
-                                                                         delivery))
+        await self.lanes.arrive(key, accept, lambda entry: self._dispatch(
+            msg, key, Ticket(entry, key.storage_key, self.store.inbox), delivery))
 
     async def _dispatch(self, msg: IncomingMessage, key: SessionKey, ticket: Ticket, delivery: Delivery,
                         pulled: bool = False) -> None:
@@ -117,7 +118,7 @@ class Hub:
             queued = await self._route(msg, key, ticket, delivery, pulled)
         finally:
             if not queued:  # answered on the spot (or refused): it leaves the inbox now
-                await self.store.inbox.finish([ticket.entry])
+                await self.store.inbox.finish(key.storage_key, [ticket.entry])
 
     async def verdict(self, msg: IncomingMessage) -> Verdict:
         """The access rules for this sender in this chat, a completed DM pairing included."""
@@ -189,7 +190,7 @@ class Hub:
         delivery = self.deliveries.get(msg.platform)
         if delivery is None:
             return False  # its platform does not run in this process: the entry waits for one that does
-        ticket = Ticket(entry.id, self.store.inbox, entry.replies)
+        ticket = Ticket(entry.id, entry.session, self.store.inbox, entry.replies)
         await self._dispatch(msg, SessionKey.of(msg), ticket, delivery, pulled=True)
         return True
 
@@ -207,6 +208,8 @@ class Hub:
                     return
             answer = self.runner.resume if resumed else self.runner.answer
             await answer(session, self.turn(msg, session, intake.text, intake.files, ticket), delivery)
+        except NotOwner:
+            raise  # fenced off: another replica answers it (bot/lanes.py abandons the run, no reply)
         except Exception:
             await self._internal_error(msg, delivery, self.language(session))
 
@@ -238,7 +241,7 @@ class Hub:
                     reply = Reply(str(e) or t(lang, "usage", usage=cmd.usage))
             if reply is not None:
                 await delivery.send(msg.chat, reply)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, NotOwner):
             raise
         except Exception:
             await self._internal_error(msg, delivery, lang)

@@ -31,11 +31,12 @@ class InboxStore(Protocol):
         """Record the dedupe key and queue the event, atomically; the entry's id, or None if the key was seen."""
         ...
 
-    async def finish(self, entry_ids: Sequence[int]) -> None:
-        """These events are answered (or dropped on purpose): they leave the inbox."""
+    async def finish(self, session: str, entry_ids: Sequence[int]) -> None:
+        """These events of the chat are answered (or dropped on purpose): they leave the inbox. Refused
+        (NotOwner) when another replica owns the chat now."""
         ...
 
-    async def replied(self, entry_id: int, message_ids: Sequence[str]) -> None:
+    async def replied(self, session: str, entry_id: int, message_ids: Sequence[str]) -> None:
         """The platform ids of the messages sent so far for this entry's reply, so a restart edits them
         instead of sending the reply again."""
         ...

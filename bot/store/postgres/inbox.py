@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import asyncpg
 
 from bot.store.inbox import DEDUPE_TTL, InboxEntry
-from bot.store.postgres.claims import WriteCheck
+from bot.store.postgres.claims import Fence, Guard
 from bot.store.postgres.database import Database
 
 _SEEN_SQL = ("INSERT INTO seen_events (key, expires_at) VALUES ($1, $2) ON CONFLICT (key) "
@@ -20,10 +20,10 @@ _ENTRIES = "SELECT id, session, event, replies, job FROM inbox"
 
 
 class PostgresInbox:
-    def __init__(self, db: Database, clock: Callable[[], float], check: WriteCheck) -> None:
+    def __init__(self, db: Database, clock: Callable[[], float], guard: Guard) -> None:
         self._db = db
         self._clock = clock
-        self._check = check  # raises when this replica may no longer write (a stale owner)
+        self._guard = guard  # a stale owner's finishes and notes are refused (fenced by the partition's epoch)
 
     async def seen(self, key: str, ttl: float = DEDUPE_TTL) -> bool:
         now = self._clock()
@@ -34,14 +34,19 @@ class PostgresInbox:
         entry = await self._db.pool.fetchval(ACCEPT_SQL, key, now + ttl, now, session, event, None)
         return int(entry) if entry is not None else None
 
-    async def finish(self, entry_ids: Sequence[int]) -> None:
-        if entry_ids:
-            await self._check(None)
-            await self._db.pool.execute("DELETE FROM inbox WHERE id = ANY($1::bigint[])", list(entry_ids))
+    async def finish(self, session: str, entry_ids: Sequence[int]) -> None:
+        async def finish(fence: Fence) -> None:
+            await self._db.pool.execute("SELECT bothub_finish($1::bigint[], $2, $3)", list(entry_ids), *_of(fence))
 
-    async def replied(self, entry_id: int, message_ids: Sequence[str]) -> None:
-        await self._check(None)
-        await self._db.pool.execute("UPDATE inbox SET replies = $1 WHERE id = $2", list(message_ids), entry_id)
+        if entry_ids:
+            await self._guard(session, finish)
+
+    async def replied(self, session: str, entry_id: int, message_ids: Sequence[str]) -> None:
+        async def note(fence: Fence) -> None:
+            await self._db.pool.execute("SELECT bothub_replied($1, $2, $3, $4)", entry_id, list(message_ids),
+                                        *_of(fence))
+
+        await self._guard(session, note)
 
     async def unfinished(self) -> list[InboxEntry]:
         return _entries(await self._db.pool.fetch(f"{_ENTRIES} ORDER BY id"))
@@ -52,6 +57,10 @@ class PostgresInbox:
     async def purge_expired(self) -> int:
         status = await self._db.pool.execute("DELETE FROM seen_events WHERE expires_at <= $1", self._clock())
         return int(status.split()[-1])  # "DELETE <n>"
+
+
+def _of(fence: Fence) -> tuple[int | None, int | None]:
+    return fence if fence is not None else (None, None)
 
 
 def _entries(rows: list[asyncpg.Record]) -> list[InboxEntry]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncpg
 
 from bot.store.postgres.migrations_added import ADDED
+from bot.store.postgres.schema_replicas import MIGRATIONS as REPLICA_MIGRATIONS
 
 # Migration 9's function; migration 11 recreates it with one more column (its text derived, not copied).
 _APPEND_FUNCTION = """
@@ -324,6 +325,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER inbox_notify AFTER INSERT ON inbox FOR EACH ROW EXECUTE FUNCTION bothub_inbox_notify();
     """,
     *ADDED,
+    *REPLICA_MIGRATIONS,  # 20 and on: fencing, each chat's order
 )
 
 

@@ -40,13 +40,13 @@ class SqliteInbox:
         now = self._clock()
         return await self._db.write(lambda db: queue(db, key, session, event, now, ttl))
 
-    async def finish(self, entry_ids: Sequence[int]) -> None:
+    async def finish(self, session: str, entry_ids: Sequence[int]) -> None:
         ids = [int(i) for i in entry_ids]
         if ids:  # one statement, not executemany: that raised SQLITE_MISUSE now and then under a burst of finishes
             sql = f"DELETE FROM inbox WHERE id IN ({', '.join('?' * len(ids))})"
             await self._db.write(lambda db: db.execute(sql, ids))
 
-    async def replied(self, entry_id: int, message_ids: Sequence[str]) -> None:
+    async def replied(self, session: str, entry_id: int, message_ids: Sequence[str]) -> None:
         sql, ids = "UPDATE inbox SET replies = ? WHERE id = ?", json.dumps(list(message_ids))
         await self._db.write(lambda db: db.execute(sql, (ids, entry_id)))
 

@@ -49,11 +49,11 @@ async def test_an_accepted_event_waits_in_the_inbox_until_finished(new_store: St
     try:
         assert await store.inbox.unfinished() == [InboxEntry(first, "tg:1", '{"text": "one"}'),
                                                   InboxEntry(second, "tg:2", '{"text": "二"}')]
-        await store.inbox.finish([first])
-        await store.inbox.finish([])
+        await store.inbox.finish("tg:1", [first])
+        await store.inbox.finish("tg:1", [])
         assert await store.inbox.unfinished() == [InboxEntry(second, "tg:2", '{"text": "二"}')]
         assert await store.inbox.accept("tg:1:1", "tg:1", "{}") is None  # finished is still deduped
-        await store.inbox.finish([second, second + 100])
+        await store.inbox.finish("tg:2", [second, second + 100])
         assert await store.inbox.unfinished() == []
     finally:
         await store.close()
@@ -72,9 +72,9 @@ async def test_the_messages_of_a_reply_in_progress_are_kept_with_its_entry(new_s
     entry = await store.inbox.accept("tg:5:1", "tg:5", "{}")
     other = await store.inbox.accept("tg:5:2", "tg:5", "{}")
     assert entry is not None and other is not None
-    await store.inbox.replied(entry, ["7"])
-    await store.inbox.replied(entry, ["7", "8"])  # a long reply went on in a second message
-    await store.inbox.replied(entry + 100, ["9"])  # finished meanwhile: nothing to note
+    await store.inbox.replied("tg:5", entry, ["7"])
+    await store.inbox.replied("tg:5", entry, ["7", "8"])  # a long reply went on in a second message
+    await store.inbox.replied("tg:5", entry + 100, ["9"])  # finished meanwhile: nothing to note
     await store.close()
     store = new_store()
     await store.open()
