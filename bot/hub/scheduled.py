@@ -27,6 +27,7 @@ from bot.scheduler.runner import Claim, read_run
 from bot.scheduler.service import HEARTBEAT_FILE, HEARTBEAT_OK, local_time, zone
 from bot.store import InboxEntry, Job, Store
 from bot.store.claims import NotOwner
+from bot.store.inbox import Accepted
 from bot.tree.model import Message
 
 log = logging.getLogger("bothub.scheduler")
@@ -59,8 +60,8 @@ class JobTurns:
             await self._unrunnable(claim)
             return
 
-        async def accepted() -> int:
-            return claim.entry
+        async def accepted() -> Accepted:
+            return Accepted(claim.entry, None)  # queued with its job's next due time
 
         ticket = Ticket(claim.entry, claim.job.chat, self.store.inbox)
         await self.lanes.arrive(SessionKey(where.platform, where.chat_id, where.thread_id), accepted,
@@ -73,7 +74,7 @@ class JobTurns:
             await self.store.inbox.finish(entry.session, [entry.id])
             return True
         job, missed = read_run(job, entry.event)
-        ticket = Ticket(entry.id, entry.session, self.store.inbox, entry.replies)
+        ticket = Ticket(entry.id, entry.session, self.store.inbox, entry.replies, entry.seq or None)
         await self._queue(Claim(job, missed, entry.id), ticket, resumed=True)
         return True
 
@@ -85,7 +86,7 @@ class JobTurns:
             return
         self.lanes.answer(SessionKey(where.platform, where.chat_id, where.thread_id), ticket.entry,
                           lambda session: self.run(claim, where, session, delivery, ticket, resumed),
-                          lambda: ticket.finished)
+                          lambda: ticket.finished, ticket.seq)
 
     async def _unrunnable(self, claim: Claim) -> None:
         log.warning("job %s has no running platform to post to (%s)", claim.job.id, claim.job.where)

@@ -19,6 +19,7 @@ class Ticket:
     session: str  # the chat's storage key: the entry's writes are fenced by its partition
     inbox: InboxStore
     replies: tuple[str, ...] = ()
+    seq: int | None = None  # the entry's place in the chat's sequence (None: not known here)
     finished: bool = False
 
     async def sent(self, message_ids: list[str]) -> None:

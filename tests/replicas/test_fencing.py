@@ -16,7 +16,7 @@ from bot.store.claims import NotOwner, partition
 from bot.store.postgres import PostgresStore
 from bot.tree.model import Message
 from tests.fakes.openai_api import FakeOpenAI
-from tests.harness import RecordingAdapter, running_app, wait_for
+from tests.harness import RecordingAdapter, entry_id, running_app, wait_for
 from tests.postgres import PostgresServer
 
 
@@ -39,7 +39,7 @@ async def test_a_replica_whose_partition_was_taken_over_writes_nothing(url: str)
         assert await a.claims.claim("tg:1")
         conv = await a.conversations.create("tg:1")
         await a.conversations.append("tg:1", conv.id, [Message.new("user", "before", conv.root_id)])
-        entry = await a.inbox.accept("tg:1:m1", "tg:1", "{}")
+        entry = entry_id(await a.inbox.accept("tg:1:m1", "tg:1", "{}"))
         assert entry is not None
         # a's claims connection is ended (what a peer does to a silent replica) and b takes the partition, before
         # a has noticed: by its own clock a is still live and owns the chat (a write delayed past a takeover)
@@ -90,7 +90,7 @@ async def test_a_bumped_epoch_refuses_the_holder_of_the_lock(url: str) -> None:
     try:
         assert await a.claims.claim("tg:2")
         conv = await a.conversations.create("tg:2")
-        entry = await a.inbox.accept("tg:2:m1", "tg:2", "{}")
+        entry = entry_id(await a.inbox.accept("tg:2:m1", "tg:2", "{}"))
         conn = await asyncpg.connect(url)
         try:
             await conn.execute("UPDATE bothub_partitions SET epoch = epoch + 1 WHERE p = $1", partition("tg:2"))

@@ -305,6 +305,15 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
         PRIMARY KEY (scope, subject, period, start)
     );
     """,
+    # 20: each chat's own dense sequence of accepted entries, and the platform's order key (bot/store/inbox.py).
+    """
+    CREATE TABLE inbox_order (
+        session TEXT PRIMARY KEY,
+        last INTEGER NOT NULL
+    );
+    ALTER TABLE inbox ADD COLUMN seq INTEGER;
+    ALTER TABLE inbox ADD COLUMN platform_order INTEGER;
+    """,
 )
 
 
