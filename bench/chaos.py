@@ -53,7 +53,8 @@ class Outcome:
     duplicated: int = 0
     reminders_once: bool = True
     failover: dict[str, float] = field(default_factory=dict)  # fault → seconds to the first answer taken over
-    cpu_per_message: list[float] = field(default_factory=list)
+    cpu_per_message: float = 0.0  # the replicas' CPU together over the messages answered
+    cpu_shares: list[float] = field(default_factory=list)  # each replica's share of that CPU
     statements: float = 0.0
 
 
@@ -85,6 +86,7 @@ async def _owned(victim: cluster.Replica) -> set[int]:
 async def _fault(kind: str, victim: cluster.Replica, url: str) -> tuple[float, set[int]]:
     """Apply a fault to `victim` now; returns when and the chats it owned."""
     owned = await _owned(victim)
+    victim.cpu_before_fault = victim.cpu_seconds()  # type: ignore[attr-defined]
     at = time.monotonic()
     if kind == "kill":
         victim.kill()
@@ -99,6 +101,14 @@ async def _fault(kind: str, victim: cluster.Replica, url: str) -> tuple[float, s
         finally:
             await db.close()
     return at, owned
+
+
+def _cpu(replica: cluster.Replica) -> float:
+    """CPU seconds so far; a killed or drained replica's as it was at its fault (its /proc entry is gone)."""
+    try:
+        return replica.cpu_seconds()
+    except FileNotFoundError:
+        return float(getattr(replica, "cpu_before_fault", 0.0))
 
 
 async def one_run(server: PostgresServer, seed: int) -> Outcome:
@@ -140,15 +150,17 @@ async def one_run(server: PostgresServer, seed: int) -> Outcome:
                 with contextlib.suppress(AssertionError):  # what is missing is counted below
                     await tg.wait_until(lambda: all(len(_answers(tg, c)) >= PER_CHAT for c in chats), 120)
                 for victim in victims:
-                    victim.resume()  # a frozen one wakes: it must write nothing over its successor's work
+                    with contextlib.suppress(ProcessLookupError):  # a killed or drained one is gone
+                        victim.resume()  # a frozen one wakes: it must write nothing over its successor's work
                 with contextlib.suppress(AssertionError):
                     await cluster.inbox_drained(url, within=30)
                 await tg.quiet(settle=1.5)
-                used = [r.cpu_seconds() - c for r, c in zip(replicas, cpu, strict=True)]
+                used = [_cpu(r) - c for r, c in zip(replicas, cpu, strict=True)]
                 answered = sum(min(len(_answers(tg, c)), PER_CHAT) for c in chats)
                 await asyncio.sleep(1.1)  # the server's statistics are flushed once a second
                 outcome.statements = (await db.fetchval(_XACTS_SQL) - xacts) / max(answered, 1)
-                outcome.cpu_per_message = [u / max(answered / len(replicas), 1) for u in used]
+                outcome.cpu_per_message = sum(used) / max(answered, 1)
+                outcome.cpu_shares = [u / max(sum(used), 1e-9) for u in used]
     finally:
         await db.close()
         await store.close()
@@ -194,8 +206,10 @@ async def run(runs: int = 5) -> Section:
         if times:
             sec.add(f"{kind} → first answer of a chat the victim owned, p99 over {len(times)} run(s)",
                     ms(percentile(times, 99)), f"≤ {limit:g} s", percentile(times, 99) <= limit)
-    cpu = [c for o in outcomes for c in o.cpu_per_message]
-    sec.add(f"CPU per answered message, per replica, median of {len(cpu)} (replica, run) pairs", ms(median(cpu)))
+    sec.add(f"CPU per answered message, the 3 replicas together, median of {runs} runs",
+            ms(median([o.cpu_per_message for o in outcomes])))
+    sec.add("each replica's share of that CPU, per run", "; ".join(
+        "/".join(f"{s:.0%}" for s in o.cpu_shares) for o in outcomes))
     statements = [o.statements for o in outcomes]
     sec.check(f"database transactions per answered message, median of {runs} runs", median(statements), 3.5, "")
     sec.notes.append("Webhook runs put the balancer in front of the replicas; polling runs let the `telegram-poller` "

@@ -53,8 +53,8 @@ class IncomingMessage:
     reply_to: str | None = None  # the message the user replied to (a quote), not the origin of ours
     attachments: tuple[Attachment, ...] = ()
     origin: Origin | None = None  # what the answer responds to; None: this message (ReplyTo(message_id))
-    # the platform's own order of events (Telegram update id, Discord snowflake, Feishu create time in ms): a
-    # chat's messages run in this order where it differs from the order they were accepted in; None: none given
+    # the platform's own order of events (an update's sequence number, a time-ordered message id, a creation time
+    # in ms): a chat's messages run in this order where it differs from the order they were accepted; None: none
     order: int | None = None
 
     @property

@@ -1,8 +1,8 @@
 """A chat's order: its own dense sequence (bot/store/inbox.py, numbered as the accepting statements commit),
 corrected by the platform's order key where the platform may deliver out of it.
 
-Telegram sends a bot's updates over parallel webhook connections and redelivers one whose delivery failed (a
-replica killed while it held the request); Discord and Feishu redeliver too. So an arrival of such a platform is
+A platform may send a bot's events over parallel webhook connections and redeliver one whose delivery failed (a
+replica killed while it held the request), or redeliver after a gateway resume. So an arrival of such a platform is
 held back ORDER_HOLD seconds on the chat's owner, with whatever else the chat receives meanwhile, and the chat's
 entries not routed yet then take their places in the platform's order: a redelivered earlier message runs before
 the later one that overtook it. Past the hold, what runs first stays first: message n runs only after n - 1 is

@@ -9,7 +9,7 @@ nothing over its successor's work.
 
 Order: each accepted entry gets the next number of its chat's own dense sequence (inbox_order, one row per chat,
 locked by the accepting statement until it commits, so numbers follow commit order), and keeps the platform's
-order key (Telegram update id, Discord snowflake, Feishu create time) where the platform gives one.
+order key (IncomingMessage.order: an update's number, a time-ordered id, a creation time) where it gives one.
 """
 
 from __future__ import annotations
