@@ -125,12 +125,13 @@ class PostgresClaims:
         if self._watch is not None:
             self._watch.cancel()
             await asyncio.gather(self._watch, return_exceptions=True)
-        conn, self._conn = self._conn, None
-        self._partitions.clear()
-        self._epochs.clear()
-        self._roles.clear()
-        if conn is not None:
-            await conn.close()  # the server releases every lock this session held
+        async with self._busy:  # a statement a cancelled caller left running finishes first
+            conn, self._conn = self._conn, None
+            self._partitions.clear()
+            self._epochs.clear()
+            self._roles.clear()
+            if conn is not None:
+                await conn.close()  # the server releases every lock this session held
 
     async def _connect(self) -> None:
         conn = await asyncpg.connect(self._url, server_settings={"application_name": f"bothub {self.replica}"[:63],
@@ -205,6 +206,14 @@ class PostgresClaims:
             self._lost()
 
     async def _run(self, statement: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        """One statement at a time on the claims connection, finished even when its caller is cancelled (a webhook
+        request the balancer gave up on, a halted run): cut mid-statement, asyncpg leaves the connection busy and
+        the next statement fails ("another operation is in progress"), which dropped every claim under load."""
+        task = asyncio.ensure_future(self._locked(statement))
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # a cancelled caller's outcome: consumed
+        return await asyncio.shield(task)
+
+    async def _locked(self, statement: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
         async with self._busy:
             conn = self._conn
             if conn is None:
