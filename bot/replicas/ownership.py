@@ -42,7 +42,7 @@ class ChatOwnership:
         self._platforms = platforms
         self._reorders = reorders  # the platform may deliver out of its order: arrivals are held back a moment
         self._held: dict[str, list[tuple[Accepted, Callable[[], Awaitable[None]]]]] = {}  # chat → its arrivals
-        self._held_woken: set[str] = set()  # held chats that another replica accepted an entry for meanwhile
+        self._held_woken: set[str] = set()  # held chats with more waiting meanwhile (accepted elsewhere, taken over)
         self._known: OrderedDict[int, None] = OrderedDict()
         self._active: dict[str, float] = {}  # owned chat → when its latest entry came
         self._locks: dict[str, asyncio.Lock] = {}  # one routing at a time per chat keeps the inbox's order
@@ -191,7 +191,8 @@ class ChatOwnership:
 
     async def _route_waiting(self, session: str) -> None:
         if session in self._held:
-            return  # held back for the platform's order: the hold's end routes them
+            self._held_woken.add(session)  # held back for the platform's order: the hold's end routes them all
+            return
         for entry in await self._inbox.waiting(session):
             if entry.id not in self._known and self.claims.holds(session):
                 self._take(session, entry.id)
