@@ -326,7 +326,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER inbox_notify AFTER INSERT ON inbox FOR EACH ROW EXECUTE FUNCTION bothub_inbox_notify();
     """,
     *ADDED,
-    *REPLICA_MIGRATIONS,  # 20 and on: fencing, each chat's order
+    *REPLICA_MIGRATIONS,  # 22 and on: fencing, each chat's order
 )
 
 

@@ -1,4 +1,4 @@
-"""Migrations 20 and on (bot/store/postgres/migrations.py runs them after the others): fencing and each chat's
+"""Migrations 22 and on (bot/store/postgres/migrations.py runs them after the others): fencing and each chat's
 own order. Add-only, like every migration after the 14th.
 
 Fencing: a replica that takes a chat partition bumps the partition's epoch (bothub_partitions); every tree and
@@ -17,7 +17,7 @@ from __future__ import annotations
 FENCED = "BHF01"  # the SQLSTATE of a write refused by bothub_fence
 
 MIGRATIONS: tuple[str, ...] = (
-    # 20: fencing epochs per partition, and the fenced inbox writes.
+    # 22: fencing epochs per partition, and the fenced inbox writes.
     """
     CREATE TABLE bothub_partitions (
         p INTEGER PRIMARY KEY,
@@ -52,7 +52,7 @@ MIGRATIONS: tuple[str, ...] = (
     END
     $$;
     """,
-    # 21: each chat's own dense sequence of accepted entries, and the platform's order key.
+    # 23: each chat's own dense sequence of accepted entries, and the platform's order key.
     """
     CREATE TABLE inbox_order (
         session TEXT PRIMARY KEY,
