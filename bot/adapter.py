@@ -124,6 +124,9 @@ class Capabilities:
     replace_pressed: bool  # the first reply to a button press may replace the pressed message
     closes_streams: bool  # a message sent with final=False shows "in progress" until a final edit
     restart_when_down: bool  # the watchdog restarts it; False where "down" is a normal end (console EOF)
+    # events may come out of the platform's order (parallel webhook deliveries, a redelivery after a replica
+    # died): a fresh arrival is held back a moment so an earlier one (by IncomingMessage.order) goes first
+    reorders: bool
 
 
 class SendError(Exception):

@@ -20,6 +20,12 @@ CLI_STRINGS: dict[str, tuple[str, str]] = {
         "没有可提供的服务：未配置任何平台，没有供控制台聊天使用的终端，Web 服务器也已关闭（server.enabled）。"
         "请设置某个平台的令牌，或打开 Web 服务器以使用网页聊天。",
     ),
+    "cli_schema_newer": (
+        "bothub: the database's schema is version {found}, newer than this bothub knows ({known}): a newer release "
+        "migrated it. Upgrade this replica to that release; it does not start against a schema it cannot read.",
+        "bothub：数据库的结构版本是 {found}，比这个 bothub 认识的版本（{known}）更新：它已被更新的版本迁移过。"
+        "请把这个副本升级到那个版本；它不会在读不懂的数据库结构上启动。",
+    ),
     "cli_answers_failed": ("bothub: {count} answer(s) failed", "bothub：{count} 个回答失败"),
     "cli_dashboard_at": ("dashboard: open {base}/", "管理面板：打开 {base}/"),
     "cli_dashboard_chat_at": ("dashboard: open {base}/, web chat at {base}/webchat",

@@ -19,16 +19,21 @@ process, which owns every chat, and everything runs at once where it arrives):
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 
 from bot.chats.sessions import Lane, Session, SessionKey, Sessions
 from bot.replicas.ownership import ChatOwnership
-from bot.store.claims import Claims
-from bot.store.inbox import InboxEntry, InboxStore
+from bot.store.claims import Claims, NotOwner
+from bot.store.inbox import Accepted, InboxEntry, InboxStore
+
+log = logging.getLogger("bothub.replicas")
 
 Work = Callable[[Session], Awaitable[None]]  # runs in the chat's lane with its (cached, maybe unloaded) session
 Route = Callable[[InboxEntry], Awaitable[bool]]  # routes an entry pulled here; False: its platform is not here
-Accept = Callable[[], Awaitable[int | None]]  # stores an event in the inbox: its entry id, None for a redelivery
+Accept = Callable[[], Awaitable[Accepted | None]]  # stores an event in the inbox; None for a redelivery
+Reorders = Callable[[str], bool]  # the platform may deliver out of its order (Capabilities.reorders)
 
 
 class Lanes:
@@ -37,20 +42,21 @@ class Lanes:
         self._inbox = inbox
         self._route: Route | None = None
         self._platforms: Callable[[], Sequence[str]] = tuple
+        self._reorders: Reorders = lambda _platform: False
         self._halting = False  # runs are being cancelled for good: their inbox entries wait for the next owner
         self._stopping = False
         self.owners = ChatOwnership(claims, inbox, self._pulled, self._sessions.busy_at, self.forget, self.halt,
-                                    lambda: self._platforms())
+                                    lambda: self._platforms(), lambda platform: self._reorders(platform))
 
     @property
     def shared(self) -> bool:
         """Other replicas may own chats (a shared database)."""
         return self.owners.claims.shared
 
-    async def start(self, route: Route, platforms: Callable[[], Sequence[str]]) -> None:
-        """Take part in ownership; `route` gets the entries this replica pulls (like an adapter's on_message)
-        and `platforms` says which platforms' chats it may claim."""
-        self._route, self._platforms = route, platforms
+    async def start(self, route: Route, platforms: Callable[[], Sequence[str]], reorders: Reorders) -> None:
+        """Take part in ownership; `route` gets the entries this replica pulls (like an adapter's on_message),
+        `platforms` says which platforms' chats it may claim and `reorders` which of them deliver out of order."""
+        self._route, self._platforms, self._reorders = route, platforms, reorders
         await self.owners.start()
 
     async def _pulled(self, entry: InboxEntry) -> bool:
@@ -61,14 +67,19 @@ class Lanes:
         """The chat's cached session, for the gate (its language, where it last spoke); work gets it from `run`."""
         return self._sessions.get(key)
 
-    async def arrive(self, key: SessionKey, accept: Accept, route: Callable[[int], Awaitable[None]]) -> None:
+    async def arrive(self, key: SessionKey, accept: Accept, route: Callable[[Accepted], Awaitable[None]]) -> None:
         """An event for the chat: `accept` puts it in the inbox, then `route` runs here if this replica owns
         the chat (claimed now if nobody does); else the owner pulls it. One arrival at a time per chat, so the
-        inbox's order is the lane's."""
+        inbox's order is the lane's; on a platform that may deliver out of its order, the entry is routed after
+        a short hold in the platform's order (bot/replicas/order.py)."""
         async with self._sessions.get(key).intake:
-            entry = await accept()
-            if entry is not None:
-                await self.owners.arrived(key.storage_key, entry, lambda: route(entry))
+            accepted = await accept()
+            if accepted is None:
+                return
+            if self._reorders(key.platform):
+                self.owners.hold(key.storage_key, accepted, lambda: route(accepted))
+            else:
+                await self.owners.arrived(key.storage_key, accepted.id, lambda: route(accepted))
 
     def run(self, key: SessionKey, work: Work, entry: int | None = None) -> None:
         """Run `work` in the chat's lane on the chat's owner (the module docstring says when). `entry`: the
@@ -78,10 +89,11 @@ class Lanes:
         else:
             self.owners.when_owned(key.storage_key, lambda: self._submit(key, work))
 
-    def answer(self, key: SessionKey, entry: int, work: Work, finished: Callable[[], bool]) -> None:
+    def answer(self, key: SessionKey, entry: int, work: Work, finished: Callable[[], bool],
+               seq: int | None = None) -> None:
         """`run` for the work an inbox entry asks for: the entry leaves the inbox once the work is over (unless
         `finished()` says the answer's own write took it), and stays for the chat's next owner when a halt
-        cuts the work."""
+        cuts the work. `seq`: the entry's place in the chat's sequence, which the lane keeps."""
         async def job(session: Session) -> None:
             halted = False
             try:
@@ -89,19 +101,23 @@ class Lanes:
             except asyncio.CancelledError:
                 halted = self._halting
                 raise
+            except NotOwner as e:  # fenced off: another replica owns the chat now and answers the entry
+                halted = True
+                log.warning("replica %s: run in %s abandoned: %s", self.owners.claims.replica, key.storage_key, e)
             finally:
                 if not halted and not finished():
-                    await self._inbox.finish([entry])
+                    with contextlib.suppress(NotOwner):  # taken over meanwhile: the entry is the next owner's
+                        await self._inbox.finish(key.storage_key, [entry])
 
-        self._submit(key, job, entry)
+        self._submit(key, job, entry, seq)
 
-    def _submit(self, key: SessionKey, work: Work, entry: int | None = None) -> None:
+    def _submit(self, key: SessionKey, work: Work, entry: int | None = None, seq: int | None = None) -> None:
         async def job() -> None:
             if not self.owners.claims.holds(key.storage_key):
                 return  # the chat moved while this waited (this replica froze or was cut off): its owner runs it
             await work(self._sessions.get(key))
 
-        self._sessions.lane(key).submit(job, entry)
+        self._sessions.lane(key).submit(job, entry, seq)
 
     def queued(self, key: SessionKey) -> int:
         return self._sessions.lane(key).queued
@@ -119,7 +135,7 @@ class Lanes:
         unanswered); returns (was_running, dropped) once the cut run has wound down."""
         lane = self._sessions.lane(key)
         stopped = await lane.interrupt()
-        await self._inbox.finish(lane.take_dropped())
+        await self._inbox.finish(key.storage_key, lane.take_dropped())
         return stopped
 
     async def answered(self, key: SessionKey) -> None:

@@ -54,6 +54,9 @@ class IncomingMessage:
     attachments: tuple[Attachment, ...] = ()
     origin: Origin | None = None  # what the answer responds to; None: this message (ReplyTo(message_id))
     identity: str = ""  # which bot account of the platform received it ("": the default one); set by core
+    # the platform's own order of events (an update's sequence number, a time-ordered message id, a creation time
+    # in ms): a chat's messages run in this order where it differs from the order they were accepted; None: none
+    order: int | None = None
 
     @property
     def is_button(self) -> bool:

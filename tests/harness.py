@@ -17,6 +17,7 @@ from bot.app import App
 from bot.config import load_config
 from bot.messages import Attachment, ChatRef, IncomingMessage, ReplyTo, SentRef
 from bot.replies import Reply
+from bot.store.inbox import Accepted
 from tests.fakes.openai_api import FakeOpenAI
 
 
@@ -62,7 +63,8 @@ async def running_app(
 ROOMY = Capabilities(max_text=4000, can_edit=True, edit_interval=0.05, group_edit_interval=0.05, buttons=True,
                      groups=True, overhears=True, refuses_sends=True, tree_budget=3500, burst=1000, rate=1000.0,
                      group_send_window=(20, 60.0), global_window=(10_000, 1.0), threads_paced_apart=False,
-                     interactions_paced_apart=False, replace_pressed=True, closes_streams=False, restart_when_down=True)
+                     interactions_paced_apart=False, replace_pressed=True, closes_streams=False, restart_when_down=True,
+                     reorders=False)
 
 
 class RecordingFiles:
@@ -168,3 +170,8 @@ async def wait_for(predicate: Callable[[], bool], within: float = 10.0, interval
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {within}s")
         await asyncio.sleep(interval)
+
+
+def entry_id(accepted: Accepted | None) -> int | None:
+    """The id of an entry the inbox just accepted (None: a redelivery), for tests that need only the id."""
+    return accepted.id if accepted is not None else None

@@ -42,6 +42,7 @@ class ApiAdapter:
         tree_budget=20_000, burst=10_000, rate=1000.0, group_send_window=None, global_window=(100_000, 1.0),
         threads_paced_apart=False, interactions_paced_apart=False, replace_pressed=False, closes_streams=False,
         restart_when_down=False,
+        reorders=False,
     )
 
     def __init__(self, cfg: ApiConfig, services: AdapterServices) -> None:

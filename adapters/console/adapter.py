@@ -37,6 +37,7 @@ class ConsoleAdapter:
         tree_budget=TREE_BUDGET, burst=10_000, rate=10_000.0, group_send_window=None, global_window=(1_000_000, 1.0),
         threads_paced_apart=False, interactions_paced_apart=False, replace_pressed=False, closes_streams=False,
         restart_when_down=False,
+        reorders=False,
     )
 
     def __init__(self, chat: str, stdin: TextIO, stdout: TextIO, answered: Answered | None = None,

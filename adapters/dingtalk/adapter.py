@@ -51,6 +51,7 @@ class DingTalkAdapter:
         replace_pressed=True,
         closes_streams=True,  # an AI card shows "typing" until it is FINISHED
         restart_when_down=True,
+        reorders=False,  # no order key parsed yet (IncomingMessage.order): nothing to hold for
     )
 
     def __init__(self, *, http: DingTalkHttp, client_secret: str, transport: str, template: str,

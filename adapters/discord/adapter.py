@@ -83,6 +83,7 @@ class DiscordAdapter:
         replace_pressed=True,
         closes_streams=False,
         restart_when_down=True,
+        reorders=True,
     )
 
     def __init__(self, token: str, settings: DiscordConfig, services: AdapterServices,

@@ -46,7 +46,8 @@ def parse_message(message: discord.Message, bot_id: int) -> IncomingMessage | Ov
     return IncomingMessage(
         platform=PLATFORM, chat_id=chat_id, thread_id=thread_id, message_id=str(message.id),
         user_id=str(message.author.id), user_name=message.author.display_name, is_group=not private,
-        mentioned=True, text=text, reply_to=str(reply_to) if reply_to else None, attachments=attachments)
+        mentioned=True, text=text, reply_to=str(reply_to) if reply_to else None, attachments=attachments,
+        order=message.id)  # a snowflake: its creation time first, so the channel's order
 
 
 def parse_command(interaction: discord.Interaction, text: str) -> IncomingMessage:
@@ -56,7 +57,7 @@ def parse_command(interaction: discord.Interaction, text: str) -> IncomingMessag
         platform=PLATFORM, chat_id=chat.chat_id, thread_id=chat.thread_id,
         message_id=interaction_key(interaction), user_id=str(interaction.user.id),
         user_name=interaction.user.display_name, is_group=chat.is_group, mentioned=True, text=text,
-        origin=chat.origin)
+        origin=chat.origin, order=interaction.id)
 
 
 def chat_of(interaction: discord.Interaction) -> ChatRef:

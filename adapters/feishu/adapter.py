@@ -59,6 +59,7 @@ class FeishuAdapter:
         replace_pressed=True,
         closes_streams=True,  # a streaming card shows its typing cursor until the final edit
         restart_when_down=True,
+        reorders=True,
     )
 
     def __init__(

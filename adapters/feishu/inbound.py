@@ -102,6 +102,7 @@ def parse_message(data: Json, bot_open_id: str) -> ParsedEvent | Overheard | Non
             text=body,
             reply_to=text(msg, "parent_id") or None,
             attachments=attachments,
+            order=int(created) if (created := text(msg, "create_time")).isdigit() else None,  # ms since the epoch
         ),
     )
 

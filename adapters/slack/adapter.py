@@ -63,6 +63,7 @@ class SlackAdapter:
         replace_pressed=True,  # chat.update replaces the message holding the pressed button
         closes_streams=True,  # a native stream shows as being written until chat.stopStream
         restart_when_down=True,
+        reorders=False,  # no order key parsed yet (IncomingMessage.order): nothing to hold for
     )
 
     def __init__(self, settings: SlackConfig, tokens: tuple[str, str, str], services: AdapterServices,

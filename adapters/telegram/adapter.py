@@ -72,6 +72,7 @@ class TelegramAdapter:
         replace_pressed=True,
         closes_streams=False,
         restart_when_down=True,
+        reorders=True,
     )
 
     def __init__(self, token: str, api_base: str, webhook_url: str | None, webhook_secret: str,

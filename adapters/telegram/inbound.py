@@ -7,7 +7,7 @@ channel posts, membership changes…) becomes None and is skipped.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from telegram import CallbackQuery, Chat, Message, MessageEntity, Update, User
 
@@ -40,12 +40,19 @@ class Inbound:
 
 
 def parse_update(update: Update, me: BotIdentity) -> Inbound | None:
+    """The update's id is its place in the bot's order of updates (IncomingMessage.order)."""
     if update.callback_query is not None:
-        return _parse_press(update.callback_query)
+        return _ordered(_parse_press(update.callback_query), update.update_id)
     msg = update.message
     if msg is None or msg.chat.type == Chat.CHANNEL:
         return None
-    return _parse_message(msg, me)
+    return _ordered(_parse_message(msg, me), update.update_id)
+
+
+def _ordered(parsed: Inbound | None, update_id: int) -> Inbound | None:
+    if parsed is None or not isinstance(parsed.message, IncomingMessage):
+        return parsed
+    return replace(parsed, message=replace(parsed.message, order=update_id))
 
 
 def _parse_message(msg: Message, me: BotIdentity) -> Inbound | None:

@@ -47,6 +47,7 @@ class WebChatAdapter:
         tree_budget=8000, burst=1000, rate=100.0, group_send_window=None, global_window=(10_000, 1.0),
         threads_paced_apart=False, interactions_paced_apart=False, replace_pressed=False, closes_streams=False,
         restart_when_down=False,
+        reorders=False,
     )
 
     def __init__(self, services: AdapterServices) -> None:

@@ -76,7 +76,7 @@ class Lane:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._pending: deque[tuple[Job, int | None]] = deque()
+        self._pending: deque[tuple[Job, int | None, int | None]] = deque()  # (job, entry, its place in the chat)
         self._dropped: list[int] = []
         self._worker: asyncio.Task[None] | None = None
         self._current: asyncio.Task[None] | None = None
@@ -89,20 +89,20 @@ class Lane:
     def queued(self) -> int:
         return len(self._pending)
 
-    def submit(self, job: Job, entry: int | None = None) -> None:
-        """Queue a job; one for an inbox entry goes before waiting entries accepted after it (another replica
-        may hand an older entry over after a newer one arrived here)."""
+    def submit(self, job: Job, entry: int | None = None, seq: int | None = None) -> None:
+        """Queue a job; one for an inbox entry with its place in the chat's sequence (`seq`) goes before waiting
+        entries later in it (another replica may hand an older entry over after a newer one arrived here)."""
         at = len(self._pending)
-        while entry is not None and at and (later := self._pending[at - 1][1]) is not None and later > entry:
+        while seq is not None and at and (later := self._pending[at - 1][2]) is not None and later > seq:
             at -= 1
-        self._pending.insert(at, (job, entry))
+        self._pending.insert(at, (job, entry, seq))
         if self._worker is None:
             self._worker = asyncio.create_task(self._drain(), name=f"lane:{self.name}")
 
     async def _drain(self) -> None:
         try:
             while self._pending:
-                job, _ = self._pending.popleft()
+                job, _, _ = self._pending.popleft()
                 self._current = asyncio.create_task(job())
                 try:
                     await self._current
@@ -119,7 +119,7 @@ class Lane:
     def stop(self) -> tuple[bool, int]:
         """Cancel the running job and clear the queue; returns (was_running, dropped)."""
         dropped = len(self._pending)
-        self._dropped += [entry for _, entry in self._pending if entry is not None]
+        self._dropped += [entry for _, entry, _ in self._pending if entry is not None]
         self._pending.clear()
         running = self._current is not None and not self._current.done()
         if running and self._current is not None:

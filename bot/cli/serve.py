@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 from bot.app import App
 from bot.config import Config, ConfigError
 from bot.i18n import t
+from bot.store.schema import SchemaTooNew
 
 CONSOLE = "console"  # the local terminal chat: `bothub chat`, and `run` when no platform is configured
 WEB_CHAT = "web"  # the browser chat beside the dashboard, also started by `run` when no platform is configured
@@ -123,6 +124,9 @@ async def serve(cfg: Config, names: list[str], env: dict[str, str], web_only: bo
         return 2
     except ConfigError as e:  # a platform refused the credentials at start
         print(f"bothub: {e}", file=sys.stderr)
+        return 2
+    except SchemaTooNew as e:  # a rolling upgrade: this replica is of the older release
+        print(t(cfg.language, "cli_schema_newer", found=e.found, known=e.known), file=sys.stderr)
         return 2
     finally:
         await app.stop()

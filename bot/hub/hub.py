@@ -29,6 +29,8 @@ from bot.run.roster import Roster
 from bot.run.runner import AgentRunner
 from bot.run.turn import Ticket, TurnContext
 from bot.store import InboxEntry, Store
+from bot.store.claims import NotOwner
+from bot.store.inbox import Accepted
 from bot.tree.model import AttachedFile
 
 log = logging.getLogger("bothub.hub")
@@ -72,7 +74,8 @@ class Hub:
     async def start(self) -> None:
         """Take part in chat ownership (replicas: before the adapters, whose roles need claims); entries this
         replica pulls from the inbox come back through `_pulled`."""
-        await self.lanes.start(self._pulled, lambda: list(self.deliveries))
+        await self.lanes.start(self._pulled, lambda: list(self.deliveries),
+                               lambda platform: (d := self.deliveries.get(platform)) is not None and d.caps.reorders)
 
     def language(self, session: Session, runner: AgentRunner | None = None) -> str:
         """The chat's own choice (/lang), else its agent's, else the configured one."""
@@ -112,15 +115,15 @@ class Hub:
             return
         key = SessionKey.of(msg)
 
-        async def accept() -> int | None:  # None: a redelivery already accepted
+        async def accept() -> Accepted | None:  # None: a redelivery already accepted
             return await self.store.inbox.accept(f"{key.storage_key}:{msg.message_id}", key.storage_key,
-                                                 encode_message(msg))
+                                                 encode_message(msg), order=msg.order)
 
         if not self._accepting:  # shutting down: kept for the chat's next owner (a replica, or this one restarted)
             await accept()  # an adapter still taking events (a poller, a webhook) confirms only what is kept
             return
-        await self.lanes.arrive(key, accept, lambda entry: self._dispatch(msg, key, Ticket(entry, self.store.inbox),
-                                                                         delivery))
+        await self.lanes.arrive(key, accept, lambda entry: self._dispatch(
+            msg, key, Ticket(entry.id, key.storage_key, self.store.inbox, seq=entry.seq), delivery))
 
     async def _dispatch(self, msg: IncomingMessage, key: SessionKey, ticket: Ticket, delivery: Delivery,
                         pulled: bool = False) -> None:
@@ -130,7 +133,7 @@ class Hub:
             queued = await self._route(msg, key, ticket, delivery, pulled)
         finally:
             if not queued:  # answered on the spot (or refused): it leaves the inbox now
-                await self.store.inbox.finish([ticket.entry])
+                await self.store.inbox.finish(key.storage_key, [ticket.entry])
 
     async def verdict(self, msg: IncomingMessage) -> Verdict:
         """The access rules for this sender in this chat, a completed DM pairing included."""
@@ -182,7 +185,7 @@ class Hub:
             else:
                 await self._answer(msg, session, delivery, ticket, resumed)
 
-        self.lanes.answer(key, ticket.entry, work, lambda: ticket.finished)  # an answer stored with its finish
+        self.lanes.answer(key, ticket.entry, work, lambda: ticket.finished, ticket.seq)  # stored with its finish
 
     async def resume(self) -> int:
         """Queue what an earlier process accepted and did not finish (a crash, a restart); returns how many.
@@ -202,7 +205,7 @@ class Hub:
         delivery = self.deliveries.get(msg.address)
         if delivery is None:
             return False  # its platform does not run in this process: the entry waits for one that does
-        ticket = Ticket(entry.id, self.store.inbox, entry.replies)
+        ticket = Ticket(entry.id, entry.session, self.store.inbox, entry.replies, entry.seq or None)
         await self._dispatch(msg, SessionKey.of(msg), ticket, delivery, pulled=True)
         return True
 
@@ -221,6 +224,8 @@ class Hub:
                     return
             answer = runner.resume if resumed else runner.answer
             await answer(session, self.turn(msg, session, intake.text, intake.files, ticket, runner), delivery)
+        except NotOwner:
+            raise  # fenced off: another replica answers it (bot/lanes.py abandons the run, no reply)
         except Exception:
             await self._internal_error(msg, delivery, self.language(session, runner))
 
@@ -256,7 +261,7 @@ class Hub:
                     reply = Reply(str(e) or t(lang, "usage", usage=cmd.usage))
             if reply is not None:
                 await delivery.send(msg.chat, reply)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, NotOwner):
             raise
         except Exception:
             await self._internal_error(msg, delivery, lang)

@@ -26,6 +26,8 @@ from bot.scheduler.clock import Clock
 from bot.scheduler.runner import Claim, read_run
 from bot.scheduler.service import HEARTBEAT_FILE, HEARTBEAT_OK, local_time, zone
 from bot.store import InboxEntry, Job, Store
+from bot.store.claims import NotOwner
+from bot.store.inbox import Accepted
 from bot.tree.model import Message
 
 log = logging.getLogger("bothub.scheduler")
@@ -57,21 +59,22 @@ class JobTurns:
             await self._unrunnable(claim)
             return
 
-        async def accepted() -> int:
-            return claim.entry
+        async def accepted() -> Accepted:
+            return Accepted(claim.entry, None)  # queued with its job's next due time
 
+        ticket = Ticket(claim.entry, claim.job.chat, self.store.inbox)
         await self.lanes.arrive(SessionKey.at(where), accepted,
-                                lambda entry: self._queue(claim, Ticket(entry, self.store.inbox), resumed=False))
+                                lambda _entry: self._queue(claim, ticket, resumed=False))
 
     async def pulled(self, entry: InboxEntry) -> bool:
         """A run queued earlier or on another replica (its owner died, or a restart): answered here."""
         job = next((j for j in await self.store.jobs.for_chat(entry.session) if j.id == entry.job), None)
         if job is None:  # deleted while its run waited: nothing to run
-            await self.store.inbox.finish([entry.id])
+            await self.store.inbox.finish(entry.session, [entry.id])
             return True
         job, missed = read_run(job, entry.event)
-        await self._queue(Claim(job, missed, entry.id), Ticket(entry.id, self.store.inbox, entry.replies),
-                          resumed=True)
+        ticket = Ticket(entry.id, entry.session, self.store.inbox, entry.replies, entry.seq or None)
+        await self._queue(Claim(job, missed, entry.id), ticket, resumed=True)
         return True
 
     async def _queue(self, claim: Claim, ticket: Ticket, resumed: bool) -> None:
@@ -82,11 +85,14 @@ class JobTurns:
             return
         self.lanes.answer(SessionKey.at(where), ticket.entry,
                           lambda session: self.run(claim, where, session, delivery, ticket, resumed),
-                          lambda: ticket.finished)
+                          lambda: ticket.finished, ticket.seq)
 
     async def _unrunnable(self, claim: Claim) -> None:
         log.warning("job %s has no running platform to post to (%s)", claim.job.id, claim.job.where)
-        await self.store.inbox.finish([claim.entry])
+        try:
+            await self.store.inbox.finish(claim.job.chat, [claim.entry])
+        except NotOwner:
+            return  # another replica owns the chat: the run is its to record
         await self.store.jobs.finish(claim.job.id, self.clock.now(), "platform not running")
 
     async def run(self, claim: Claim, where: ChatRef, session: Session, delivery: Delivery, ticket: Ticket,
@@ -110,6 +116,9 @@ class JobTurns:
                 result = "chat unreachable: paused"
         except asyncio.CancelledError:
             result = "stopped"
+            raise
+        except NotOwner:
+            result = "taken over"  # fenced off: the chat's new owner runs it
             raise
         except Exception:
             log.exception("job %s in %s failed", job.id, job.chat)

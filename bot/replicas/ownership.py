@@ -11,14 +11,16 @@ towards its share. With the embedded store there is one process: every entry is 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 
+from bot.replicas.order import ORDER_HOLD, places
 from bot.replicas.share import FairShare
 from bot.store.claims import Claims, partition
-from bot.store.inbox import InboxEntry, InboxStore
+from bot.store.inbox import Accepted, InboxEntry, InboxStore
 
 log = logging.getLogger("bothub.replicas")
 
@@ -30,7 +32,7 @@ KNOWN = 100_000  # entry ids remembered as taken (routed here), newest kept
 class ChatOwnership:
     def __init__(self, claims: Claims, inbox: InboxStore, route: Callable[[InboxEntry], Awaitable[object]],
                  busy: Callable[[str], bool], forget: Callable[[str], None], abandon: Callable[[], Awaitable[None]],
-                 platforms: Callable[[], Sequence[str]]) -> None:
+                 platforms: Callable[[], Sequence[str]], reorders: Callable[[str], bool]) -> None:
         self.claims = claims
         self._inbox = inbox
         self._route = route  # routes an entry that arrived elsewhere or earlier
@@ -38,6 +40,9 @@ class ChatOwnership:
         self._forget = forget
         self._abandon = abandon
         self._platforms = platforms
+        self._reorders = reorders  # the platform may deliver out of its order: arrivals are held back a moment
+        self._held: dict[str, list[tuple[Accepted, Callable[[], Awaitable[None]]]]] = {}  # chat → its arrivals
+        self._held_woken: set[str] = set()  # held chats with more waiting meanwhile (accepted elsewhere, taken over)
         self._known: OrderedDict[int, None] = OrderedDict()
         self._active: dict[str, float] = {}  # owned chat → when its latest entry came
         self._locks: dict[str, asyncio.Lock] = {}  # one routing at a time per chat keeps the inbox's order
@@ -71,6 +76,7 @@ class ChatOwnership:
         """An entry this replica accepted: routed here if the chat is ours (claimed now if nobody owns it);
         False when it waits for the replica that owns the chat."""
         if not self.claims.shared:
+            self._take(session, entry)
             await route_here()
             return True
         if self.claims.holds(session):
@@ -85,6 +91,56 @@ class ChatOwnership:
             return False
         await self._pull(session)  # older entries first (left by a dead owner, or accepted elsewhere), then ours
         return True
+
+    def hold(self, session: str, accepted: Accepted, route_here: Callable[[], Awaitable[None]]) -> None:
+        """An arrival of a platform that may deliver out of its order (bot/replicas/order.py): routed once the
+        chat's first arrival has waited ORDER_HOLD, with the chat's other arrivals meanwhile, in the platform's
+        order (the platform's delivery is acknowledged at once: the entry is stored)."""
+        batch = self._held.get(session)
+        if batch is not None:
+            batch.append((accepted, route_here))
+            return
+        self._held[session] = [(accepted, route_here)]
+        self._spawn(self._release_after_hold(session))
+
+    async def _hold_woken(self, session: str) -> None:
+        """Another replica accepted an entry for a chat of this one, of a platform that may reorder."""
+        self._held_woken.add(session)
+        if session not in self._held:
+            self._held[session] = []
+            await self._release_after_hold(session)
+
+    async def _release_after_hold(self, session: str) -> None:
+        await asyncio.sleep(ORDER_HOLD)
+        await self._release(session)
+
+    async def _release(self, session: str) -> None:
+        batch = self._held.pop(session, [])
+        woken = session in self._held_woken
+        self._held_woken.discard(session)
+        if len(batch) == 1 and not woken:  # nothing else came: no reordering, no database read
+            accepted, route_here = batch[0]
+            await self.arrived(session, accepted.id, route_here)
+            return
+        if not (self.claims.holds(session) or await self._claim(session)):
+            return  # another replica owns the chat: its owner holds the entries back likewise, and routes them
+        async with self._lock(session):
+            entries = await self._inbox.waiting(session)
+            ours = {accepted.id for accepted, _ in batch}
+            movable = {e.id for e in entries if e.id in ours or (woken and e.id not in self._known)}
+            moved = dict(places(entries, movable))
+            if moved:
+                await self._inbox.reorder(session, list(moved.items()))
+                log.info("replica %s: %d entr(ies) of %s moved to the platform's order", self.claims.replica,
+                         len(moved), session)
+            # with replicas every entry routed here is known; the one process routes only what it held back (a
+            # start's resume routes the rest)
+            routable = {e.id for e in entries if e.id not in self._known} if self.claims.shared else movable
+            for entry in sorted((dataclasses.replace(e, seq=moved.get(e.id, e.seq)) for e in entries
+                                 if e.id in routable), key=lambda e: e.seq):
+                if entry.id not in self._known and self.claims.holds(session):
+                    self._take(session, entry.id)
+                    await self._route(entry)
 
     def when_owned(self, session: str, start: Callable[[], None]) -> None:
         """Work that is not an inbox entry (a dashboard action) starts in the chat's lane once this replica owns
@@ -134,6 +190,9 @@ class ChatOwnership:
             await self._route_waiting(session)
 
     async def _route_waiting(self, session: str) -> None:
+        if session in self._held:
+            self._held_woken.add(session)  # held back for the platform's order: the hold's end routes them all
+            return
         for entry in await self._inbox.waiting(session):
             if entry.id not in self._known and self.claims.holds(session):
                 self._take(session, entry.id)
@@ -142,7 +201,7 @@ class ChatOwnership:
     def _woken(self, entry: int, session: str) -> None:
         """NOTIFY: some replica accepted `entry`; only this chat's owner acts on it."""
         if entry not in self._known and self.claims.holds(session) and not self._closing:
-            self._spawn(self._pull(session))
+            self._spawn(self._hold_woken(session) if self._reorders(session.split(":", 1)[0]) else self._pull(session))
 
     def _lost(self) -> None:
         """The claims are gone with their connection: stop answering now; another replica takes over."""

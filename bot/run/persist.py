@@ -8,6 +8,7 @@ from bot.agent.events import StepMessage
 from bot.chats.conversations import Conversations
 from bot.chats.sessions import Session
 from bot.run.turn import Ticket, TurnContext
+from bot.store.claims import NotOwner
 from bot.tree.model import Message
 
 
@@ -34,6 +35,18 @@ class Transcript:
         message = Message.new(event.role, event.content, tool_calls=event.tool_calls, tool_call_id=event.tool_call_id,
                               job_id=self._turn.job_id, trace_id=self._trace_id)
         self._conversations.add(self._session, message, self._stored if self.answered else None)
+
+    @staticmethod
+    async def confirm(conversations: Conversations, session: Session) -> None:
+        """Before the model is asked: the run's writes so far (the user's message, written while the prompt was
+        built) are stored, or NotOwner when this replica was fenced off (another owns the chat: the run ends with
+        no reply). Any other failure is left for `flush` at the end, as before."""
+        try:
+            await conversations.flush(session)
+        except NotOwner:
+            raise
+        except Exception:
+            return
 
     def close(self, delivered: bool) -> Ticket | None:
         """Release the answer's write: shown first, stored right after together with the finish of its inbox

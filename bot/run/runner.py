@@ -147,6 +147,7 @@ class AgentRunner:
                    model: str | None) -> None:
         prompt = await self.assembly.prompt(session, turn, trace)
         tools = self._tools(session, turn, delivery, model or self.loop.model)
+        await Transcript.confirm(self.conversations, session)  # a replica fenced off asks no model, shows nothing
         events = self.model_turns.events(session, prompt, tools, model, trace)
         out, transcript = ReplyOut(delivery, turn), Transcript(self.conversations, session, turn, trace.id)
         started, end, delivered = time.monotonic(), None, False

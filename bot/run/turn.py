@@ -16,12 +16,14 @@ class Ticket:
     finish (one round trip), and `finished` tells the hub it has nothing left to do."""
 
     entry: int
+    session: str  # the chat's storage key: the entry's writes are fenced by its partition
     inbox: InboxStore
     replies: tuple[str, ...] = ()
+    seq: int | None = None  # the entry's place in the chat's sequence (None: not known here)
     finished: bool = False
 
     async def sent(self, message_ids: list[str]) -> None:
-        await self.inbox.replied(self.entry, message_ids)
+        await self.inbox.replied(self.session, self.entry, message_ids)
 
 
 @dataclass(frozen=True, slots=True)

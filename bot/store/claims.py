@@ -22,6 +22,12 @@ def partition(session: str) -> int:
     digest = hashlib.blake2b(session.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return int.from_bytes(digest, "big") % PARTITIONS
 
+
+class NotOwner(Exception):
+    """A write refused: this replica owns nothing now (silent past its heartbeat, cut off), not this chat, or no
+    longer at the epoch it took the chat's partition at (another replica took it over: fenced)."""
+
+
 Wake = Callable[[int, str], None]  # (inbox entry id, session) was accepted by some replica
 Lost = Callable[[], None]  # the connection holding the claims died: every claim is gone
 Wanted = Callable[[int], None]  # another replica has work for a chat in this partition (not an inbox entry)

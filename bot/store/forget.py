@@ -14,7 +14,8 @@ from typing import Protocol
 BY_CHAT: tuple[tuple[str, str], ...] = (
     ("messages", "chat"), ("summaries", "chat"), ("conversations", "chat"), ("memories", "chat"),
     ("group_context", "chat"), ("traces", "chat"), ("jobs", "chat"), ("approval_rules", "chat"),
-    ("handoffs", "chat"), ("usage", "chat"), ("quotas", "subject"), ("inbox", "session"), ("chats", "key"),
+    ("handoffs", "chat"), ("usage", "chat"), ("quotas", "subject"), ("inbox", "session"), ("inbox_order", "session"),
+    ("chats", "key"),
 )
 # (table, the column holding a person's "platform:id" or id on its platform), for forget --user
 BY_USER: tuple[tuple[str, str], ...] = (("usage", "user_id"), ("quotas", "subject"))
@@ -24,6 +25,7 @@ KEEP = {
     "audit_log": "the record of admin actions, the forget request itself among them",
     "api_tokens": "the operator's HTTP API tokens",
     "bothub_replicas": "replicas' heartbeats",
+    "bothub_partitions": "each chat partition's fencing epoch and owner replica, no chat data",
     "bothub_schema": "the schema version",
     "sqlite_sequence": "SQLite's own counters",
     "relay_events": "large replies on their way between replicas, deleted within minutes (postgres/relay.py)",

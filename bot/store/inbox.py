@@ -14,12 +14,23 @@ DEDUPE_TTL = 7 * 86400.0  # seconds; platforms redeliver within minutes, a week 
 
 
 @dataclass(frozen=True, slots=True)
+class Accepted:
+    """An entry just queued: its id, and its place in its chat's own dense sequence (1, 2, 3, … per chat, in the
+    order the accepting statements committed: the order the chat's owner runs them in)."""
+
+    id: int
+    seq: int | None  # None: not known here (a scheduled run, queued with its job)
+
+
+@dataclass(frozen=True, slots=True)
 class InboxEntry:
     id: int
     session: str  # the session's storage key
     event: str  # the accepted message, as the hub encoded it
     replies: tuple[str, ...] = ()  # platform ids of the reply's messages sent before the process stopped
     job: int | None = None  # a scheduled job's run (bot/store/jobs.py), not a message
+    seq: int = 0  # its place in the chat's sequence (Accepted.seq)
+    order: int | None = None  # the platform's order key (IncomingMessage.order), where it gives one
 
 
 class InboxStore(Protocol):
@@ -27,15 +38,23 @@ class InboxStore(Protocol):
         """Record the key; True if it was already recorded and has not expired (one atomic statement)."""
         ...
 
-    async def accept(self, key: str, session: str, event: str, ttl: float = DEDUPE_TTL) -> int | None:
-        """Record the dedupe key and queue the event, atomically; the entry's id, or None if the key was seen."""
+    async def accept(self, key: str, session: str, event: str, ttl: float = DEDUPE_TTL,
+                     order: int | None = None) -> Accepted | None:
+        """Record the dedupe key and queue the event as the chat's next in sequence, atomically (with the
+        platform's order key, if any); None if the key was seen."""
         ...
 
-    async def finish(self, entry_ids: Sequence[int]) -> None:
-        """These events are answered (or dropped on purpose): they leave the inbox."""
+    async def reorder(self, session: str, places: Sequence[tuple[int, int]]) -> None:
+        """Give these waiting entries of the chat new places in its sequence ((entry id, seq) pairs, a permutation
+        of their own places): a late arrival takes the place its platform's order gives it."""
         ...
 
-    async def replied(self, entry_id: int, message_ids: Sequence[str]) -> None:
+    async def finish(self, session: str, entry_ids: Sequence[int]) -> None:
+        """These events of the chat are answered (or dropped on purpose): they leave the inbox. Refused
+        (NotOwner) when another replica owns the chat now."""
+        ...
+
+    async def replied(self, session: str, entry_id: int, message_ids: Sequence[str]) -> None:
         """The platform ids of the messages sent so far for this entry's reply, so a restart edits them
         instead of sending the reply again."""
         ...
@@ -45,7 +64,7 @@ class InboxStore(Protocol):
         ...
 
     async def waiting(self, session: str) -> list[InboxEntry]:
-        """This session's accepted entries not finished yet, oldest first (a replica taking the chat over)."""
+        """This session's accepted entries not finished yet, in the chat's sequence (a replica taking it over)."""
         ...
 
     async def purge_expired(self) -> int:

@@ -12,7 +12,7 @@ from bot.store.claims import partition
 from bot.store.inbox import InboxEntry
 from bot.store.postgres import PostgresStore
 from bot.store.postgres.claims import PostgresClaims
-from tests.harness import wait_for
+from tests.harness import entry_id, wait_for
 
 
 async def _claims(url: str, replica: str, woken: list[tuple[int, str]] | None = None,
@@ -58,8 +58,8 @@ async def test_accepted_entries_wake_every_replica_and_the_sweep_claims_unowned_
     store = PostgresStore(url)
     await store.open()
     try:
-        first = await store.inbox.accept("telegram:7:1", "telegram:7", "{}")
-        second = await store.inbox.accept("discord:9:1", "discord:9", "{}")
+        first = entry_id(await store.inbox.accept("telegram:7:1", "telegram:7", "{}"))
+        second = entry_id(await store.inbox.accept("discord:9:1", "discord:9", "{}"))
         await wait_for(lambda: len(woken) == 2)
         assert woken == [(first, "telegram:7"), (second, "discord:9")]
         assert partition("telegram:7") != partition("discord:9")
@@ -143,15 +143,16 @@ async def test_entries_left_by_a_dead_owner_go_before_a_new_arrival(url: str) ->
             await release_first.wait()  # the sweep is held inside the first chat's pull
 
     owners = ChatOwnership(b, store.inbox, route, busy=lambda _s: False, forget=lambda _s: None,
-                           abandon=_nothing, platforms=lambda: ["telegram"])
+                           abandon=_nothing, platforms=lambda: ["telegram"],
+                           reorders=lambda _platform: False)
     try:
-        old = {s: [await store.inbox.accept(f"{s}:{n}", s, "{}") for n in range(2)]
+        old = {s: [entry_id(await store.inbox.accept(f"{s}:{n}", s, "{}")) for n in range(2)]
                for s in ("telegram:1", "telegram:2")}
         await asyncio.sleep(1.1)  # older than a second: the sweep's to take
         sweep = asyncio.create_task(owners.sweep())
         await asyncio.wait_for(first_route.wait(), 10)
         other = next(s for s in old if s != routed[0][0])
-        new = await store.inbox.accept(f"{other}:new", other, "{}")
+        new = entry_id(await store.inbox.accept(f"{other}:new", other, "{}"))
 
         async def route_here() -> None:
             routed.append((other, new))

@@ -12,11 +12,11 @@ import time
 import asyncpg
 import pytest
 
-from bot.store.claims import partition
+from bot.store.claims import NotOwner, partition
 from bot.store.postgres import PostgresStore
-from bot.store.postgres.claims import SILENT_AFTER, NotOwner
+from bot.store.postgres.claims import SILENT_AFTER
 from bot.tree.model import Message
-from tests.harness import wait_for
+from tests.harness import entry_id, wait_for
 
 
 async def test_a_stalled_replica_writes_nothing_and_drops_its_claims(url: str) -> None:
@@ -27,7 +27,7 @@ async def test_a_stalled_replica_writes_nothing_and_drops_its_claims(url: str) -
         assert await store.claims.claim("tg:1")
         conv = await store.conversations.create("tg:1")
         await store.conversations.append("tg:1", conv.id, [Message.new("user", "before", conv.root_id)])  # owned
-        entry = await store.inbox.accept("tg:1:m1", "tg:1", "{}")
+        entry = entry_id(await store.inbox.accept("tg:1:m1", "tg:1", "{}"))
         assert partition("tg:2") != partition("tg:1")
         with pytest.raises(NotOwner):
             await store.conversations.append("tg:2", conv.id, [Message.new("user", "not ours")])
@@ -42,7 +42,7 @@ async def test_a_stalled_replica_writes_nothing_and_drops_its_claims(url: str) -
         with pytest.raises(NotOwner):  # its late heartbeat fails now: refused
             await store.conversations.append("tg:1", conv.id, [Message.new("user", "after")])
         with pytest.raises(NotOwner):
-            await store.inbox.finish([entry or 0])
+            await store.inbox.finish("tg:1", [entry or 0])
         await wait_for(lambda: lost == ["a"], within=5)  # and then it gives its claims up
         assert store.claims.partitions == frozenset()
         tree = await store.conversations.load("tg:1", conv.id, "")

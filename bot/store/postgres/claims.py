@@ -16,16 +16,25 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import asyncpg
 
-from bot.store.claims import PARTITIONS, Lost, Wake, Wanted, partition
+from bot.store.claims import PARTITIONS, Lost, NotOwner, Wake, Wanted, partition
+from bot.store.postgres.schema_replicas import FENCED
 
 log = logging.getLogger("bothub.replicas")
 
 T = TypeVar("T")
-WriteCheck = Callable[[str | None], Awaitable[None]]  # raises NotOwner before a write this replica may not make
+Fence = tuple[int, int] | None  # (partition, epoch) a write of a chat names; None: a write outside ownership
+
+
+class Guard(Protocol):
+    """Makes a write of a chat (given its fence) unless another replica owns the chat: then NotOwner, and
+    nothing is written (PostgresClaims.write)."""
+
+    async def __call__(self, session: str, statement: Callable[[Fence], Awaitable[T]]) -> T: ...
+
 CHANNEL = "bothub_inbox"
 PRESENCE = 0x626F7468  # advisory lock class (two-key form) under which every replica announces itself
 CHECK_EVERY = 0.5  # seconds between heartbeats (each checks the claims connection too)
@@ -64,6 +73,11 @@ SELECT EXISTS (SELECT 1 FROM beat), array(SELECT id FROM silent)
 """
 _TAKE_THESE_SQL = f"SELECT p FROM unnest($1::int[]) AS p WHERE pg_try_advisory_lock({PARTITION}, p)"
 _RELEASE_SQL = f"SELECT pg_advisory_unlock({PARTITION}, p) FROM unnest($1::int[]) AS p"
+# Partitions just locked get their next epoch (schema_replicas.py: every write of their chats names it).
+_EPOCH_SQL = """
+INSERT INTO bothub_partitions (p, epoch, owner) SELECT p, 1, $2 FROM unnest($1::int[]) AS p
+ON CONFLICT (p) DO UPDATE SET epoch = bothub_partitions.epoch + 1, owner = excluded.owner RETURNING p, epoch
+"""
 # Entries younger than a second in a partition nobody holds are left to the replica that accepted them (it
 # claims the partition itself); the sweep is for chats nobody took: a dead owner's, or one released just then.
 _WAITING_SQL = """
@@ -80,10 +94,6 @@ class ClaimsUnavailable(Exception):
     """The claims connection is down: this replica holds nothing until it is back."""
 
 
-class NotOwner(Exception):
-    """A write refused: this replica owns nothing now (silent past its heartbeat, or cut off) or not this chat."""
-
-
 class PostgresClaims:
     shared = True
 
@@ -94,6 +104,7 @@ class PostgresClaims:
         self._conn: asyncpg.Connection | None = None
         self._busy = asyncio.Lock()  # one statement at a time on the connection
         self._partitions: set[int] = set()
+        self._epochs: dict[int, int] = {}  # partition → the epoch this replica took it at
         self._roles: set[str] = set()
         self._wake: Wake | None = None
         self._lost: Lost | None = None
@@ -114,11 +125,13 @@ class PostgresClaims:
         if self._watch is not None:
             self._watch.cancel()
             await asyncio.gather(self._watch, return_exceptions=True)
-        conn, self._conn = self._conn, None
-        self._partitions.clear()
-        self._roles.clear()
-        if conn is not None:
-            await conn.close()  # the server releases every lock this session held
+        async with self._busy:  # a statement a cancelled caller left running finishes first
+            conn, self._conn = self._conn, None
+            self._partitions.clear()
+            self._epochs.clear()
+            self._roles.clear()
+            if conn is not None:
+                await conn.close()  # the server releases every lock this session held
 
     async def _connect(self) -> None:
         conn = await asyncpg.connect(self._url, server_settings={"application_name": f"bothub {self.replica}"[:63],
@@ -187,11 +200,20 @@ class PostgresClaims:
                   len(self._partitions), sorted(self._roles) or "no roles")
         conn.terminate()
         self._partitions.clear()
+        self._epochs.clear()
         self._roles.clear()
         if self._lost is not None:
             self._lost()
 
     async def _run(self, statement: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        """One statement at a time on the claims connection, finished even when its caller is cancelled (a webhook
+        request the balancer gave up on, a halted run): cut mid-statement, asyncpg leaves the connection busy and
+        the next statement fails ("another operation is in progress"), which dropped every claim under load."""
+        task = asyncio.ensure_future(self._locked(statement))
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # a cancelled caller's outcome: consumed
+        return await asyncio.shield(task)
+
+    async def _locked(self, statement: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
         async with self._busy:
             conn = self._conn
             if conn is None:
@@ -203,22 +225,36 @@ class PostgresClaims:
                 self._drop(e)
                 raise ClaimsUnavailable from e
 
-    async def check(self, session: str | None = None) -> None:
-        """Before a write of a chat's tree or inbox: raises NotOwner when another replica may own it now (once
-        claims are started: tools that open the store without them write as before). A heartbeat that is only
-        late (a slow statement, a stalled loop) is sent now first: its peers end a replica that was silent too
-        long, and then this beat fails."""
-        if self._watch is None or self._may_write(session):
-            return
-        if self._conn is not None and (session is None or partition(session) in self._partitions):
+    async def check(self, session: str) -> Fence:
+        """Before a write of a chat's tree or inbox: the fence the write names (the chat's partition and the epoch
+        it was taken at), or NotOwner when another replica may own it now; None before claims are started (tools
+        that open the store without them write unfenced). A heartbeat that is only late (a slow statement, a
+        stalled loop) is sent now first: its peers end a replica that was silent too long, and then this beat
+        fails."""
+        if self._watch is None:
+            return None
+        if not self.holds(session) and self._conn is not None and partition(session) in self._partitions:
             with contextlib.suppress(ClaimsUnavailable):
                 await self._run(self._beat)
-            if self._may_write(session):
-                return
-        raise NotOwner(f"replica {self.replica} does not own {session or 'any chat'} now")
+        fence = self._epochs.get(partition(session))
+        if not self.holds(session) or fence is None:
+            raise NotOwner(f"replica {self.replica} does not own {session} now")
+        return partition(session), fence
 
-    def _may_write(self, session: str | None) -> bool:
-        return self.live if session is None else self.holds(session)
+    async def write(self, session: str, statement: Callable[[Fence], Awaitable[T]]) -> T:
+        """Run a write of the chat that names its fence (`check`). Refused by the partition's epoch, another
+        replica has taken the partition over while this one thought itself live: it drops every claim, as when its
+        connection fails (its runs stop; it reconnects and takes chats anew), and raises NotOwner; nothing was
+        written."""
+        fence = await self.check(session)
+        try:
+            return await statement(fence)
+        except asyncpg.PostgresError as e:
+            if e.sqlstate != FENCED:
+                raise
+            refused = NotOwner(f"replica {self.replica} no longer owns {session}: {e}")
+            self._drop(refused)  # another replica took a partition while this one thought it live: trust none
+            raise refused from e
 
     def holds(self, session: str) -> bool:
         return partition(session) in self._partitions and self.live
@@ -232,17 +268,30 @@ class PostgresClaims:
         async def try_locks(conn: asyncpg.Connection) -> None:
             fresh = [p for p in wanted if p not in self._partitions]
             if fresh:
-                self._partitions.update(row[0] for row in await conn.fetch(_TAKE_THESE_SQL, fresh))
+                await self._owned(conn, [row[0] for row in await conn.fetch(_TAKE_THESE_SQL, fresh)])
 
         if any(p not in self._partitions for p in wanted):
             with contextlib.suppress(ClaimsUnavailable):
                 await self._run(try_locks)
         return self._partitions.intersection(wanted)
 
+    async def _owned(self, conn: asyncpg.Connection, locked: list[int]) -> None:
+        """Partitions just locked are this replica's once their epochs are bumped: from then on the previous
+        owner's writes of their chats fail. If the bump fails (not the connection), the locks go back."""
+        if not locked:
+            return
+        try:
+            rows = await conn.fetch(_EPOCH_SQL, locked, self.replica)
+        except asyncpg.PostgresError:
+            await conn.execute(_RELEASE_SQL, locked)
+            raise
+        self._epochs.update((p, epoch) for p, epoch in rows)
+        self._partitions.update(locked)
+
     async def take(self, count: int, avoid: Collection[int] = ()) -> list[int]:
         async def take_free(conn: asyncpg.Connection) -> list[int]:
             got = [row[0] for row in await conn.fetch(_TAKE_SQL, list(self._partitions.union(avoid)), count)]
-            self._partitions.update(got)
+            await self._owned(conn, got)
             return got
 
         if count <= 0:
@@ -257,6 +306,8 @@ class PostgresClaims:
         if not mine:
             return
         self._partitions.difference_update(mine)
+        for p in mine:
+            self._epochs.pop(p, None)
         with contextlib.suppress(ClaimsUnavailable):  # the connection is gone, and the locks with it
             await self._run(lambda c: c.execute(_RELEASE_SQL, mine))
 

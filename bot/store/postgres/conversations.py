@@ -16,7 +16,7 @@ from bot.store.conversations import (
     is_conversation_id,
     title_of,
 )
-from bot.store.postgres.claims import WriteCheck
+from bot.store.postgres.claims import Fence, Guard
 from bot.store.postgres.database import Database
 from bot.store.settings import ChatSettings
 from bot.tree.model import Conversation, Message, compact_path, files_from_json, files_to_json, new_id, utc_now
@@ -104,11 +104,14 @@ def _visible(include_archived: bool) -> str:
     return LIVE if include_archived else f"{LIVE} AND NOT archived"
 
 
-_APPEND = "SELECT message_id, message_number FROM bothub_append(" + ", ".join(f"${i}" for i in range(1, 20)) + ")"
+# The fence first (schema_replicas.py): refused, the statement writes nothing.
+_APPEND = ("SELECT a.message_id, a.message_number FROM bothub_fence($20, $21) AS f CROSS JOIN LATERAL bothub_append("
+           + ", ".join(f"${i}" for i in range(1, 20)) + ") AS a")
 
 
 async def _insert(db: asyncpg.Connection | asyncpg.Pool, chat: str, conv_id: str, msgs: Sequence[Message],
-                  cursor: str | None = None, finishes: int | None = None, keep_numbers: bool = False) -> None:
+                  cursor: str | None = None, finishes: int | None = None, keep_numbers: bool = False,
+                  fence: Fence = None) -> None:
     """One round trip (`bothub_append`, migrations 9 and 11): numbers continue the conversation's (an import keeps its
     tree's), and each message object learns its number and, if its id was taken, its new id."""
     for msg in msgs:
@@ -122,7 +125,8 @@ async def _insert(db: asyncpg.Connection | asyncpg.Pool, chat: str, conv_id: str
                [m.number if keep_numbers else None for m in msgs], [files_to_json(m.files) for m in msgs],
                [m.trace_id for m in msgs])
     try:
-        rows = await db.fetch(_APPEND, chat, conv_id, cursor, title, utc_now(), finishes, *columns)
+        rows = await db.fetch(_APPEND, chat, conv_id, cursor, title, utc_now(), finishes, *columns,
+                              *(fence if fence is not None else (None, None)))
     except (asyncpg.NoDataFoundError, asyncpg.ForeignKeyViolationError) as e:
         raise KeyError(str(e)) from None
     except asyncpg.UniqueViolationError as e:
@@ -136,9 +140,9 @@ async def _chain(db: asyncpg.Connection, chat: str, conv_id: str, message_id: st
 
 
 class PostgresConversations:
-    def __init__(self, db: Database, check: WriteCheck) -> None:
+    def __init__(self, db: Database, guard: Guard) -> None:
         self._db = db
-        self._check = check  # raises when another replica may own the chat now (a stale owner writes nothing)
+        self._guard = guard  # refuses a stale owner's writes (fenced by the partition's epoch): it writes nothing
 
     async def create(self, chat: str, role: str = "default") -> ConversationInfo:
         async with self._db.pool.acquire() as db, db.transaction():
@@ -196,8 +200,8 @@ class PostgresConversations:
 
     async def append(self, chat: str, conv_id: str, msgs: Sequence[Message], finishes: int | None = None) -> None:
         if msgs:
-            await self._check(chat)
-            await _insert(self._db.pool, chat, conv_id, msgs, finishes=finishes)
+            await self._guard(chat, lambda fence: _insert(self._db.pool, chat, conv_id, msgs, finishes=finishes,
+                                                          fence=fence))
 
     async def import_tree(self, chat: str, conv: Conversation, role: str = "default") -> ConversationInfo:
         async with self._db.pool.acquire() as db, db.transaction():

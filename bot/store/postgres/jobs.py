@@ -51,15 +51,18 @@ class PostgresJobs:
     async def queue_due(self, now: datetime, limit: int, plan: Plan) -> list[Queued]:
         queued, at = [], now.timestamp()
         async with self._db.pool.acquire() as db, db.transaction():
-            for job in [_job(r) for r in await db.fetch(_DUE, now, max(limit, 0))]:
+            due_jobs = [_job(r) for r in await db.fetch(_DUE, now, max(limit, 0))]
+            # queued chat by chat (a chat's jobs keep their order): each chat's sequence row is locked until commit,
+            # so two replicas queueing at once take those locks in one order and never deadlock
+            for job in sorted(due_jobs, key=lambda j: j.chat):
                 due, entry = plan(job), None
                 if due.event is not None:
                     entry = await db.fetchval(ACCEPT_SQL, run_key(job), at + DEDUPE_TTL, at, job.chat, due.event,
-                                              job.id)
+                                              job.id, None)
                 await db.execute("UPDATE jobs SET claimed_at = $1, next_due = $2 WHERE id = $3",
                                  now if entry is not None else None, due.next_due, job.id)
                 queued.append(Queued(job, entry))
-        return queued
+        return sorted(queued, key=lambda q: due_jobs.index(q.job))  # oldest due first
 
     async def finish(self, job_id: int, ran_at: datetime, result: str) -> None:
         await self._db.pool.execute("UPDATE jobs SET last_run = $1, last_result = $2, claimed_at = NULL WHERE id = $3",

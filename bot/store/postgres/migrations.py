@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncpg
 
 from bot.store.postgres.migrations_added import ADDED
+from bot.store.postgres.schema_replicas import MIGRATIONS as REPLICA_MIGRATIONS
+from bot.store.schema import SchemaTooNew
 
 # Migration 9's function; migration 11 recreates it with one more column (its text derived, not copied).
 _APPEND_FUNCTION = """
@@ -324,6 +326,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER inbox_notify AFTER INSERT ON inbox FOR EACH ROW EXECUTE FUNCTION bothub_inbox_notify();
     """,
     *ADDED,
+    *REPLICA_MIGRATIONS,  # 23 and on: fencing, each chat's order; a new migration goes at the end of this last one
 )
 
 
@@ -337,9 +340,7 @@ async def migrate(conn: asyncpg.Connection) -> int:
             await conn.execute("INSERT INTO bothub_schema (version) VALUES (0)")
             version = 0
         if version > len(MIGRATIONS):
-            raise RuntimeError(
-                f"database schema version {version} is newer than this program ({len(MIGRATIONS)}): a newer bothub "
-                "migrated it; upgrade this replica (an older one could misread what the newer one writes)")
+            raise SchemaTooNew(version, len(MIGRATIONS))
         for script in MIGRATIONS[version:]:
             await conn.execute(script)
         await conn.execute("UPDATE bothub_schema SET version = $1", len(MIGRATIONS))

@@ -1,6 +1,7 @@
 """PostgreSQL migrations from the 15th on: each only adds (tables, columns, indexes, functions), so replicas of
 the previous release keep working during a rolling upgrade (bot/store/postgres/migrations.py runs them; a test
-checks that nothing here drops or alters away). Append new ones at the end; never edit one that has shipped.
+checks that nothing here drops or alters away). Closed at 22: new ones go at the end of schema_replicas.py, the
+last tuple migrations.py runs; never edit one that has shipped.
 """
 
 from __future__ import annotations

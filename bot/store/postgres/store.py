@@ -39,9 +39,9 @@ class PostgresStore:
         # connects only when a hub starts it; from then on a replica that owns nothing (silent past its
         # heartbeat) or not the chat writes no tree and no inbox finish: another replica may be answering
         self.claims = PostgresClaims(url, replica or default_replica_id(), self._db.backends)
-        self.conversations = PostgresConversations(self._db, self.claims.check)
+        self.conversations = PostgresConversations(self._db, self.claims.write)
         self.settings = PostgresSettings(self._db)
-        self.inbox = PostgresInbox(self._db, clock, self.claims.check)  # wall clock: dedupe expiry survives restarts
+        self.inbox = PostgresInbox(self._db, clock, self.claims.write)  # wall clock: dedupe expiry survives restarts
         self.memories = PostgresMemories(self._db)
         self.pairing = PostgresPairing(self._db)
         self.handoffs = PostgresHandoffs(self._db)

@@ -8,23 +8,28 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bot.store.inbox import DEDUPE_TTL, InboxEntry
+from bot.store.inbox import DEDUPE_TTL, Accepted, InboxEntry
 from bot.store.sqlite.codec import now_iso
 from bot.store.sqlite.database import Database
 
 _SEEN_SQL = ("INSERT INTO seen_events (key, expires_at) VALUES (?, ?) ON CONFLICT (key) "
              "DO UPDATE SET expires_at = excluded.expires_at WHERE seen_events.expires_at <= ?")
-_ENTRIES = "SELECT id, session, event, replies, job FROM inbox"
+_ENTRIES = "SELECT id, session, event, replies, job, seq, platform_order FROM inbox"
+_NEXT_SQL = ("INSERT INTO inbox_order (session, last) VALUES (?, 1) "
+             "ON CONFLICT (session) DO UPDATE SET last = last + 1 RETURNING last")
 
 
 def queue(db: sqlite3.Connection, key: str, session: str, event: str, now: float, ttl: float = DEDUPE_TTL,
-          job: int | None = None) -> int | None:
-    """Record the dedupe key and queue the event in the caller's transaction; None if the key was seen."""
+          job: int | None = None, order: int | None = None) -> Accepted | None:
+    """Record the dedupe key and queue the event as the chat's next in sequence, in the caller's transaction;
+    None if the key was seen."""
     if db.execute(_SEEN_SQL, (key, now + ttl, now)).rowcount == 0:
         return None
-    cur = db.execute("INSERT INTO inbox (session, event, accepted_at, job) VALUES (?, ?, ?, ?)",
-                     (session, event, now_iso(), job))
-    return cur.lastrowid
+    seq = int(db.execute(_NEXT_SQL, (session,)).fetchone()[0])
+    cur = db.execute("INSERT INTO inbox (session, event, accepted_at, job, seq, platform_order) "
+                     "VALUES (?, ?, ?, ?, ?, ?)", (session, event, now_iso(), job, seq, order))
+    assert cur.lastrowid is not None
+    return Accepted(cur.lastrowid, seq)
 
 
 class SqliteInbox:
@@ -36,17 +41,24 @@ class SqliteInbox:
         now = self._clock()
         return await self._db.write(lambda db: db.execute(_SEEN_SQL, (key, now + ttl, now)).rowcount == 0)
 
-    async def accept(self, key: str, session: str, event: str, ttl: float = DEDUPE_TTL) -> int | None:
+    async def accept(self, key: str, session: str, event: str, ttl: float = DEDUPE_TTL,
+                     order: int | None = None) -> Accepted | None:
         now = self._clock()
-        return await self._db.write(lambda db: queue(db, key, session, event, now, ttl))
+        return await self._db.write(lambda db: queue(db, key, session, event, now, ttl, order=order))
 
-    async def finish(self, entry_ids: Sequence[int]) -> None:
+    async def reorder(self, session: str, places: Sequence[tuple[int, int]]) -> None:
+        rows = [(seq, entry, session) for entry, seq in places]
+        if rows:
+            await self._db.write(lambda db: db.executemany("UPDATE inbox SET seq = ? WHERE id = ? AND session = ?",
+                                                           rows))
+
+    async def finish(self, session: str, entry_ids: Sequence[int]) -> None:
         ids = [int(i) for i in entry_ids]
         if ids:  # one statement, not executemany: that raised SQLITE_MISUSE now and then under a burst of finishes
             sql = f"DELETE FROM inbox WHERE id IN ({', '.join('?' * len(ids))})"
             await self._db.write(lambda db: db.execute(sql, ids))
 
-    async def replied(self, entry_id: int, message_ids: Sequence[str]) -> None:
+    async def replied(self, session: str, entry_id: int, message_ids: Sequence[str]) -> None:
         sql, ids = "UPDATE inbox SET replies = ? WHERE id = ?", json.dumps(list(message_ids))
         await self._db.write(lambda db: db.execute(sql, (ids, entry_id)))
 
@@ -55,7 +67,7 @@ class SqliteInbox:
         return _entries(await self._db.read(lambda db: db.execute(sql).fetchall()))
 
     async def waiting(self, session: str) -> list[InboxEntry]:
-        sql = f"{_ENTRIES} WHERE session = ? ORDER BY id"
+        sql = f"{_ENTRIES} WHERE session = ? ORDER BY seq, id"
         return _entries(await self._db.read(lambda db: db.execute(sql, (session,)).fetchall()))
 
     async def purge_expired(self) -> int:
@@ -64,5 +76,5 @@ class SqliteInbox:
 
 
 def _entries(rows: list[Any]) -> list[InboxEntry]:
-    return [InboxEntry(entry, session, event, tuple(json.loads(replies)), job)
-            for entry, session, event, replies, job in rows]
+    return [InboxEntry(entry, session, event, tuple(json.loads(replies)), job, seq or 0, order)
+            for entry, session, event, replies, job, seq, order in rows]

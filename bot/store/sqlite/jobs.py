@@ -59,7 +59,8 @@ class SqliteJobs:
             for job in [_job(r) for r in db.execute(_DUE, (iso(now), max(limit, 0))).fetchall()]:
                 due, entry = plan(job), None
                 if due.event is not None:
-                    entry = queue(db, run_key(job), job.chat, due.event, now.timestamp(), job=job.id)
+                    accepted = queue(db, run_key(job), job.chat, due.event, now.timestamp(), job=job.id)
+                    entry = accepted.id if accepted is not None else None
                 db.execute("UPDATE jobs SET claimed_at = ?, next_due = ? WHERE id = ?",
                            (iso(now) if entry is not None else None, _optional_iso(due.next_due), job.id))
                 queued.append(Queued(job, entry))

@@ -9,6 +9,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from bot.store.schema import SchemaTooNew
+
 
 def _number_messages(db: sqlite3.Connection) -> None:
     """5: every message gets a fixed `/goto` number. Existing trees keep the numbers /tree showed until now
@@ -325,6 +327,15 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     );
     ALTER TABLE jobs ADD COLUMN identity TEXT NOT NULL DEFAULT '';
     """,
+    # 21: each chat's own dense sequence of accepted entries, and the platform's order key (bot/store/inbox.py).
+    """
+    CREATE TABLE inbox_order (
+        session TEXT PRIMARY KEY,
+        last INTEGER NOT NULL
+    );
+    ALTER TABLE inbox ADD COLUMN seq INTEGER;
+    ALTER TABLE inbox ADD COLUMN platform_order INTEGER;
+    """,
 )
 
 
@@ -333,9 +344,7 @@ def migrate(db: sqlite3.Connection) -> int:
     row = db.execute("PRAGMA user_version").fetchone()
     version = int(row[0]) if row else 0
     if version > len(MIGRATIONS):
-        raise RuntimeError(
-            f"database schema version {version} is newer than this program ({len(MIGRATIONS)}); upgrade bothub"
-        )
+        raise SchemaTooNew(version, len(MIGRATIONS))
     for number, step in enumerate(MIGRATIONS[version:], start=version + 1):
         try:
             if isinstance(step, str):

@@ -25,7 +25,7 @@ async def test_private_message_reaches_the_agent(fake: FakeTelegram, polling) ->
     assert msg == IncomingMessage(
         platform="telegram", chat_id="42", thread_id=None,
         message_id=str(update["message"]["message_id"]), user_id="42", user_name="Ann Lee",
-        is_group=False, mentioned=True, text="hello there",
+        is_group=False, mentioned=True, text="hello there", order=update["update_id"],
     )  # fmt: skip
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from bot.store import ChatSettings, Store
 from bot.tree.model import Conversation, Message
+from tests.harness import entry_id
 from tests.store.conftest import StoreFactory
 
 
@@ -268,7 +269,7 @@ async def test_appends_at_once_to_one_conversation_get_distinct_consecutive_numb
 
 async def test_an_answer_and_the_inbox_entry_it_answers_are_stored_together(store: Store) -> None:
     conv_id, msgs = await _converse(store, "tg:f", turns=1)
-    entry = await store.inbox.accept("tg:f:1", "tg:f", "{}")
+    entry = entry_id(await store.inbox.accept("tg:f:1", "tg:f", "{}"))
     assert entry is not None
     with pytest.raises(KeyError):  # all or nothing: a failed append keeps the entry
         await store.conversations.append("tg:f", conv_id, [Message.new("assistant", "x", "missing")], finishes=entry)

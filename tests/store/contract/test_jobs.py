@@ -68,7 +68,7 @@ async def test_a_skipped_or_already_queued_due_time_queues_nothing(store: Store)
     [stored] = await store.jobs.for_chat("tg:1")
     assert (skipped.entry, stored.claimed_at, stored.next_due) == (None, None, T0 + timedelta(minutes=30))
     [first] = await store.jobs.queue_due(T0 + timedelta(minutes=30), 10, lambda j: Due(j.next_due, "run"))
-    await store.inbox.finish([first.entry or 0])
+    await store.inbox.finish("tg:1", [first.entry or 0])
     await store.jobs.finish(job.id, T0, "sent")  # still due at the time that ran (as a resume can leave it)
     [again] = await store.jobs.queue_due(T0 + timedelta(minutes=30), 10, lambda j: Due(None, "run"))
     [stored] = await store.jobs.for_chat("tg:1")
@@ -132,7 +132,7 @@ async def test_a_claim_lasts_as_long_as_its_inbox_entry(store: Store) -> None:
     assert await store.jobs.next_due() is None  # claimed: not due for anyone while its run waits or goes on
     assert await store.jobs.release_claims() == 0  # its entry waits (a replica died: the next owner runs it)
     assert await store.jobs.queue_due(T0 + timedelta(minutes=30), 10, _never) == []
-    await store.inbox.finish([queued.entry or 0])  # answered (or dropped by /stop), its result never recorded
+    await store.inbox.finish("tg:1", [queued.entry or 0])  # answered (or dropped by /stop), its result never recorded
     assert await store.jobs.release_claims() == 1
     assert _ids(await store.jobs.queue_due(T0 + timedelta(minutes=30), 10, _never)) == [job.id]
 

@@ -1,0 +1,64 @@
+"""Migrations 23 and on (bot/store/postgres/migrations.py runs them after the others): fencing and each chat's
+own order. Add-only, like every migration after the 14th.
+
+Fencing: a replica that takes a chat partition bumps the partition's epoch (bothub_partitions); every tree and
+inbox write of a chat names the partition and the epoch its writer took it at, and bothub_fence checks that in
+the same statement, under a share lock on the partition's row, so a write either lands before the next owner's
+bump or fails (SQLSTATE BHF01) after it: a stale owner (frozen, cut off, a write delayed in the network) writes
+nothing over its successor's work.
+
+Order: each accepted entry gets the next number of its chat's own dense sequence (inbox_order, one row per chat,
+locked by the accepting statement until it commits, so numbers follow commit order), and keeps the platform's
+order key (IncomingMessage.order: an update's number, a time-ordered id, a creation time) where it gives one.
+"""
+
+from __future__ import annotations
+
+FENCED = "BHF01"  # the SQLSTATE of a write refused by bothub_fence
+
+MIGRATIONS: tuple[str, ...] = (
+    # 23: fencing epochs per partition, and the fenced inbox writes.
+    """
+    CREATE TABLE bothub_partitions (
+        p INTEGER PRIMARY KEY,
+        epoch BIGINT NOT NULL,
+        owner TEXT NOT NULL
+    );
+    CREATE FUNCTION bothub_fence(p_part INTEGER, p_epoch BIGINT) RETURNS boolean LANGUAGE plpgsql AS $$
+    BEGIN
+        IF p_part IS NULL THEN
+            RETURN true;  -- a write outside ownership (a tool with no claims: migrate-store, import)
+        END IF;
+        PERFORM 1 FROM bothub_partitions AS f WHERE f.p = p_part AND f.epoch = p_epoch FOR SHARE;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'partition % is no longer at epoch %: another replica owns it', p_part, p_epoch
+                USING ERRCODE = 'BHF01';
+        END IF;
+        RETURN true;
+    END
+    $$;
+    CREATE FUNCTION bothub_finish(p_ids BIGINT[], p_part INTEGER, p_epoch BIGINT) RETURNS void
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM bothub_fence(p_part, p_epoch);
+        DELETE FROM inbox AS e WHERE e.id = ANY (p_ids);
+    END
+    $$;
+    CREATE FUNCTION bothub_replied(p_id BIGINT, p_replies TEXT[], p_part INTEGER, p_epoch BIGINT) RETURNS void
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM bothub_fence(p_part, p_epoch);
+        UPDATE inbox AS e SET replies = p_replies WHERE e.id = p_id;
+    END
+    $$;
+    """,
+    # 24: each chat's own dense sequence of accepted entries, and the platform's order key.
+    """
+    CREATE TABLE inbox_order (
+        session TEXT PRIMARY KEY,
+        last BIGINT NOT NULL
+    );
+    ALTER TABLE inbox ADD COLUMN seq BIGINT;
+    ALTER TABLE inbox ADD COLUMN platform_order BIGINT;
+    """,
+)
