@@ -69,6 +69,10 @@ class WeComOutbound:
         return SentRef(chat, ref)
 
     async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
+        press = ref.chat.origin
+        if isinstance(press, ButtonPress) and press.message_id == ref.message_id:
+            await self._replace(ref.chat, press, reply)
+            return
         sent = self._sent.get(ref.message_id)
         if sent is None:  # sent before a restart: its stream is gone, the final text goes anew
             if final:
@@ -93,11 +97,6 @@ class WeComOutbound:
 
     # ---- parts -----------------------------------------------------------------------------------
     async def _send_part(self, chat: ChatRef, part: Reply, *, final: bool) -> str:
-        press = chat.origin if isinstance(chat.origin, ButtonPress) else None
-        if press is not None and press.message_id and not self._pressed.get(press.press_id):
-            self._pressed.put(press.press_id, True)
-            if render.card_holds(part):
-                return await self._replace(chat, press, part)
         if part.buttons:
             if not render.card_holds(part):
                 await self._fresh(chat, dataclasses.replace(part, buttons=()))
@@ -124,12 +123,14 @@ class WeComOutbound:
         await self._call("aibot_respond_msg", body, sent.req_id)
         sent.open = not finish
 
-    async def _replace(self, chat: ChatRef, press: ButtonPress, reply: Reply) -> str:
-        task_id = press.message_id or uuid.uuid4().hex
-        body = {"response_type": "update_template_card", "template_card": render.card(reply, task_id)}
+    async def _replace(self, chat: ChatRef, press: ButtonPress, reply: Reply) -> None:
+        """The pressed card becomes the answer: once, within the event's window, if the card holds it."""
+        if self._pressed.get(press.press_id) or not render.card_holds(reply) or not press.message_id:
+            raise SendFailed("the pressed card cannot take this answer")  # the hub sends it anew
+        body = {"response_type": "update_template_card", "template_card": render.card(reply, press.message_id)}
         await self._call("aibot_respond_update_msg", body, press.press_id)
-        self._sent.put(task_id, _Sent("card", chat, reply))
-        return task_id
+        self._pressed.put(press.press_id, True)
+        self._sent.put(press.message_id, _Sent("card", chat, reply))
 
     async def _card(self, chat: ChatRef, reply: Reply) -> str:
         card = render.card(reply)
