@@ -44,9 +44,9 @@ def req_id(prefix: str) -> str:
 
 
 class LongConnection:
-    heartbeat = 30.0
+    heartbeat = 30.0  # seconds between pings
     ack_timeout = 5.0  # WeCom's own answer time; a reply not acked by then is lost
-    pause: Callable[[float], Awaitable[None]] = staticmethod(asyncio.sleep)
+    pause: Callable[[float], Awaitable[None]] = staticmethod(asyncio.sleep)  # the reconnect backoff; tests drive it
 
     def __init__(self, session: aiohttp.ClientSession, url: str, bot_id: str, secret: str, take: Take) -> None:
         self._session, self._url, self._bot_id, self._secret, self._take = session, url, bot_id, secret, take
@@ -151,7 +151,7 @@ class LongConnection:
         """Pings while the socket is open; two acks missing in a row close it (the reader then ends)."""
         missed = 0
         while missed < 2:
-            await self.pause(self.heartbeat)
+            await asyncio.sleep(self.heartbeat)
             try:
                 await self.request("ping")
                 missed = 0
