@@ -16,6 +16,7 @@ from aiohttp import web
 
 from adapters.wecom import WeComConfig, inbound
 from adapters.wecom.callback import CallbackMode
+from adapters.wecom.crypto import CryptoError
 from adapters.wecom.files import WeComFiles
 from adapters.wecom.longconn import AckError, LongConnection, Refused
 from adapters.wecom.outbound import WeComOutbound
@@ -203,12 +204,19 @@ def _require(env: Mapping[str, str], *names: str) -> None:
         raise ConfigError(f"WeCom needs {', '.join(missing)} (admin console → AI Bot → the bot → API mode).")
 
 
+def _callback_mode(env: Mapping[str, str]) -> CallbackMode:
+    _require(env, "WECOM_TOKEN", "WECOM_ENCODING_AES_KEY")
+    try:
+        return CallbackMode(env["WECOM_TOKEN"], env["WECOM_ENCODING_AES_KEY"])
+    except CryptoError as e:
+        raise ConfigError(f"WECOM_ENCODING_AES_KEY: {e}") from e
+
+
 def create(settings: WeComConfig, env: Mapping[str, str], services: AdapterServices) -> WeComAdapter:
     """Build the adapter; secrets come only from `env`. Callback mode registers its route here."""
     adapter = WeComAdapter(settings=settings, env=env, services=services)
     if settings.transport == "callback":
-        _require(env, "WECOM_TOKEN", "WECOM_ENCODING_AES_KEY")
-        adapter.callback = CallbackMode(env["WECOM_TOKEN"], env["WECOM_ENCODING_AES_KEY"])
+        adapter.callback = _callback_mode(env)
         services.add_route("GET", settings.callback_path, adapter.handle_callback)
         services.add_route("POST", settings.callback_path, adapter.handle_callback)
     else:
@@ -221,8 +229,7 @@ async def doctor(settings: WeComConfig, env: Mapping[str, str]) -> str:
     """For `bothub doctor`: does WeCom take the bot's subscription (long connection), or is the callback
     key a real EncodingAESKey?"""
     if settings.transport == "callback":
-        _require(env, "WECOM_TOKEN", "WECOM_ENCODING_AES_KEY")
-        CallbackMode(env["WECOM_TOKEN"], env["WECOM_ENCODING_AES_KEY"])
+        _callback_mode(env)
         return "callback token and EncodingAESKey are well formed"
     _require(env, "WECOM_BOT_ID", "WECOM_BOT_SECRET")
 
