@@ -36,5 +36,5 @@ async def test_doctor_checks_the_encoding_aes_key() -> None:
     assert SPEC.doctor is not None
     env = {"WECOM_TOKEN": TOKEN, "WECOM_ENCODING_AES_KEY": ENCODING_AES_KEY}
     assert "well formed" in await SPEC.doctor(WeComConfig(transport="callback"), env)
-    with pytest.raises(ConfigError, match="43 characters|base64"):
+    with pytest.raises(ConfigError, match=r"43 characters|base64"):
         await SPEC.doctor(WeComConfig(transport="callback"), {**env, "WECOM_ENCODING_AES_KEY": "short"})

@@ -58,7 +58,7 @@ async def test_a_req_id_wecom_refuses_is_answered_by_a_proactive_push(make: Make
 
 
 async def test_a_scheduled_message_without_a_callback_is_pushed(make: Make, wecom: FakeWeCom) -> None:
-    adapter, chat, _ = await asked(make, wecom)
+    adapter, _, _ = await asked(make, wecom)
     await adapter.send(ChatRef("wecom", "lisi"), Reply("reminder: standup"))  # type: ignore[attr-defined]
     assert wecom.shown("lisi") == ["reminder: standup"] and wecom.calls_of("aibot_send_msg")
 
