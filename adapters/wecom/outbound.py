@@ -125,12 +125,15 @@ class WeComOutbound:
 
     async def _replace(self, chat: ChatRef, press: ButtonPress, reply: Reply) -> None:
         """The pressed card becomes the answer: once, within the event's window, if the card holds it."""
-        if self._pressed.get(press.press_id) or not render.card_holds(reply) or not press.message_id:
+        pressed_id = press.message_id or ""
+        pressed = self._sent.get(pressed_id)
+        if self._pressed.get(press.press_id) or not render.card_holds(reply) or pressed is None:
             raise SendFailed("the pressed card cannot take this answer")  # the hub sends it anew
-        body = {"response_type": "update_template_card", "template_card": render.card(reply, press.message_id)}
+        card = render.card(reply, pressed_id, pressed.reply.buttons)
+        body = {"response_type": "update_template_card", "template_card": card}
         await self._call("aibot_respond_update_msg", body, press.press_id)
         self._pressed.put(press.press_id, True)
-        self._sent.put(press.message_id, _Sent("card", chat, reply))
+        self._sent.put(pressed_id, _Sent("card", chat, dataclasses.replace(reply, buttons=pressed.reply.buttons)))
 
     async def _card(self, chat: ChatRef, reply: Reply) -> str:
         card = render.card(reply)

@@ -34,20 +34,19 @@ def markdown(reply: Reply) -> str:
 
 
 def fits(text: str) -> bool:
-    return len(text) <= MAX_CHARS and len(text.encode()) <= MAX_BYTES
+    return len(text) <= MAX_CHARS  # MAX_CHARS characters are at most MAX_BYTES bytes
 
 
 def split_to_fit(reply: Reply, limit: int = MAX_CHARS) -> list[Reply]:
-    """Parts whose rendering fits; the title on the first, the buttons on the last."""
-    if fits(markdown(reply)) and len(markdown(reply)) <= limit:
+    """Parts whose rendering fits; the title on the first, the buttons on the last. Rendering only adds the
+    title and a fence (an image's link is shorter than the image), so one split with that room suffices."""
+    if len(markdown(reply)) <= limit:
         return [reply]
-    texts = split_text(reply.text, max(64, limit - 200))
-    if len(texts) < 2:
-        texts = split_text(reply.text, max(32, len(reply.text) // 2))
-    last = len(texts) - 1
-    parts = [Reply(text=text, title=reply.title if i == 0 else None, buttons=reply.buttons if i == last else (),
-                   monospace=reply.monospace) for i, text in enumerate(texts)]
-    return [fitted for part in parts for fitted in split_to_fit(part, limit)]
+    room = max(64, limit - len(reply.title or "") - 2 * len(FENCE) - 16)
+    texts = split_text(reply.text, room)
+    return [Reply(text=part, title=reply.title if n == 0 else None,
+                  buttons=reply.buttons if n == len(texts) - 1 else (), monospace=reply.monospace)
+            for n, part in enumerate(texts)]
 
 
 def truncate_to_fit(reply: Reply) -> Reply:
@@ -67,22 +66,16 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def card(reply: Reply, task_id: str = "") -> dict[str, Any]:
-    """A button_interaction card (each button's key is its command) or, without buttons, a text_notice card
-    (what a pressed card becomes when its answer replaces it)."""
+def card(reply: Reply, task_id: str = "", buttons: tuple[tuple[Button, ...], ...] = ()) -> dict[str, Any]:
+    """A button_interaction card, each button's key its command; `buttons` stand in when the reply has none
+    (a pressed card replaced by its answer keeps its buttons: WeCom's cards without buttons need a link)."""
     text = reply.text if card_holds(reply) else ""
     heading = reply.title or reply.text.strip().split("\n", 1)[0] or "…"
-    body: dict[str, Any] = {"task_id": task_id or uuid.uuid4().hex,
+    body: dict[str, Any] = {"card_type": "button_interaction", "task_id": task_id or uuid.uuid4().hex,
                             "main_title": {"title": _clip(heading, CARD_TITLE)}}
     if text:
         body["sub_title_text"] = text
-    buttons = [b for row in reply.buttons for b in row]
-    if not buttons:
-        body["card_type"] = "text_notice"
-        body["card_action"] = {"type": 0}  # not clickable
-        return body
-    body["card_type"] = "button_interaction"
-    body["button_list"] = [_button(b) for b in buttons[:MAX_BUTTONS]]
+    body["button_list"] = [_button(b) for row in (reply.buttons or buttons) for b in row][:MAX_BUTTONS]
     return body
 
 

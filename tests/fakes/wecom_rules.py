@@ -54,6 +54,10 @@ def card_problem(card: Any) -> str:
     title = card.get("main_title")
     if not isinstance(title, dict) or not (title.get("title") or card.get("sub_title_text")):
         return "main_title.title or sub_title_text required"
+    action = card.get("card_action")
+    if card["card_type"] in ("text_notice", "news_notice") and not (
+            isinstance(action, dict) and action.get("type") in (1, 2) and (action.get("url") or action.get("appid"))):
+        return "card_action (a link or a mini program) required"
     if card["card_type"] == "button_interaction":
         buttons = card.get("button_list")
         if not isinstance(buttons, list) or not 1 <= len(buttons) <= MAX_BUTTONS:
