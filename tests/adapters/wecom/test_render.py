@@ -39,5 +39,6 @@ def test_a_card_carries_commands_as_keys_and_short_labels() -> None:
 def test_a_pressed_card_replaced_by_its_answer_keeps_its_buttons_and_a_long_text_stays_out() -> None:
     buttons = ((Button("Go", "/goto 1"),),)
     card = render.card(Reply("moved to 1"), "task-1", buttons)
-    assert (card["task_id"], card["sub_title_text"], card["button_list"][0]["key"]) == ("task-1", "moved to 1", "/goto 1")
+    assert (card["task_id"], card["sub_title_text"]) == ("task-1", "moved to 1")
+    assert card["button_list"][0]["key"] == "/goto 1"
     assert not render.card_holds(Reply("x" * (render.CARD_TEXT + 1)))
