@@ -76,6 +76,7 @@ class WeComAdapter:
         self._on_message = on_message
         if self.callback is not None:
             self.callback.session = self._session
+            self._files = WeComFiles(self._session, None, self._services.max_file_bytes)
             return
         conn = LongConnection(self._session, ws_url(self._settings, self._env), self._env["WECOM_BOT_ID"],
                               self._env["WECOM_BOT_SECRET"], self._take_frame)

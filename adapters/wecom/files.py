@@ -35,7 +35,8 @@ MAX_UPLOAD = 20 * 1024 * 1024  # a file message
 class WeComFiles:
     max_upload = MAX_UPLOAD
 
-    def __init__(self, session: aiohttp.ClientSession, outbound: WeComOutbound, max_bytes: int) -> None:
+    def __init__(self, session: aiohttp.ClientSession, outbound: WeComOutbound | None, max_bytes: int) -> None:
+        """`outbound` None: callback mode, which can fetch what users send but has no upload."""
         self._session = session
         self._outbound = outbound
         self._max = min(max_bytes, MAX_DOWNLOAD)
@@ -68,6 +69,8 @@ class WeComFiles:
             yield plain[start:start + CHUNK]
 
     async def upload(self, chat: ChatRef, file: OutgoingFile) -> SentRef:
+        if self._outbound is None:
+            raise SendFailed("WeCom's callback mode cannot send files; the long connection can")
         if len(file.data) < MIN_UPLOAD:
             raise SendFailed(f"WeCom takes no file under {MIN_UPLOAD} bytes")
         kind = "image" if file.is_image and len(file.data) <= MAX_IMAGE else "file"
@@ -78,6 +81,7 @@ class WeComFiles:
         return ref
 
     async def _upload(self, kind: str, file: OutgoingFile) -> str:
+        assert self._outbound is not None
         chunks = [file.data[i:i + UPLOAD_CHUNK] for i in range(0, len(file.data), UPLOAD_CHUNK)]
         if len(chunks) > MAX_CHUNKS:
             raise SendFailed(f"{file.name} is too large for WeCom's upload")

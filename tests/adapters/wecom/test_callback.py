@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 
+from bot.adapter import OutgoingFile, SendFailed
 from bot.messages import IncomingMessage
 from bot.replies import Reply
 from tests.adapters.contract.driver import serve_routes
 from tests.adapters.wecom.conftest import Make, text
 from tests.fakes.wecom_callback import ENCODING_AES_KEY, TOKEN, FakeWeComCallbacks
+from tests.fakes.wecom_ws import FakeWeCom
 
 ENV = {"WECOM_TOKEN": TOKEN, "WECOM_ENCODING_AES_KEY": ENCODING_AES_KEY}
 
@@ -83,3 +85,18 @@ async def test_entering_the_chat_is_answered_with_the_welcome(hooked: tuple[Any,
              "event": {"eventtype": "enter_chat"}}
     _, answer = await side.post(event)
     assert answer is not None and answer["text"]["content"].startswith("你好")
+
+
+async def test_a_picture_by_callback_is_fetched_but_files_go_out_only_by_the_long_connection(
+        hooked: tuple[Any, Any, FakeWeComCallbacks], wecom: FakeWeCom) -> None:
+    adapter, inbox, side = hooked
+    url, key = wecom.host_media(b"\x89PNG\r\n\x1a\n" + b"p" * 300)
+    body = {"msgid": "m-cb-img", "chattype": "single", "from": {"userid": "lisi"}, "msgtype": "image",
+            "image": {"url": url, "aeskey": key}}
+    assert (await side.post(body))[0] == 200
+    message = await inbox.next()
+    assert isinstance(message, IncomingMessage)
+    got = b"".join([chunk async for chunk in adapter.files.download(message.attachments[0])])
+    assert got.startswith(b"\x89PNG") and len(got) == 308
+    with pytest.raises(SendFailed, match="long connection"):
+        await adapter.files.upload(message.chat, OutgoingFile(b"report", "r.txt", "text/plain"))
