@@ -19,7 +19,7 @@ from bench.common import Section, print_section, render_markdown, section_from_j
 RESULTS = Path(__file__).with_name("results.md")
 MODULES = ("store", "hub", "api", "flat", "scale", "traces", "group_context", "concurrency", "scheduler", "dashboard",
            "search", "footprint", "telegram_e2e", "discord_e2e", "feishu_e2e", "dingtalk_e2e", "slack_e2e",
-           "discord_answers", "reach")
+           "wecom_e2e", "discord_answers", "reach")
 
 
 async def measure(name: str) -> Section:

@@ -32,6 +32,8 @@ STRINGS: dict[str, tuple[str, str]] = {
                        "此处未启用语音消息（未配置转写模型），请改用文字。"),
     "voice_failed": ("I couldn't transcribe that voice message; please try again or type it.",
                      "无法转写这条语音消息，请重试或改用文字。"),
+    "welcome": ("Hello! I'm your assistant: send me a message to start, or /help for the commands.",
+                "你好！我是你的助手：直接发消息开始对话，或发送 /help 查看命令。"),
     "unknown_command": ("Unknown command /{name}. Try /help.", "未知命令 /{name}。试试 /help。"),
     "usage": ("Usage: {usage}", "用法：{usage}"),
     "llm_failed": (

@@ -34,7 +34,8 @@ async def onboarding(cwd: Path, **extra: str) -> AsyncIterator[tuple[Screen, asy
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
     env = {name: value for name, value in os.environ.items()
-           if not name.startswith(("OPENAI_", "BOTHUB_", "TELEGRAM_", "DISCORD_", "FEISHU_", "DINGTALK_", "SLACK_"))}
+           if not name.startswith(("OPENAI_", "BOTHUB_", "TELEGRAM_", "DISCORD_", "FEISHU_", "DINGTALK_", "SLACK_",
+                                   "WECOM_"))}
     env.update({"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "BOTHUB_PORT": "0", "BOTHUB_LANGUAGE": "en", **extra})
     proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "onboard", stdin=slave, stdout=slave,
                                                 stderr=slave, env=env, cwd=cwd)
@@ -84,6 +85,7 @@ async def test_a_good_endpoint_writes_both_files_and_the_chat_starts_with_them(t
         await answer(screen, "FEISHU_APP_ID", "")
         await answer(screen, "SLACK_BOT_TOKEN", "")
         await answer(screen, "TELEGRAM_BOT_TOKEN", "123:secret-token")
+        await answer(screen, "WECOM_BOT_ID", "")
         await answer(screen, "Start the chat now?", "y")
         await shows_next(screen, "you>")  # the chat, started with the new .env (the old key would be refused)
         screen.type("hello after onboarding\r")

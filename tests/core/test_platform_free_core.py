@@ -13,7 +13,7 @@ from bot.adapter import find_spec, installed_platforms, installed_specs
 from bot.config import Config, ConfigError, load_config
 
 CORE = Path(__file__).resolve().parents[2] / "bot"
-PLATFORM_NAMES = re.compile(r"telegram|discord|feishu|lark|dingtalk|钉钉|slack", re.IGNORECASE)
+PLATFORM_NAMES = re.compile(r"telegram|discord|feishu|lark|dingtalk|钉钉|slack|wecom|企业微信", re.IGNORECASE)
 
 
 def test_no_core_file_names_a_platform() -> None:
@@ -26,7 +26,7 @@ def test_no_core_file_names_a_platform() -> None:
 
 def test_every_adapter_folder_exports_a_spec_named_after_it() -> None:
     names = installed_platforms()
-    assert {"console", "dingtalk", "discord", "feishu", "telegram"} <= set(names)
+    assert {"console", "dingtalk", "discord", "feishu", "telegram", "wecom"} <= set(names)
     assert [spec.name for spec in installed_specs()] == list(names)
     assert find_spec("no_such_platform") is None and find_spec("../bot") is None
 

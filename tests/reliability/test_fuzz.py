@@ -21,6 +21,7 @@ from adapters.dingtalk import inbound as dingtalk_inbound
 from adapters.discord import inbound as discord_inbound
 from adapters.feishu import inbound as feishu_inbound
 from adapters.telegram import inbound as telegram_inbound
+from adapters.wecom import inbound as wecom_inbound
 from bot.messages import Attachment, IncomingMessage
 from tests.fakes.openai_api import FakeOpenAI
 from tests.harness import RecordingAdapter, answered_id, running_app
@@ -252,3 +253,26 @@ def test_dingtalk_parser_fuzz() -> None:
     press = {"outTrackId": "t1", "userId": "s1", "spaceType": "IM_GROUP", "spaceId": "cid1",
              "content": json.dumps({"cardPrivateData": {"actionIds": ["/goto 2"], "params": {}}})}
     assert fuzz_parser(decoded, dingtalk_inbound.parse_card_callback, [press]) > 100
+
+
+def test_wecom_parser_fuzz() -> None:
+    """WeCom frame bodies reach the parser as decoded JSON, so every field may have any type."""
+
+    def decoded(data: dict[str, Any]) -> Any:
+        return json.loads(json.dumps(data))
+
+    base = {"msgid": "m1", "aibotid": "b1", "chatid": "g1", "chattype": "group", "from": {"userid": "u1"}}
+    image = {"url": "http://127.0.0.1:1/m", "aeskey": "k"}
+    templates = [
+        {**base, "chattype": "single", "msgtype": "text", "text": {"content": "hi"}},
+        {**base, "msgtype": "text", "text": {"content": "@bot hi"}},
+        {**base, "msgtype": "voice", "voice": {"content": "你好"}},
+        {**base, "msgtype": "image", "image": image},
+        {**base, "msgtype": "mixed", "mixed": {"msg_item": [{"msgtype": "text", "text": {"content": "a"}},
+                                                            {"msgtype": "image", "image": image}]}},
+        {**base, "msgtype": "file", "file": image},
+    ]
+    assert fuzz_parser(decoded, wecom_inbound.parse_message, templates) > 100
+    press = {**base, "msgtype": "event", "event": {"eventtype": "template_card_event", "template_card_event": {
+        "card_type": "button_interaction", "event_key": "/goto 2", "task_id": "t1"}}}
+    assert fuzz_parser(decoded, wecom_inbound.parse_event, [press]) > 100

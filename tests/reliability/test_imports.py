@@ -9,7 +9,7 @@ import pytest
 
 
 @pytest.mark.parametrize("package", ["adapters.telegram", "adapters.discord", "adapters.feishu",
-                                     "adapters.dingtalk"])
+                                     "adapters.dingtalk", "adapters.wecom"])
 def test_fuzz_module_fails_when_a_parser_cannot_be_imported(package: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(sys.modules, "tests.reliability.test_fuzz", raising=False)
     # mutation: the parser's import is broken

@@ -16,6 +16,7 @@ from tests.adapters.contract.driver import Driver
 from tests.adapters.contract.http import ApiDriver, WebDriver
 from tests.adapters.contract.messaging import DiscordDriver, FeishuDriver, TelegramDriver
 from tests.adapters.contract.slack import SlackDriver
+from tests.adapters.contract.wecom import WeComDriver
 
 DRIVERS: dict[str, Callable[[pytest.MonkeyPatch], Driver]] = {
     "telegram": lambda _: TelegramDriver(),
@@ -26,6 +27,7 @@ DRIVERS: dict[str, Callable[[pytest.MonkeyPatch], Driver]] = {
     "api": lambda _: ApiDriver(),
     "dingtalk": lambda _: DingTalkDriver(),
     "slack": lambda _: SlackDriver(),
+    "wecom": lambda _: WeComDriver(),
 }
 
 

@@ -16,7 +16,7 @@ from tests.adapters.contract.drivers import DRIVERS, make_driver, platforms
 
 def test_every_adapter_folder_exports_a_spec_and_has_a_driver() -> None:
     assert platforms() == installed_platforms() == ("api", "console", "dingtalk", "discord", "feishu", "slack",
-                                                    "telegram", "web")
+                                                    "telegram", "web", "wecom")
     assert [name for name in platforms() if find_spec(name) is None] == []
     assert sorted(DRIVERS) == sorted(platforms())  # no driver is left over from a platform that is gone
 
