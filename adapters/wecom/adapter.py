@@ -55,6 +55,7 @@ class WeComAdapter:
         replace_pressed=True,
         closes_streams=True,  # a stream shows "typing" until `finish`
         restart_when_down=True,
+        reorders=False,  # no order key parsed yet (IncomingMessage.order): nothing to hold for
     )
 
     def __init__(self, *, settings: WeComConfig, env: Mapping[str, str], services: AdapterServices) -> None:
