@@ -70,13 +70,14 @@ class Lanes:
     async def arrive(self, key: SessionKey, accept: Accept, route: Callable[[Accepted], Awaitable[None]]) -> None:
         """An event for the chat: `accept` puts it in the inbox, then `route` runs here if this replica owns
         the chat (claimed now if nobody does); else the owner pulls it. One arrival at a time per chat, so the
-        inbox's order is the lane's; on a platform that may deliver out of its order, the entry is routed after
-        a short hold in the platform's order (bot/replicas/order.py)."""
+        inbox's order is the lane's; on a platform that may deliver out of its order, while chats are changing
+        hands between replicas, the entry is routed after a short hold in the platform's order
+        (bot/replicas/order.py)."""
         async with self._sessions.get(key).intake:
             accepted = await accept()
             if accepted is None:
                 return
-            if self._reorders(key.platform):
+            if self.owners.settling and self._reorders(key.platform):
                 self.owners.hold(key.storage_key, accepted, lambda: route(accepted))
             else:
                 await self.owners.arrived(key.storage_key, accepted.id, lambda: route(accepted))

@@ -2,11 +2,13 @@
 corrected by the platform's order key where the platform may deliver out of it.
 
 A platform may send a bot's events over parallel webhook connections and redeliver one whose delivery failed (a
-replica killed while it held the request), or redeliver after a gateway resume. So an arrival of such a platform is
-held back ORDER_HOLD seconds on the chat's owner, with whatever else the chat receives meanwhile, and the chat's
-entries not routed yet then take their places in the platform's order: a redelivered earlier message runs before
-the later one that overtook it. Past the hold, what runs first stays first: message n runs only after n - 1 is
-answered, in the sequence as it then stands.
+replica killed while it held the request), or redeliver after a gateway resume. So, while chats are changing hands
+between replicas (for SETTLING seconds after a replica here took partitions: bot/replicas/ownership.py), an
+arrival of such a platform is held back ORDER_HOLD seconds on the chat's owner, with whatever else the chat
+receives meanwhile, and the chat's entries not routed yet then take their places in the platform's order: a
+redelivered earlier message runs before the later one that overtook it. Past the hold, what runs first stays
+first: message n runs only after n - 1 is answered, in the sequence as it then stands. In steady state, and in a
+single process, nothing is held: every answer would otherwise start ORDER_HOLD later.
 """
 
 from __future__ import annotations

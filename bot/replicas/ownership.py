@@ -27,6 +27,7 @@ log = logging.getLogger("bothub.replicas")
 SWEEP_EVERY = 1.0  # seconds between looks for unowned chats with waiting entries
 IDLE_FORGET = 30.0  # seconds an owned chat's session stays cached here after its last entry
 KNOWN = 100_000  # entry ids remembered as taken (routed here), newest kept
+SETTLING = 120.0  # seconds after chats changed hands during which arrivals are held for their platform's order
 
 
 class ChatOwnership:
@@ -47,6 +48,7 @@ class ChatOwnership:
         self._active: dict[str, float] = {}  # owned chat → when its latest entry came
         self._locks: dict[str, asyncio.Lock] = {}  # one routing at a time per chat keeps the inbox's order
         self._fresh: set[int] = set()  # partitions just taken: their waiting entries go before any arrival
+        self._settled_at = 0.0  # monotonic time from which no partition has changed hands here for a while
         self.share = FairShare(claims)
         self._tasks: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
@@ -71,6 +73,12 @@ class ChatOwnership:
         """Shutdown, last step: give every chat up (the database releases them with the connection)."""
         await self.stop_taking()
         await self.claims.stop()
+
+    @property
+    def settling(self) -> bool:
+        """Chats changed hands here lately (a replica died, joined or started): a platform may now redeliver what
+        their old owner held, out of its order. In steady state arrivals are not held back (bot/replicas/order.py)."""
+        return self.claims.shared and time.monotonic() < self._settled_at
 
     async def arrived(self, session: str, entry: int, route_here: Callable[[], Awaitable[None]]) -> bool:
         """An entry this replica accepted: routed here if the chat is ours (claimed now if nobody owns it);
@@ -201,7 +209,8 @@ class ChatOwnership:
     def _woken(self, entry: int, session: str) -> None:
         """NOTIFY: some replica accepted `entry`; only this chat's owner acts on it."""
         if entry not in self._known and self.claims.holds(session) and not self._closing:
-            self._spawn(self._hold_woken(session) if self._reorders(session.split(":", 1)[0]) else self._pull(session))
+            held = self.settling and self._reorders(session.split(":", 1)[0])
+            self._spawn(self._hold_woken(session) if held else self._pull(session))
 
     def _lost(self) -> None:
         """The claims are gone with their connection: stop answering now; another replica takes over."""
@@ -260,6 +269,8 @@ class ChatOwnership:
         busy = {partition(s) for s in self._active if self._busy(s) or self._lock(s).locked()}
         taken, away = await self.share.balance(busy | self._fresh)
         self._fresh.update(taken)
+        if taken or orphans:  # chats changed hands: what their old owner left may come again out of order
+            self._settled_at = time.monotonic() + SETTLING
         if taken or away:
             log.info("replica %s: took %d partition(s), handed back %d; holds %d", self.claims.replica, len(taken),
                      len(away), len(self.claims.partitions))
