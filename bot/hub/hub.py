@@ -194,11 +194,13 @@ class Hub:
             return 0
         resumed = 0
         for entry in await self.store.inbox.unfinished():
-            resumed += await self._pulled(entry)
+            resumed += await self._pulled(entry, inherited=True)
         return resumed
 
-    async def _pulled(self, entry: InboxEntry) -> bool:
-        """Route an entry accepted earlier or elsewhere; False when its platform does not run here."""
+    async def _pulled(self, entry: InboxEntry, inherited: bool = False) -> bool:
+        """Route an entry accepted earlier or elsewhere; False when its platform does not run here. An entry left
+        by an earlier process (`inherited`, or its reply begun elsewhere) starts its chat with no burst: the
+        platform counted what that process sent there a moment ago, which this one's pacing never saw."""
         if entry.job is not None:
             return self.scheduled is not None and await self.scheduled(entry)
         msg = decode_message(entry.event)
@@ -206,6 +208,8 @@ class Hub:
         if delivery is None:
             return False  # its platform does not run in this process: the entry waits for one that does
         ticket = Ticket(entry.id, entry.session, self.store.inbox, entry.replies, entry.seq or None)
+        if inherited or entry.replies:
+            delivery.pacer.penalize(msg.chat, 0.0)
         await self._dispatch(msg, SessionKey.of(msg), ticket, delivery, pulled=True)
         return True
 
