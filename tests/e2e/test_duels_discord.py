@@ -17,7 +17,7 @@ from tests.harness import running_app, wait_for
 def by_model(body: dict[str, Any]) -> Step:
     if body["model"] == "fake-model":
         return Text("the first answer")
-    return Text(" ".join(f"{body['model']}{i}" for i in range(60)), delay=0.05)
+    return Text(" ".join(f"{body['model']}{i}" for i in range(60)), delay=0.1)
 
 
 async def test_a_duel_streams_both_answers_and_a_press_votes(
