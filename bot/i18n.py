@@ -301,7 +301,7 @@ STRINGS: dict[str, tuple[str, str]] = {
 STRINGS.update(FLEET_STRINGS)
 STRINGS.update(CLI_STRINGS)  # the CLI's and doctor's words, and --help's, kept in files of their own
 STRINGS.update(HELP_STRINGS)
-STRINGS.update(TREE_STRINGS)  # the tree features' words: /merge, /handoff and /resume, /forget_me
+STRINGS.update(TREE_STRINGS)  # the tree features' words: /merge, /handoff, /forget_me, /duel, /replay
 CHAT_KEYS = frozenset(STRINGS)  # what the chats and the CLI say; the web's words must not shadow any (a test checks)
 STRINGS.update(WEB_STRINGS)  # the dashboard's and web chat's words, kept in a file of their own, in this one table
 

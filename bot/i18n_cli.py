@@ -148,4 +148,11 @@ CLI_STRINGS: dict[str, tuple[str, str]] = {
     "onboard_start_now": ("Start the chat now?", "现在开始聊天吗？"),
     "onboard_start_later": ("start it with: bothub chat (or make run; bothub doctor checks everything)",
                             "启动方式：bothub chat（或 make run；bothub doctor 检查全部设置）"),
+    "cli_replay_header": ("conversation  answer  changed   lines  tokens (then → now)",
+                          "会话          回答    是否改变  行数   令牌（原 → 现）"),
+    "cli_replay_changed": ("changed", "已改变"),
+    "cli_replay_same": ("same", "相同"),
+    "cli_replay_summary": ("changed: {changed}, unchanged: {unchanged}", "已改变：{changed}，未改变：{unchanged}"),
+    "cli_replay_bad_date": ("bothub: --since takes a day as YYYY-MM-DD, not {value!r}",
+                            "bothub：--since 需要 YYYY-MM-DD 格式的日期，而不是 {value!r}"),
 }

@@ -72,4 +72,9 @@ HELP_STRINGS: dict[str, tuple[str, str]] = {
     "help_pair_action": ("what to do with the code", "如何处理这个配对码"),
     "help_pair_code": ("the code the bot gave the person", "机器人发给对方的配对码"),
     "help_pair_platform": ("where the person wrote from", "对方来自哪个平台"),
+    "help_replay": ("run a chat's answers since a day again (recorded tool results, nothing stored) and list "
+                    "what changed", "重新运行某聊天自某日以来的回答（使用已记录的工具结果，不保存）并列出变化"),
+    "help_replay_since": ("the first day, YYYY-MM-DD (UTC)", "起始日期，YYYY-MM-DD（UTC）"),
+    "help_replay_model": ("answer with this model instead of each answer's own",
+                          "改用此模型回答，而不是各回答原来的模型"),
 }

@@ -1,4 +1,5 @@
-"""The words of the tree's features — /merge, /handoff and /resume, /forget_me — in English and Chinese.
+"""The words of the tree's features — /merge, /handoff and /resume, /forget_me, /duel and /vote, /replay — in
+English and Chinese.
 
 Part of the one table in bot/i18n.py (`t` looks them up there); kept here so that file stays readable.
 """
@@ -53,4 +54,30 @@ TREE_STRINGS: dict[str, tuple[str, str]] = {
     "handoff_same_chat": ("That conversation is already in this chat: /list shows it.",
                           "该会话已在本聊天中：/list 可以看到。"),
     "handoff_gone": ("That conversation was deleted before it could be resumed.", "该会话在继续之前已被删除。"),
+    "duel_start": ("⚔ Duel on your last message: {models}. Tools are off during a duel. Vote for the better answer; "
+                   "until then you continue from the first.",
+                   "⚔ 对决你的上一条消息：{models}。对决期间不使用工具。请投票选出更好的回答；"
+                   "在此之前从第一个回答继续。"),
+    "duel_title": ("Answer {i} · {model}", "回答 {i} · {model}"),
+    "duel_vote": ("👍 {i} is better (#{n})", "👍 {i} 更好（#{n}）"),
+    "duel_failed": ("{model} could not answer this time.", "{model} 这次未能回答。"),
+    "duel_usage": ("Name two or more models: /duel <model> <model> … (allowed: {allowed}).",
+                   "请指定两个或更多模型：/duel <模型> <模型> …（可用：{allowed}）。"),
+    "duel_too_many": ("A duel takes at most {n} models.", "一场对决最多 {n} 个模型。"),
+    "vote_not_duel": ("Message #{n} is not an answer of a duel in this chat.",
+                      "第 #{n} 条消息不是本聊天中某场对决的回答。"),
+    "vote_done": ("🏆 #{n} ({model}) chosen: you continue from here.", "🏆 已选择 #{n}（{model}）：从这里继续。"),
+    "replay_head": ("↻ Replay of #{n} · {model}", "↻ 重放 #{n} · {model}"),
+    "replay_new": ("replay", "重放"),
+    "replay_same": ("The replay of #{n} gave the same answer.", "#{n} 的重放给出了相同的回答。"),
+    "replay_changed": ("The replay of #{n} changed {lines} line(s):", "#{n} 的重放改变了 {lines} 行："),
+    "replay_model": ("model", "模型"),
+    "replay_tokens": ("tokens", "令牌"),
+    "replay_cost": ("cost", "费用"),
+    "replay_time": ("time", "耗时"),
+    "replay_failed": ("The replay did not get an answer from the model.", "重放没有得到模型的回答。"),
+    "replay_not_answer": ("#{n} is not an answer to replay (see /tree).", "#{n} 不是可以重放的回答（见 /tree）。"),
+    "replay_missed": ("{n} tool call(s) had no recorded result in the tree (tools were not called; "
+                      "`/replay N tools` calls them).",
+                      "{n} 个工具调用在树中没有记录的结果（未调用工具；`/replay N tools` 会调用工具）。"),
 }

@@ -120,6 +120,14 @@ class Conversations:
         if session.writing is not None:
             await session.writing
 
+    async def branch_off(self, session: Session, messages: list[Message], cursor: str) -> None:
+        """Store messages that name their own parents (side branches: a duel's answers, a replay), in one write,
+        and put the cursor on `cursor` (one of them, or where it was)."""
+        await self.flush(session)
+        assert session.conversation_id is not None and all(m.parent_id for m in messages)
+        await self.store.append(session.key.storage_key, session.conversation_id, messages)
+        await self.move_cursor(session, cursor)
+
     async def move_cursor(self, session: Session, message_id: str) -> None:
         await self.flush(session)
         assert session.conversation_id is not None

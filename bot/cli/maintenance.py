@@ -38,6 +38,11 @@ async def run(cfg: Config, command: str, args: argparse.Namespace, env: Mapping[
         return int(await doctor.run(cfg, env))
     if command == "set-password":
         return _set_password(cfg)
+    if command == "replay":
+        from bot.cli.replay import parse_day, replay_chat  # builds the whole app: only when asked
+
+        since = parse_day(args.since, lang)
+        return 2 if since is None else await replay_chat(cfg, env, args.chat, since, args.model)
     if command == "migrate-store":
         return await _migrate_store(args.source or cfg.database_url, args.target)
     database = sqlite_path(cfg.database_url)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.commands.models import choosable
 from bot.commands.registry import CommandContext, UsageError, command
 from bot.replies import Button, Reply
 from bot.tree.model import Message
@@ -60,13 +61,17 @@ async def goto(ctx: CommandContext) -> Reply:
     return Reply(ctx.t("goto_done", n=n, preview=preview))
 
 
-@command("retry", "Answer your last message again, as a new branch", "重新回答你的上一条消息（作为新分支）",
-         navigation=True)
+@command("retry", "Answer your last message again, as a new branch (with another model if named)",
+         "重新回答你的上一条消息（作为新分支；可指定另一个模型）", "/retry [model]", navigation=True)
 async def retry(ctx: CommandContext) -> Reply | None:
+    model = ctx.args.strip() or None
+    allowed = choosable(ctx.services.llm)
+    if model is not None and model not in allowed:
+        return Reply(ctx.t("model_not_allowed", model=model, allowed=", ".join(allowed) or "—"))
     path = ctx.session.path
     last_user = next((m for m in reversed(path) if m.role == "user"), None)
     if last_user is None:
         return Reply(ctx.t("retry_nothing"))
     await ctx.services.conversations.move_cursor(ctx.session, last_user.id)
-    await ctx.rerun(last_user.content)
+    await ctx.rerun.again(last_user.content, model)
     return None

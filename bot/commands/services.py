@@ -7,8 +7,8 @@ command be tested with a store, a prompt builder and a session, without starting
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from bot.agent.approvals import Approvals
 from bot.agent.compaction import Compactor
@@ -27,8 +27,13 @@ from bot.chats.pairing import Pairing
 from bot.chats.sessions import Session
 from bot.lanes import Lanes
 from bot.llmconfig import LLMConfig
+from bot.ops.metrics import Metrics
 from bot.scheduler.service import Schedules
 from bot.store import Store
+from bot.tree.model import Message
+
+if TYPE_CHECKING:
+    from bot.run.replay import Recorded, Replayed
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +55,7 @@ class CommandServices:
     handoffs: Handoffs | None = None  # /handoff, /resume; None: not offered
     forgetting: Forgetting | None = None  # /forget-me; None: not offered
     traces: TraceWriter | None = None  # /tree names the models of an answer that failed over
+    metrics: Metrics | None = None  # duel votes and win rates for /metrics
 
     async def set_setting(self, session: Session, **values: str) -> None:
         """Persist a per-chat choice and apply it to the live session at once."""
@@ -65,4 +71,18 @@ class CommandServices:
         await asyncio.to_thread(load)
 
 
-Rerun = Callable[[str], Awaitable[None]]  # answer this text again from the session's cursor (/retry)
+class Rerun(Protocol):
+    """Runs a command starts in its own chat, in the lane the command already holds (the hub makes them)."""
+
+    async def again(self, text: str, model: str | None = None) -> None:
+        """Answer `text` again from the session's cursor (/retry), with `model` for this turn when named."""
+        ...
+
+    async def duel(self, path: list[Message], models: list[str]) -> None:
+        """Answer the last message of `path` (a branch of this session) with each model at once (/duel)."""
+        ...
+
+    async def replay(self, path: list[Message], recorded: list[Recorded] | None, model: str, head: str) -> Replayed:
+        """Answer the last message of `path` again with `model`, the tools answered from `recorded` (None: called),
+        shown headed `head` and stored as a side branch (/replay)."""
+        ...

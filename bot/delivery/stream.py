@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from bot.delivery.sending import Delivery
 from bot.messages import ChatRef, SentRef
-from bot.replies import Reply, reasoning_room, shown_reasoning, split_text
+from bot.replies import Button, Reply, reasoning_room, shown_reasoning, split_text
 
 log = logging.getLogger("bothub.delivery")
 FIRST_SEND_WAIT = 0.02  # seconds: an answer that arrives in one piece (a quick model) is sent once
@@ -30,11 +30,18 @@ class StreamWriter:
     """
 
     def __init__(self, delivery: Delivery, chat: ChatRef, sent: Sequence[str] = (),
-                 on_sent: Callable[[list[str]], Awaitable[None]] | None = None) -> None:
+                 on_sent: Callable[[list[str]], Awaitable[None]] | None = None, title: str | None = None,
+                 sharing: int = 1) -> None:
         self._d = delivery
+        self._title = title  # heads the first message (a duel's answer names its model)
+        self._buttons: tuple[tuple[Button, ...], ...] = ()  # under the last one, once finished
         self._chat = chat
         caps = delivery.caps
-        self._interval = caps.group_edit_interval if chat.is_group else caps.edit_interval
+        # `sharing` streams at once in one chat (a duel) share its budget: each edits (sharing + 1) times less
+        # often, so all of them get their turn and room stays for the final edits (else the first one starves
+        # the others: an intermediate edit is only made with budget to spare)
+        pace = 1 if sharing < 2 else sharing + 1
+        self._interval = pace * (caps.group_edit_interval if chat.is_group else caps.edit_interval)
         self._text = ""
         self._reasoning = ""  # the model's thinking, shown (folded) in the first message while thinking mode is on
         self._refs = [SentRef(chat, message_id) for message_id in sent]
@@ -61,12 +68,17 @@ class StreamWriter:
             self._flusher = asyncio.create_task(self._flush())
 
     def _parts(self) -> list[Reply]:
-        """The messages the answer needs now; with thinking, every text part keeps the same room for it."""
-        limit = self._d.caps.max_text
-        if not self._reasoning.strip():
-            return [Reply(part) for part in split_text(self._text, limit)] if self._text.strip() else []
-        texts = (split_text(self._text, limit - reasoning_room(limit)) if self._text.strip() else []) or [""]
-        return [Reply(texts[0], reasoning=shown_reasoning(self._reasoning, limit)), *map(Reply, texts[1:])]
+        """The messages the answer needs now; with thinking, every text part keeps the same room for it (and for
+        the title, when there is one)."""
+        limit = self._d.caps.max_text - (len(self._title) + 2 if self._title else 0)
+        thinking = bool(self._reasoning.strip())
+        texts = split_text(self._text, limit - (reasoning_room(limit) if thinking else 0)) if self._text.strip() else []
+        if thinking or (self._title and self._buttons):
+            texts = texts or [""]
+        last = len(texts) - 1
+        return [Reply(text, self._title if i == 0 else None, self._buttons if i == last else (),
+                      reasoning=shown_reasoning(self._reasoning, limit) if i == 0 and thinking else "")
+                for i, text in enumerate(texts)]
 
     async def _flush(self) -> None:
         # The first text waits only a moment (what the user waits for): an answer that is complete by then goes
@@ -120,9 +132,10 @@ class StreamWriter:
             except Exception:
                 log.exception("could not note the messages of a reply in %s", self._chat.chat_id)
 
-    async def finish(self, final_text: str | None = None) -> None:
+    async def finish(self, final_text: str | None = None, buttons: tuple[tuple[Button, ...], ...] = ()) -> None:
         """Deliver the complete answer; what the chat shows equals `final_text` (or everything fed), with the
-        thinking fed folded before it."""
+        thinking fed folded before it and `buttons` under its last part."""
+        self._buttons = buttons
         if self._flusher is not None and not self._flusher.done():
             if self._sending:  # a request is in flight: let it land so its message id is known
                 with contextlib.suppress(Exception):

@@ -20,11 +20,14 @@ from bot.config import Config
 from bot.delivery import Delivery
 from bot.hub.inbox import decode_message, encode_message
 from bot.hub.intake import Intake, MediaIntake
+from bot.hub.reruns import Reruns
 from bot.i18n import t
 from bot.messages import ChatRef, InboundEvent, IncomingMessage, Overheard
 from bot.ops.metrics import Metrics
 from bot.replicas.awaited import answered_elsewhere
 from bot.replies import Reply
+from bot.run.duel import Duels
+from bot.run.replay import Replays
 from bot.run.roster import Roster
 from bot.run.runner import AgentRunner
 from bot.run.turn import Ticket, TurnContext
@@ -240,11 +243,6 @@ class Hub:
         return TurnContext(msg.chat, msg.user_id, msg.user_name, text, is_admin, self.language(session, runner),
                            files=files, ticket=ticket)
 
-    async def _rerun(self, msg: IncomingMessage, session: Session, text: str, delivery: Delivery) -> None:
-        """/retry: answer `text` again from the session's cursor, in the lane the command already holds."""
-        runner = self.runner_for(msg)
-        await runner.run(session, self.turn(msg, session, text, runner=runner), delivery)
-
     async def _run_command(
         self, cmd: Command, msg: IncomingMessage, session: Session, args: str, delivery: Delivery
     ) -> None:
@@ -256,9 +254,11 @@ class Hub:
             if (cmd.admin_only and not is_admin) or (cmd.navigation and not self.access.may_navigate(msg)):
                 reply: Reply | None = Reply(t(lang, "admins_only"))
             else:
-                ctx = CommandContext(self._services_of(self.runner_for(msg)), msg, session, args, lang, is_admin,
-                                     delivery.caps,
-                                     lambda text: self._rerun(msg, session, text, delivery))
+                runner = self.runner_for(msg)
+                reruns = Reruns(runner, Duels(runner, self.store.votes), Replays(runner), session,
+                                lambda text: self.turn(msg, session, text, runner=runner), delivery)
+                ctx = CommandContext(self._services_of(runner), msg, session, args, lang, is_admin, delivery.caps,
+                                     reruns)
                 try:
                     reply = await cmd.func(ctx)
                 except UsageError as e:

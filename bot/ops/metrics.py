@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
@@ -40,6 +40,10 @@ class Metrics:
                                              "Time from run start to the first streamed text",
                                              buckets=FIRST_TOKEN_BUCKETS, registry=reg)
         self.errors = Counter("bothub_errors", "Errors by kind", ["kind"], registry=reg)
+        # labels are models a duel may name (llm.allowed_models and chains): bounded by the configuration
+        self.duel_votes = Counter("bothub_duel_votes", "Duel votes, by the model voted for", ["model"], registry=reg)
+        self.duel_win_rate = Gauge("bothub_duel_win_rate", "Share of the duel votes cast where a model took part "
+                                   "that went to it", ["model"], registry=reg)
         self.adapter_restarts = Counter("bothub_adapter_restarts", "Watchdog restarts", ["platform"],
                                         registry=reg)
         self.providers: Callable[[], list[HealthView]] = list  # the LLM client's, once watched
@@ -85,6 +89,12 @@ class Metrics:
         samples = [("bothub_runs_total", {"outcome": "failed"}), ("bothub_runs_total", {"outcome": "deadline"}),
                    ("bothub_errors_total", {"kind": "internal"})]
         return int(sum(self.registry.get_sample_value(name, labels) or 0 for name, labels in samples))
+
+    def duel_vote(self, model: str, rates: Iterable[tuple[str, float]]) -> None:
+        """A vote for `model`'s answer, and every model's win rate as the store now counts it."""
+        self.duel_votes.labels(model).inc()
+        for name, rate in rates:
+            self.duel_win_rate.labels(name).set(rate)
 
     def error(self, kind: str, error_id: str = "", chat: str = "", trace: str = "") -> None:
         """Counted, and kept among the recent errors with the chat and run trace it came from, when known."""

@@ -28,7 +28,7 @@ from bot.agent.memory import Memory
 from bot.agent.prompt import PromptBuilder
 from bot.agent.titles import Titler
 from bot.agent.tokens import TokenCounter
-from bot.agent.tools.registry import ToolContext
+from bot.agent.tools.registry import ToolContext, ToolRegistry
 from bot.agent.trace import RunTrace, Tracer
 from bot.chats.conversations import Conversations
 from bot.chats.folders import chat_folder
@@ -86,6 +86,13 @@ class AgentRunner:
         self.model_turns = ModelTurns(loop, assembly, counter, self.metrics, cfg.llm.context_tokens)
         self.failures = FailureNotices()
 
+    def turns_with(self, tools: ToolRegistry) -> ModelTurns:
+        """This runner's model turns with other tools: a duel's none, a replay's recorded results."""
+        loop = self.loop
+        other = AgentLoop(loop.llm, tools, loop.model, loop.max_turns, loop.show_thinking, loop.usage, loop.budgets,
+                          loop.language)
+        return ModelTurns(other, self.assembly, self.model_turns.counter, self.metrics, self.cfg.llm.context_tokens)
+
     def workdir(self, session: Session) -> Path:
         """Each chat's own folder for file tools."""
         return chat_folder(self.cfg.data_dir, session.key.storage_key)
@@ -131,7 +138,7 @@ class AgentRunner:
         is kept, marked interrupted. The final answer is delivered outside the deadline, so pacing in a busy
         group can never turn a finished answer into an "interrupted" one.
         """
-        model = session.settings.model  # /model picks it per chat
+        model = turn.model or session.settings.model  # /model picks it per chat, /retry <model> for one turn
         trace = self.tracer.start(session.key.storage_key, session.conversation_id, str(model or self.loop.model))
         logged_as = current_trace.set(trace.id)  # every log line of this run names its trace
         try:
@@ -146,7 +153,7 @@ class AgentRunner:
     async def _run(self, session: Session, turn: TurnContext, delivery: Delivery, trace: RunTrace,
                    model: str | None) -> None:
         prompt = await self.assembly.prompt(session, turn, trace)
-        tools = self._tools(session, turn, delivery, model or self.loop.model)
+        tools = self.tool_context(session, turn, delivery, model or self.loop.model)
         await Transcript.confirm(self.conversations, session)  # a replica fenced off asks no model, shows nothing
         events = self.model_turns.events(session, prompt, tools, model, trace)
         out, transcript = ReplyOut(delivery, turn), Transcript(self.conversations, session, turn, trace.id)
@@ -174,7 +181,7 @@ class AgentRunner:
             if self.voice is not None and self.voice.wanted(session.settings.voice, turn):
                 await self.voice.send(turn, end.text, delivery)
 
-    def _tools(self, session: Session, turn: TurnContext, delivery: Delivery, model: str) -> ToolContext:
+    def tool_context(self, session: Session, turn: TurnContext, delivery: Delivery, model: str) -> ToolContext:
         """What the run's tools may reach: this chat's folder, its asker's rights, the chat itself."""
         return ToolContext(
             chat=session.key.storage_key,

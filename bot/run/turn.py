@@ -41,6 +41,7 @@ class TurnContext:
     silent_reply: str | None = None  # an answer of exactly this is not sent (heartbeat: HEARTBEAT_OK)
     files: tuple[AttachedFile, ...] = ()  # what came with the message, already in the chat's folder
     ticket: Ticket | None = None  # the inbox entry this turn answers (none for /retry)
+    model: str | None = None  # this turn's model over the chat's (/retry <model>)
 
 
 def user_message(turn: TurnContext) -> Message:

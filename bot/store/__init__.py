@@ -25,6 +25,7 @@ from bot.store.settings import ChatSettings, SettingsStore
 from bot.store.summaries import Summary, SummaryStore
 from bot.store.traces import PromptSection, Trace, TraceStep, TraceStore
 from bot.store.usage import UsageRecord, UsageStore, UsageTotals
+from bot.store.votes import VoteStore
 
 
 class StoreRelay(Relay, Protocol):
@@ -50,6 +51,8 @@ class Store(Protocol):
     def pairing(self) -> PairingStore: ...
     @property
     def handoffs(self) -> HandoffStore: ...
+    @property
+    def votes(self) -> VoteStore: ...
     @property
     def forget(self) -> ForgetStore: ...
     @property
@@ -128,4 +131,5 @@ __all__ = [
     "UsageRecord",
     "UsageStore",
     "UsageTotals",
+    "VoteStore",
 ]

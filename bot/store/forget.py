@@ -14,7 +14,8 @@ from typing import Protocol
 BY_CHAT: tuple[tuple[str, str], ...] = (
     ("messages", "chat"), ("summaries", "chat"), ("conversations", "chat"), ("memories", "chat"),
     ("group_context", "chat"), ("traces", "chat"), ("jobs", "chat"), ("approval_rules", "chat"),
-    ("handoffs", "chat"), ("usage", "chat"), ("quotas", "subject"), ("inbox", "session"), ("inbox_order", "session"),
+    ("handoffs", "chat"), ("votes", "chat"), ("duels", "chat"),
+    ("usage", "chat"), ("quotas", "subject"), ("inbox", "session"), ("inbox_order", "session"),
     ("chats", "key"),
 )
 # (table, the column holding a person's "platform:id" or id on its platform), for forget --user

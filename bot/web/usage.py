@@ -1,5 +1,6 @@
 """The usage page: tokens and cost per UTC day over the last 30 days (a bar chart drawn like the overview's),
-and this period's spending per model and per user (bars scaled to the largest), from the usage totals."""
+this period's spending per model and per user (bars scaled to the largest), from the usage totals; and each
+model's win rate in duels (/duel, /vote), over every vote."""
 
 from __future__ import annotations
 
@@ -33,7 +34,9 @@ async def usage_page(request: web.Request) -> web.Response:
              "first": days[0], "last": days[-1]}
     context = {"chart": chart, "since": since.isoformat(), "period": sum(totals, UsageTotals()),
                "models": _rows(await usage.breakdown(since, "model", TOP)),
-               "users": _rows(await usage.breakdown(since, "user_id", TOP))}
+               "users": _rows(await usage.breakdown(since, "user_id", TOP)),
+               "duels": [{"model": r.model, "wins": r.wins, "ballots": r.ballots, "width": round(ROW * r.rate, 1)}
+                         for r in await request.app[DEPS].store.votes.win_rates(TOP)]}
     return render_page("usage.html", request, context)
 
 

@@ -10,6 +10,7 @@ import aiohttp
 
 from bot.agent.usage import utc_today
 from bot.store import UsageRecord, UsageTotals
+from bot.store.votes import Entry
 from tests.web.conftest import Dashboard
 from tests.web.test_api import signed_in
 
@@ -42,3 +43,16 @@ async def test_usage_per_day_model_and_user(dashboard: Dashboard, http: aiohttp.
     await http.get(dashboard.url("/lang?to=zh&next=%2Fusage"))
     zh = await (await http.get(dashboard.url("/usage"))).text()
     assert "每日令牌数（UTC），最近 30 天" in zh and "按用户，最近 30 天" in zh
+
+
+async def test_duel_win_rates_per_model(dashboard: Dashboard, http: aiohttp.ClientSession) -> None:
+    votes = dashboard.app.store.votes
+    await votes.entered("telegram:5", "conv1", "d1", [Entry("a1", "gpt-x"), Entry("b1", "claude-y")])
+    await votes.entered("telegram:5", "conv1", "d2", [Entry("a2", "gpt-x"), Entry("b2", "claude-y")])
+    for node in ("a1", "b2"):
+        await votes.vote("telegram:5", "conv1", node, "telegram:u1")
+    await votes.vote("telegram:5", "conv1", "b1", "telegram:u2")
+    await signed_in(http, dashboard)
+    page = await (await http.get(dashboard.url("/usage"))).text()
+    rows = re.findall(r"<tr><td>([^<]+)</td><td>won (\d+) of (\d+) votes</td><td>([\d.]+)%</td>", page)
+    assert rows == [("claude-y", "2", "3", "66.7"), ("gpt-x", "1", "3", "33.3")]

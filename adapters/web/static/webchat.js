@@ -122,7 +122,7 @@
     if (!bubble) {
       bubble = el("div", "bubble bot live");
       bubble.id = "m-" + data.id;
-      log.appendChild(bubble);
+      place(bubble, data);
     }
     const follow = atBottom();
     bubble.replaceChildren();
@@ -144,6 +144,20 @@
     if (data.final) { codeCopyButtons(text); stamp(bubble); actionBar(bubble, null); }
     typing.hidden = true;
     if (follow) scrollDown();
+  }
+
+  // Titled answers streaming at the same time (a duel, one per model) stand side by side in one row.
+  function place(bubble, data) {
+    const last = log.lastElementChild;
+    const row = last && last.classList.contains("columns") ? last : null;
+    const beside = row ? row.lastElementChild : last;
+    if (!data.title || !beside || !beside.matches(".bubble.bot.streaming") || !beside.querySelector("h4")) {
+      log.appendChild(bubble);
+      return;
+    }
+    const columns = row || el("div", "columns");
+    if (!row) { log.replaceChild(columns, beside); columns.appendChild(beside); }
+    columns.appendChild(bubble);
   }
 
   // After an answer is stored, its bubble and the line it answers learn their ids (branch, trace).

@@ -1,5 +1,5 @@
 """Migrations 23 and on (bot/store/postgres/migrations.py runs them after the others): fencing and each chat's
-own order. Add-only, like every migration after the 14th.
+own order; then the tree's duels and votes (25). Add-only, like every migration after the 14th.
 
 Fencing: a replica that takes a chat partition bumps the partition's epoch (bothub_partitions); every tree and
 inbox write of a chat names the partition and the epoch its writer took it at, and bothub_fence checks that in
@@ -60,5 +60,27 @@ MIGRATIONS: tuple[str, ...] = (
     );
     ALTER TABLE inbox ADD COLUMN seq BIGINT;
     ALTER TABLE inbox ADD COLUMN platform_order BIGINT;
+    """,
+    # 25: duels (/duel): which sibling answers competed and which model wrote each; votes (/vote): whom each
+    # voter chose in a duel (one row per voter, replaced by a new vote)
+    """
+    CREATE TABLE duels (
+        chat TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        duel TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (chat, conversation_id, message_id)
+    );
+    CREATE INDEX duels_by_duel ON duels (chat, duel);
+    CREATE TABLE votes (
+        chat TEXT NOT NULL,
+        duel TEXT NOT NULL,
+        voter TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (chat, duel, voter)
+    );
     """,
 )

@@ -28,6 +28,7 @@ from bot.store.postgres.settings import PostgresSettings
 from bot.store.postgres.summaries import PostgresSummaries
 from bot.store.postgres.traces import PostgresTraces
 from bot.store.postgres.usage import PostgresUsage
+from bot.store.postgres.votes import PostgresVotes
 
 POOL_SIZE = 10
 
@@ -45,6 +46,7 @@ class PostgresStore:
         self.memories = PostgresMemories(self._db)
         self.pairing = PostgresPairing(self._db)
         self.handoffs = PostgresHandoffs(self._db)
+        self.votes = PostgresVotes(self._db)
         self.forget = PostgresForget(self._db)
         self.jobs = PostgresJobs(self._db)
         self.dashboard = PostgresDashboard(self._db)

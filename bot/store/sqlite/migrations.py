@@ -336,6 +336,28 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     ALTER TABLE inbox ADD COLUMN seq INTEGER;
     ALTER TABLE inbox ADD COLUMN platform_order INTEGER;
     """,
+    # 22: duels (/duel): which sibling answers competed and which model wrote each; votes (/vote): whom each
+    # voter chose in a duel (one row per voter, replaced by a new vote)
+    """
+    CREATE TABLE duels (
+        chat TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        duel TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (chat, conversation_id, message_id)
+    );
+    CREATE INDEX duels_by_duel ON duels (chat, duel);
+    CREATE TABLE votes (
+        chat TEXT NOT NULL,
+        duel TEXT NOT NULL,
+        voter TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (chat, duel, voter)
+    );
+    """,
 )
 
 

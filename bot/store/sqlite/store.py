@@ -28,6 +28,7 @@ from bot.store.sqlite.settings import SqliteSettings
 from bot.store.sqlite.summaries import SqliteSummaries
 from bot.store.sqlite.traces import SqliteTraces
 from bot.store.sqlite.usage import SqliteUsage
+from bot.store.sqlite.votes import SqliteVotes
 
 
 class SqliteStore:
@@ -41,6 +42,7 @@ class SqliteStore:
         self.memories = SqliteMemories(self._db)
         self.pairing = SqlitePairing(self._db)
         self.handoffs = SqliteHandoffs(self._db)
+        self.votes = SqliteVotes(self._db)
         self.forget = SqliteForget(self._db)
         self.jobs = SqliteJobs(self._db)
         self.dashboard = SqliteDashboard(self._db)

@@ -1,0 +1,51 @@
+"""/duel [model …] and /vote N: the last question answered by several models side by side, and the better
+answer chosen (its branch becomes the cursor; the vote is stored on the node, for win rates per model)."""
+
+from __future__ import annotations
+
+from bot.commands.models import choosable
+from bot.commands.registry import CommandContext, UsageError, command
+from bot.replies import Button, Reply
+from bot.run.duel import MAX_CONTENDERS, question_path
+
+
+@command("duel", "Answer your last message with two or more models at once, side by side (tools off)",
+         "用两个或更多模型同时回答你的上一条消息，并排显示（不使用工具）", "/duel [model …]", navigation=True)
+async def duel(ctx: CommandContext) -> Reply | None:
+    allowed = choosable(ctx.services.llm)
+    models = ctx.args.split() or ctx.services.llm.allowed_models[:2]
+    if len(models) < 2:
+        return Reply(ctx.t("duel_usage", allowed=", ".join(allowed) or "—"))
+    unknown = [m for m in models if m not in allowed]
+    if unknown:
+        return Reply(ctx.t("model_not_allowed", model=unknown[0], allowed=", ".join(allowed)))
+    if len(models) > MAX_CONTENDERS:
+        return Reply(ctx.t("duel_too_many", n=MAX_CONTENDERS))
+    path = question_path(ctx.session)
+    if path is None:
+        return Reply(ctx.t("retry_nothing"))
+    await ctx.rerun.duel(path, models)
+    return None
+
+
+@command("vote", "Choose the better answer of a duel: its branch becomes the current one",
+         "选出对决中更好的回答：它所在的分支成为当前分支", "/vote <N>", navigation=True)
+async def vote(ctx: CommandContext) -> Reply:
+    if not ctx.args.strip().isdigit():
+        raise UsageError
+    n, session = int(ctx.args.strip()), ctx.session
+    conv = await ctx.services.conversations.tree(session, "")
+    target = conv.by_number(n)
+    chosen = None if target is None else await ctx.services.store.votes.vote(
+        session.key.storage_key, conv.id, target.id, f"{ctx.msg.platform}:{ctx.msg.user_id}")
+    if target is None or chosen is None:
+        return Reply(ctx.t("vote_not_duel", n=n))
+    await ctx.services.conversations.move_cursor(session, target.id)
+    if ctx.services.metrics is not None:
+        rates = await ctx.services.store.votes.win_rates()
+        ctx.services.metrics.duel_vote(chosen.model, [(r.model, r.rate) for r in rates])
+    title = ctx.t("vote_done", n=n, model=chosen.model)
+    tree = ((Button("/tree", "/tree"),),)
+    if ctx.msg.is_button and ctx.caps.replace_pressed:  # the pressed answer is replaced: it stays, marked chosen
+        return Reply(target.content, title=title, buttons=tree)
+    return Reply(title, buttons=tree)
