@@ -26,6 +26,7 @@ from bot.agent.titles import Titler
 from bot.agent.tools import browser as browser_tool
 from bot.agent.tools import default_registry, egress, shell, web_search
 from bot.agent.tools import schedule as schedule_tool
+from bot.agent.tools import transcribe as transcribe_tool
 from bot.agent.tools import web as web_tool
 from bot.agent.tools.browser.launch import BrowserPool
 from bot.agent.tools.mcp import McpTools
@@ -109,7 +110,8 @@ class App:
         self.prompts = PromptBuilder(cfg.workspace_dir, skills, language=cfg.language)
         self.approvals = Approvals(rules=self.store.approval_rules, audit=self.store.dashboard)
         self.mcp = McpTools(cfg.mcp.servers, env, cfg.data_dir / "logs" / "mcp", self.approvals)
-        self.memory = Memory(self.store.memories, cached_chats=IDLE_SESSIONS)  # as many as sessions stay loaded
+        self.memory = Memory(self.store.memories, cached_chats=IDLE_SESSIONS,  # as many as sessions stay loaded
+                             embed=self.llm.embedder(cfg.llm.embedding_model))
         self.usage = UsageLedger(self.store.usage)
         self.browsers: BrowserPool | None = None  # the browse tool's Chromium, when it is on
         self.tools = self._tools(skills)
@@ -192,6 +194,8 @@ class App:
                                                   t.browser_memory_mb * 2**20, self.cfg.media.max_bytes)
         if self.schedules is not None:
             schedule_tool.register(tools, self.schedules, Access(self.cfg).may_change)
+        if transcriber := self.llm.transcriber(self.cfg.llm.transcription_model):
+            transcribe_tool.register(tools, transcriber)
         tools.add_source(self.mcp.refresh)
 
         def make_loop(registry: ToolRegistry, model: str, max_turns: int) -> AgentLoop:

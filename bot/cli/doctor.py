@@ -137,7 +137,7 @@ def _workspace(cfg: Config, lang: str) -> list[tuple[str, str]]:
     if not problems:
         results.insert(0, (OK, t(lang, "doctor_workspace_ok", path=path)))
     results += [(WARN, f"skills/{s.path.name if s.path else s.name}: {s.status_line()}")  # the skill's own words
-                for s in SkillSet.load(path / "skills").broken()]
+                for s in SkillSet.for_workspace(path).broken()]
     return results
 
 

@@ -66,7 +66,7 @@ class CommandServices:
         prompts = self.prompts
 
         def load() -> None:
-            prompts.reload(SkillSet.load(prompts.workspace / "skills"))
+            prompts.reload(SkillSet.for_workspace(prompts.workspace))
 
         await asyncio.to_thread(load)
 

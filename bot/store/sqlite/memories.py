@@ -10,8 +10,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from bot.store.memories import (BIGINT_MAX, CANDIDATES, MIN_SIMILARITY, MemoryEntry, Vector, bounded, pack,
-                                query_words)
+from bot.store.memories import BIGINT_MAX, CANDIDATES, MIN_SIMILARITY, MemoryEntry, Vector, bounded, pack, query_words
 from bot.store.sqlite.codec import now_iso, parse_time
 from bot.store.sqlite.database import Database
 
