@@ -207,12 +207,12 @@ class SkillSet:
 
     @classmethod
     def load(cls, skills_dir: Path, builtin: Path | None = None) -> SkillSet:
-        """The built-in skills, then the workspace's `skills_dir` (a missing folder means none), each read once
-        and sorted so prompts are stable; a workspace skill replaces the built-in one of its name."""
+        """The workspace's `skills_dir` (a missing folder means none), then the built-in skills, each read once and
+        sorted so prompts are stable; a workspace skill replaces the built-in one of its name."""
         workspace = _read_folder(skills_dir, "workspace")
         overridden = {s.name for s in workspace}
         shipped = [s for s in _read_folder(builtin, "builtin") if s.name not in overridden] if builtin else []
-        return cls(shipped + workspace)
+        return cls(workspace + shipped)
 
     @classmethod
     def for_workspace(cls, workspace: Path) -> SkillSet:
