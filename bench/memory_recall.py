@@ -21,7 +21,7 @@ import asyncpg
 
 from bench.common import Section, ms, percentile, run_standalone
 from bot.store import Store
-from bot.store.memories import CANDIDATES, pack, unit
+from bot.store.memories import CANDIDATES, RERANK, SKETCH, pack, sketch, unit
 from bot.store.postgres import PostgresStore
 from bot.store.sqlite import SqliteStore
 from bot.tree.model import utc_now
@@ -34,28 +34,32 @@ RUNS, WARMUP = 50, 5
 P95 = 0.020  # seconds
 
 
-def rows(vectors: list[list[float]]) -> list[tuple[str, str, str, list[float]]]:
-    """(chat, content, created_at, embedding): the big chat's memories, then the other chat's."""
+Stored = tuple[list[float], list[float]]  # an embedding and its sketch
+
+
+def rows(vectors: list[Stored]) -> list[tuple[str, str, str, Stored]]:
+    """(chat, content, created_at, (embedding, sketch)): the big chat's memories, then the other chat's."""
     now = utc_now().isoformat()
     return [(chat, f"memory {i}", now, vectors[i % DISTINCT])
             for chat, count in (("telegram:big", MEMORIES), ("telegram:other", OTHER)) for i in range(count)]
 
 
-def fill_sqlite(path: Path, vectors: list[list[float]]) -> None:
+def fill_sqlite(path: Path, vectors: list[Stored]) -> None:
     """Bulk rows in one transaction: `add` numbers each memory by counting the chat's, fine one at a time but
     quadratic for 10⁵ in a row."""
     with contextlib.closing(sqlite3.connect(path)) as db, db:
-        db.executemany("INSERT INTO memories (chat, type, tags, content, created_at, embedding) "
-                       "VALUES (?, 'fact', '[]', ?, ?, ?)",
-                       [(chat, content, at, pack(v)) for chat, content, at, v in rows(vectors)])
+        packed = {id(v): (pack(v[0]), pack(v[1])) for v in vectors}
+        db.executemany("INSERT INTO memories (chat, type, tags, content, created_at, embedding, sketch) "
+                       "VALUES (?, 'fact', '[]', ?, ?, ?, ?)",
+                       [(chat, content, at, *packed[id(v)]) for chat, content, at, v in rows(vectors)])
 
 
-async def fill_postgres(url: str, vectors: list[list[float]]) -> None:
+async def fill_postgres(url: str, vectors: list[Stored]) -> None:
     conn = await asyncpg.connect(url)
     try:
         await conn.copy_records_to_table(
-            "memories", columns=["chat", "type", "tags", "content", "created_at", "embedding"],
-            records=[(chat, "fact", [], content, datetime.fromisoformat(at), v)
+            "memories", columns=["chat", "type", "tags", "content", "created_at", "embedding", "sketch"],
+            records=[(chat, "fact", [], content, datetime.fromisoformat(at), *v)
                      for chat, content, at, v in rows(vectors)])
     finally:
         await conn.close()
@@ -87,7 +91,8 @@ async def migrated(store: Store) -> None:
 async def run() -> Section:
     sec = Section("recall by meaning over 10⁵ memories")
     rng = random.Random(35)
-    vectors = [unit([rng.gauss(0, 1) for _ in range(DIMENSIONS)]) for _ in range(DISTINCT)]
+    embeddings = [unit([rng.gauss(0, 1) for _ in range(DIMENSIONS)]) for _ in range(DISTINCT)]
+    vectors = [(e, sketch(e)) for e in embeddings]
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "bothub.sqlite3"
         await migrated(SqliteStore(path))
@@ -102,7 +107,8 @@ async def run() -> Section:
         await timed(sec, "PostgreSQL", PostgresStore(url), rng)
     finally:
         await asyncio.to_thread(server.stop)
-    sec.notes.append(f"Each recall ranks the chat's newest {CANDIDATES:,} embedded memories (a bounded scan); "
+    sec.notes.append(f"Each recall ranks the chat's newest {CANDIDATES:,} embedded memories (a bounded scan) by "
+                     f"{SKETCH}-float sketches, then the best {RERANK} by the whole embedding; "
                      "min_similarity is off so every call returns 10 rows and marks them used, as recall does.")
     return sec
 

@@ -103,7 +103,8 @@ async def check_inputs(args: list[SkillArg], given: dict[str, Any], ctx: ToolCon
 
 
 async def _check_value(arg: SkillArg, value: object, ctx: ToolContext) -> str | None:
-    expected = {"integer": int, "number": (int, float), "boolean": bool}.get(arg.type, str)
+    types: dict[str, type | tuple[type, ...]] = {"integer": int, "number": (int, float), "boolean": bool}
+    expected = types.get(arg.type, str)
     if not isinstance(value, expected) or (arg.type in ("integer", "number") and isinstance(value, bool)):
         return f"must be of type {ARG_TYPES[arg.type]}"
     if arg.type == "url" and not re.match(r"^https?://\S+$", str(value)):

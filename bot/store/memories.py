@@ -7,7 +7,10 @@ how much other chats remember).
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
+import random
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,9 +20,13 @@ from typing import Protocol
 MEMORY_TYPES = ("fact", "pref", "decision", "context", "lesson")
 MAX_QUERY_WORDS = 8
 BIGINT_MAX = 2**63 - 1  # a bigger page or number from a chat command would overflow a database integer
-# Recall by meaning ranks a chat's newest CANDIDATES memories with an embedding: a bounded scan, so its cost does
+# Recall by meaning looks at a chat's newest CANDIDATES memories with an embedding: a bounded scan, so its cost does
 # not grow with how much a chat has remembered (a full scan of 100 000 vectors takes ~200 ms even in sqlite-vec).
+# They are ranked first by a SKETCH-float random projection of each embedding (cheap: a 1 536-float embedding is
+# 32 times wider), and the best RERANK of those by the whole embedding.
 CANDIDATES = 1000
+SKETCH = 48
+RERANK = 32
 MIN_SIMILARITY = 0.2  # cosine below this is not "about" the query: recall answers nothing rather than noise
 Vector = Sequence[float]
 
@@ -91,3 +98,16 @@ def pack(vector: Vector) -> bytes:
 
 def unpack(blob: bytes) -> list[float]:
     return list(struct.unpack(f"<{len(blob) // 4}f", blob))
+
+
+@functools.lru_cache(maxsize=4)
+def _projection(dimensions: int) -> tuple[tuple[float, ...], ...]:
+    """SKETCH random directions in `dimensions`-space, the same in every process (seeded by the width)."""
+    rng = random.Random(f"bothub-memory-sketch-{dimensions}")
+    return tuple(tuple(rng.gauss(0.0, 1.0) for _ in range(dimensions)) for _ in range(SKETCH))
+
+
+def sketch(vector: Sequence[float]) -> list[float]:
+    """The unit vector's random projection to SKETCH floats, unit length again: cosines between sketches
+    approximate cosines between the vectors (Johnson-Lindenstrauss), good enough to pick whom to rerank."""
+    return unit([sum(map(operator.mul, row, vector)) for row in _projection(len(vector))])

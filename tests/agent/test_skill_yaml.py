@@ -85,7 +85,8 @@ async def test_inputs_are_checked_and_the_output_folder_is_made(fake: FakeOpenAI
         return await registry.execute("skill_translate-file", json.dumps(args), ctx)
 
     assert await run(to="zh") == "Error: argument 'file' is required"
-    assert await run(to="zh", file="missing.txt") == "Error: argument 'file': no file 'missing.txt' in this chat's folder"
+    assert await run(to="zh", file="missing.txt") == (
+        "Error: argument 'file': no file 'missing.txt' in this chat's folder")
     assert "outside" in (await run(to="zh", file="../../etc/passwd")).lower()
     (ctx.workdir / "uploads").mkdir(parents=True)
     (ctx.workdir / "uploads" / "a.txt").write_text("hello", encoding="utf-8")

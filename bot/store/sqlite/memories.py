@@ -1,5 +1,6 @@
 """Memories on SQLite; every statement is scoped by chat. LIKE matches ASCII letters case-insensitively;
-meaning is ranked by sqlite-vec's `vec_distance_cosine` over a bounded candidate set (bot/store/memories.py)."""
+meaning is ranked by sqlite-vec's `vec_distance_cosine`: sketches over a bounded candidate set, then the best
+whole embeddings (bot/store/memories.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,18 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from bot.store.memories import BIGINT_MAX, CANDIDATES, MIN_SIMILARITY, MemoryEntry, Vector, bounded, pack, query_words
+from bot.store.memories import (
+    BIGINT_MAX,
+    CANDIDATES,
+    MIN_SIMILARITY,
+    RERANK,
+    MemoryEntry,
+    Vector,
+    bounded,
+    pack,
+    query_words,
+    sketch,
+)
 from bot.store.sqlite.codec import now_iso, parse_time
 from bot.store.sqlite.database import Database
 
@@ -19,7 +31,8 @@ TOP_SQL = f"SELECT {_COLUMNS} FROM memories WHERE chat = ? ORDER BY uses DESC, i
 _NEAREST_SQL = f"""
 SELECT {_COLUMNS} FROM (
     SELECT {_COLUMNS}, vec_distance_cosine(embedding, ?) AS distance FROM (
-        SELECT * FROM memories WHERE chat = ? AND length(embedding) = ? ORDER BY id DESC LIMIT ?))
+        SELECT * FROM (SELECT * FROM memories WHERE chat = ? AND length(embedding) = ? ORDER BY id DESC LIMIT ?)
+        ORDER BY vec_distance_cosine(sketch, ?) LIMIT ?))
 WHERE distance <= ? ORDER BY distance, uses DESC, id DESC LIMIT ?
 """
 _WORD_MATCH = "(content LIKE ? ESCAPE '\\' OR tags LIKE ? ESCAPE '\\')"
@@ -46,11 +59,12 @@ class SqliteMemories:
     async def add(self, chat: str, type: str, content: str, tags: Sequence[str] = (),
                   vector: Vector | None = None) -> int:
         blob = None if vector is None else pack(vector)
+        short = None if vector is None else pack(sketch(vector))
 
         def op(db: sqlite3.Connection) -> int:
-            cur = db.execute("INSERT INTO memories (chat, type, tags, content, created_at, embedding) "
-                             "VALUES (?, ?, ?, ?, ?, ?)",
-                             (chat, type, json.dumps(list(tags), ensure_ascii=False), content, now_iso(), blob))
+            cur = db.execute("INSERT INTO memories (chat, type, tags, content, created_at, embedding, sketch) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             (chat, type, json.dumps(list(tags), ensure_ascii=False), content, now_iso(), blob, short))
             sql = "SELECT COUNT(*) FROM memories WHERE chat = ? AND id <= ?"
             return int(db.execute(sql, (chat, cur.lastrowid)).fetchone()[0])
 
@@ -71,8 +85,8 @@ class SqliteMemories:
         if limit < 1:
             return []
         blob = pack(vector)  # memories embedded by another model (another length) are not compared
-        return await self._mark_used(chat, _NEAREST_SQL, [blob, chat, len(blob), CANDIDATES, 1.0 - min_similarity,
-                                                          bounded(limit)])
+        params = [blob, chat, len(blob), CANDIDATES, pack(sketch(vector)), RERANK, 1.0 - min_similarity, bounded(limit)]
+        return await self._mark_used(chat, _NEAREST_SQL, params)
 
     async def engine(self) -> str:
         """The sqlite-vec version ranking by meaning, or "python" where the extension could not be loaded."""
