@@ -11,6 +11,7 @@ from datetime import timedelta
 from aiohttp import web
 
 from bot.adapter import Adapter, AdapterServices, ConversationChoice, WebHandler, find_spec
+from bot.agent import skill_create
 from bot.agent.approvals import Approvals
 from bot.agent.budgets import Budgets
 from bot.agent.compaction import Compactor
@@ -114,6 +115,7 @@ class App:
                              embed=self.llm.embedder(cfg.llm.embedding_model))
         self.usage = UsageLedger(self.store.usage)
         self.browsers: BrowserPool | None = None  # the browse tool's Chromium, when it is on
+        self._skill_model = cfg.llm.skill_model or cfg.llm.chat_model
         self.tools = self._tools(skills)
         self.budgets = Budgets(cfg.budgets, self.store.quotas, cfg.llm.prices) if cfg.budgets.active else None
         self._agent_budgets: dict[str, Budgets] = {}  # the other agents' (bot/fleet)
@@ -197,12 +199,20 @@ class App:
         if transcriber := self.llm.transcriber(self.cfg.llm.transcription_model):
             transcribe_tool.register(tools, transcriber)
         tools.add_source(self.mcp.refresh)
-
-        def make_loop(registry: ToolRegistry, model: str, max_turns: int) -> AgentLoop:
-            return AgentLoop(self.llm, registry, model, max_turns, usage=self.usage)
-
-        register_skill_tools(tools, skills, make_loop, self.cfg.llm.skill_model or self.cfg.llm.chat_model)
+        skill_create.register(tools, self.prompts.workspace, self.approvals, self._skills_changed)
+        self._skill_tools = register_skill_tools(tools, skills, self._make_loop, self._skill_model)
         return tools
+
+    def _make_loop(self, registry: ToolRegistry, model: str, max_turns: int) -> AgentLoop:
+        return AgentLoop(self.llm, registry, model, max_turns, usage=self.usage)
+
+    async def _skills_changed(self) -> None:
+        """A skill was saved (skill_create): the prompts and the tool skills are read afresh for the next run."""
+        skills = await asyncio.to_thread(SkillSet.for_workspace, self.prompts.workspace)
+        await asyncio.to_thread(self.prompts.reload, skills)
+        for name in self._skill_tools:
+            self.tools.remove(name)
+        self._skill_tools = register_skill_tools(self.tools, skills, self._make_loop, self._skill_model)
 
     def _runner(self, agent: Agent, loop: AgentLoop, prompts: PromptBuilder) -> AgentRunner:
         return AgentRunner(self.cfg, self.conversations, loop, prompts, self.compactor, memory=self.memory,

@@ -44,6 +44,7 @@ class Skill:
     args: list[SkillArg] = field(default_factory=list)  # typed inputs (YAML skills), checked before a run
     output_dir: str | None = None  # folder in the chat folder the skill writes into (YAML skills)
     source: Literal["builtin", "workspace"] = "workspace"
+    author: str | None = None  # who asked the agent to write it (skill_create's `created_by`)
 
     @property
     def tool_name(self) -> str:
@@ -53,7 +54,8 @@ class Skill:
         """`[    on] name (prompt) — what it does`, or why it is broken: one format for /skills and doctor."""
         state = "broken" if self.error else ("on" if self.enabled else "off")
         kind = "tool" if self.mode == "tool" else "prompt"
-        return f"[{state:>6}] {self.name} ({kind}, {self.source}) — {self.error or self.description}"
+        made = f", made by {self.author}" if self.author else ""
+        return f"[{state:>6}] {self.name} ({kind}, {self.source}{made}) — {self.error or self.description}"
 
     def matches(self, user_text: str) -> bool:
         """Seed 003: a skill without triggers always applies; otherwise one trigger must occur."""
@@ -106,6 +108,7 @@ def _parse_frontmatter(path: Path, text: str) -> Skill:
         max_turns=_turns(meta),
         triggers=_str_list(meta, "triggers"),
         path=path,
+        author=str(meta["created_by"]) if meta.get("created_by") else None,
     )
 
 

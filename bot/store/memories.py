@@ -25,8 +25,8 @@ BIGINT_MAX = 2**63 - 1  # a bigger page or number from a chat command would over
 # They are ranked first by a SKETCH-float random projection of each embedding (cheap: a 1 536-float embedding is
 # 32 times wider), and the best RERANK of those by the whole embedding.
 CANDIDATES = 1000
-SKETCH = 48
-RERANK = 32
+SKETCH = 40
+RERANK = 24
 MIN_SIMILARITY = 0.2  # cosine below this is not "about" the query: recall answers nothing rather than noise
 Vector = Sequence[float]
 
