@@ -43,7 +43,7 @@ class Skill:
     error: str | None = None  # set when the file is broken; the skill is then never used
     args: list[SkillArg] = field(default_factory=list)  # typed inputs (YAML skills), checked before a run
     output_dir: str | None = None  # folder in the chat folder the skill writes into (YAML skills)
-    source: Literal["builtin", "workspace"] = "workspace"
+    source: Literal["builtin", "installed", "workspace"] = "workspace"
     author: str | None = None  # who asked the agent to write it (skill_create's `created_by`)
 
     @property
@@ -219,8 +219,16 @@ class SkillSet:
 
     @classmethod
     def for_workspace(cls, workspace: Path) -> SkillSet:
-        """What an agent with this workspace can use: the built-in skills and its `skills/` folder."""
-        return cls.load(workspace / "skills", BUILTIN_DIR)
+        """What an agent with this workspace can use: its `skills/` folder, the packages installed there
+        (bot/agent/skill_packages.py), then the built-in skills; a name used earlier hides a later one."""
+        from bot.agent.skill_packages import installed_skills  # it builds on this module
+
+        loaded = cls.load(workspace / "skills", BUILTIN_DIR)
+        own = {s.name for s in loaded.skills if s.source == "workspace"}
+        installed = [s for s in installed_skills(workspace / "skills") if s.name not in own]
+        taken = own | {s.name for s in installed}
+        builtin = [s for s in loaded.skills if s.source == "builtin" and s.name not in taken]
+        return cls([s for s in loaded.skills if s.source == "workspace"] + installed + builtin)
 
     def get(self, name: str) -> Skill | None:
         return next((s for s in self.skills if s.name == name and s.error is None), None)
