@@ -21,6 +21,7 @@ from bot.agent.loop import AgentLoop
 from bot.agent.memory import Memory
 from bot.agent.memory import register as register_memory_tools
 from bot.agent.prompt import PromptBuilder
+from bot.agent.skill_sources import workspace_skills
 from bot.agent.skill_tools import register_skill_tools
 from bot.agent.skills import SkillSet
 from bot.agent.titles import Titler
@@ -208,7 +209,7 @@ class App:
 
     async def _skills_changed(self) -> None:
         """A skill was saved (skill_create): the prompts and the tool skills are read afresh for the next run."""
-        skills = await asyncio.to_thread(SkillSet.for_workspace, self.prompts.workspace)
+        skills = await asyncio.to_thread(workspace_skills, self.prompts.workspace)
         await asyncio.to_thread(self.prompts.reload, skills)
         for name in self._skill_tools:
             self.tools.remove(name)

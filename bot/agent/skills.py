@@ -1,6 +1,6 @@
 """Skills from `skills/*.md` and `skills/*.yaml`, read once: seed-000 YAML front matter, seed-003 `# Skill:`
-Markdown, or seed-001 typed YAML (bot/agent/skill_yaml.py). The skills shipped in bot/skills_builtin/ come first;
-a workspace skill of the same name takes its place.
+Markdown, or seed-001 typed YAML (bot/agent/skill_yaml.py). What one workspace can use, with the installed packages
+and the skills shipped in bot/skills_builtin/, is put together by bot/agent/skill_sources.py.
 
 A broken file never stops the bot: it becomes a Skill with `error` set, which `/skills` and
 `bothub doctor` show, and which is never embedded or registered.
@@ -216,19 +216,6 @@ class SkillSet:
         overridden = {s.name for s in workspace}
         shipped = [s for s in _read_folder(builtin, "builtin") if s.name not in overridden] if builtin else []
         return cls(workspace + shipped)
-
-    @classmethod
-    def for_workspace(cls, workspace: Path) -> SkillSet:
-        """What an agent with this workspace can use: its `skills/` folder, the packages installed there
-        (bot/agent/skill_packages.py), then the built-in skills; a name used earlier hides a later one."""
-        from bot.agent.skill_packages import installed_skills  # it builds on this module
-
-        loaded = cls.load(workspace / "skills", BUILTIN_DIR)
-        own = {s.name for s in loaded.skills if s.source == "workspace"}
-        installed = [s for s in installed_skills(workspace / "skills") if s.name not in own]
-        taken = own | {s.name for s in installed}
-        builtin = [s for s in loaded.skills if s.source == "builtin" and s.name not in taken]
-        return cls([s for s in loaded.skills if s.source == "workspace"] + installed + builtin)
 
     def get(self, name: str) -> Skill | None:
         return next((s for s in self.skills if s.name == name and s.error is None), None)

@@ -80,7 +80,8 @@ async def test_refused_without_an_admin_denied_or_malformed(tmp_path: Path) -> N
     registry = ToolRegistry()
     skill_create.register(registry, tmp_path, approvals, reload)
     ctx = ToolContext(chat="test:1", workdir=tmp_path / "chat", user_id="u9", notify=notify)
-    assert await call(registry, ctx, **HAIKU) == "The skill 'haiku' was not saved: only an admin can approve new skills."
+    assert await call(registry, ctx, **HAIKU) == (
+        "The skill 'haiku' was not saved: only an admin can approve new skills.")
     assert shown[-1].text == NEEDS_ADMIN
     admin = ToolContext(chat="test:1", workdir=tmp_path / "chat", user_id="u1", is_admin=True, notify=notify)
     assert await call(registry, admin, **HAIKU) == "The admin declined to save the skill 'haiku'."

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.agent.skill_sources import workspace_skills
 from bot.agent.skill_tools import register_skill_tools
 from bot.agent.skills import BUILTIN_DIR, SkillSet
 from bot.agent.tools import default_registry
@@ -48,7 +49,7 @@ def test_builtin_skills_all_load_as_typed_tools() -> None:
 
 
 def test_a_workspace_skill_replaces_the_builtin_one_of_its_name() -> None:
-    skills = SkillSet.for_workspace(BUNDLED_WORKSPACE)
+    skills = workspace_skills(BUNDLED_WORKSPACE)
     summarize = [s for s in skills.skills if s.name == "summarize-url"]
     assert len(summarize) == 1 and summarize[0].source == "workspace" and summarize[0].format == "frontmatter"
     assert summarize[0].status_line().startswith("[    on] summarize-url (tool, workspace) — ")
