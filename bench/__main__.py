@@ -1,6 +1,6 @@
 """`make bench`: every benchmark in order → bench/results.md (store, hub, HTTP API, flat cost, store backends,
-run traces, group context, concurrency, scheduler, dashboard, /search, recall by meaning, footprint of a real `bothub run`, Telegram,
-Discord and Feishu end to end, Discord pacing), each in a fresh interpreter.
+run traces, group context, concurrency, scheduler, dashboard, /search, recall by meaning, footprint of a real
+`bothub run`, Telegram, Discord and Feishu end to end, Discord pacing), each in a fresh interpreter.
 
 The soak test (bench/soak.py, if present) is long and runs on its own.
 """

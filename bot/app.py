@@ -179,7 +179,7 @@ class App:
         self._housekeeping: asyncio.Task[None] | None = None
         self.web_port: int | None = None  # the bound port (config may say 0)
 
-    def _tools(self, skills: SkillSet) -> ToolRegistry:
+    def _tools(self, skills: SkillSet, own_workspace: bool = False) -> ToolRegistry:
         """Built-in tools, the optional risky ones as configured, then tool skills (which may use them)."""
         tools = default_registry()
         register_memory_tools(tools, self.memory)
@@ -200,8 +200,11 @@ class App:
         if transcriber := self.llm.transcriber(self.cfg.llm.transcription_model):
             transcribe_tool.register(tools, transcriber)
         tools.add_source(self.mcp.refresh)
-        skill_create.register(tools, self.prompts.workspace, self.approvals, self._skills_changed)
-        self._skill_tools = register_skill_tools(tools, skills, self._make_loop, self._skill_model)
+        if not own_workspace:  # skill_create saves into the configured workspace and reloads its skills
+            skill_create.register(tools, self.prompts.workspace, self.approvals, self._skills_changed)
+            self._skill_tools = register_skill_tools(tools, skills, self._make_loop, self._skill_model)
+        else:
+            register_skill_tools(tools, skills, self._make_loop, self._skill_model)
         return tools
 
     def _make_loop(self, registry: ToolRegistry, model: str, max_turns: int) -> AgentLoop:
@@ -228,7 +231,8 @@ class App:
         skills = ready_workspace(workspace_of(cfg, agent)) if own else self.prompts.skills
         prompts = (PromptBuilder(workspace_of(cfg, agent), skills, language=agent.language or cfg.language)
                    if own else self.prompts)
-        tools = RegistryView(self._tools(skills) if agent.workspace is not None else self.tools, agent.tools.permits)
+        registry = self._tools(skills, own_workspace=True) if agent.workspace is not None else self.tools
+        tools = RegistryView(registry, agent.tools.permits)
         budgets = self.budgets  # an agent's own `budgets.agent` quota is counted under its name
         if budgets is not None and agent.name != DEFAULT_AGENT:
             budgets = self._agent_budgets.setdefault(agent.name, Budgets(cfg.budgets, self.store.quotas,
