@@ -21,8 +21,7 @@ from bot.agent.loop import AgentLoop
 from bot.agent.memory import Memory
 from bot.agent.memory import register as register_memory_tools
 from bot.agent.prompt import PromptBuilder
-from bot.agent.skill_sources import workspace_skills
-from bot.agent.skill_tools import register_skill_tools
+from bot.agent.skill_tools import SkillTools
 from bot.agent.skills import SkillSet
 from bot.agent.titles import Titler
 from bot.agent.tools import browser as browser_tool
@@ -200,23 +199,15 @@ class App:
         if transcriber := self.llm.transcriber(self.cfg.llm.transcription_model):
             transcribe_tool.register(tools, transcriber)
         tools.add_source(self.mcp.refresh)
-        if not own_workspace:  # skill_create saves into the configured workspace and reloads its skills
-            skill_create.register(tools, self.prompts.workspace, self.approvals, self._skills_changed)
-            self._skill_tools = register_skill_tools(tools, skills, self._make_loop, self._skill_model)
-        else:
-            register_skill_tools(tools, skills, self._make_loop, self._skill_model)
+        skill_tools = SkillTools(tools, self._make_loop, self._skill_model)
+        skill_tools.register(skills)
+        if not own_workspace:  # skill_create saves into the configured workspace, then reads its skills afresh
+            skill_create.register(tools, self.prompts.workspace, self.approvals,
+                                  skill_create.reloading(self.prompts, skill_tools))
         return tools
 
     def _make_loop(self, registry: ToolRegistry, model: str, max_turns: int) -> AgentLoop:
         return AgentLoop(self.llm, registry, model, max_turns, usage=self.usage)
-
-    async def _skills_changed(self) -> None:
-        """A skill was saved (skill_create): the prompts and the tool skills are read afresh for the next run."""
-        skills = await asyncio.to_thread(workspace_skills, self.prompts.workspace)
-        await asyncio.to_thread(self.prompts.reload, skills)
-        for name in self._skill_tools:
-            self.tools.remove(name)
-        self._skill_tools = register_skill_tools(self.tools, skills, self._make_loop, self._skill_model)
 
     def _runner(self, agent: Agent, loop: AgentLoop, prompts: PromptBuilder) -> AgentRunner:
         return AgentRunner(self.cfg, self.conversations, loop, prompts, self.compactor, memory=self.memory,

@@ -18,6 +18,9 @@ from pathlib import Path
 import yaml
 
 from bot.agent.approvals import Approvals, Decision
+from bot.agent.prompt import PromptBuilder
+from bot.agent.skill_sources import workspace_skills
+from bot.agent.skill_tools import SkillTools
 from bot.agent.skills import NAME_RE, SkillError, parse_skill
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 
@@ -52,6 +55,17 @@ def _save(skills_dir: Path, name: str, text: str) -> Path:
     partial.write_text(text, encoding="utf-8")
     os.replace(partial, live)
     return live
+
+
+def reloading(prompts: PromptBuilder, skill_tools: SkillTools) -> Callable[[], Awaitable[None]]:
+    """Read the workspace's skills afresh into its prompts and its tool skills (off the event loop)."""
+
+    async def reload() -> None:
+        skills = await asyncio.to_thread(workspace_skills, prompts.workspace)
+        await asyncio.to_thread(prompts.reload, skills)
+        skill_tools.register(skills)
+
+    return reload
 
 
 def register(registry: ToolRegistry, workspace: Path, approvals: Approvals,

@@ -33,6 +33,19 @@ class NestedLoop(Protocol):
 MakeLoop = Callable[[ToolRegistry, str, int], NestedLoop]
 
 
+class SkillTools:
+    """The tool skills of one registry, replaced as a whole when the skills change (a skill_create)."""
+
+    def __init__(self, registry: ToolRegistry, make_loop: MakeLoop, default_model: str) -> None:
+        self.registry, self.make_loop, self.default_model = registry, make_loop, default_model
+        self.names: list[str] = []
+
+    def register(self, skills: SkillSet) -> None:
+        for name in self.names:
+            self.registry.remove(name)
+        self.names = register_skill_tools(self.registry, skills, self.make_loop, self.default_model)
+
+
 def register_skill_tools(registry: ToolRegistry, skills: SkillSet, make_loop: MakeLoop,
                          default_model: str) -> list[str]:
     """Register `skill_<name>` for every usable tool skill; returns the tool names registered."""
