@@ -119,4 +119,6 @@ ADDED: tuple[str, ...] = (
         PRIMARY KEY (chat, duel, voter)
     );
     """,
+    # 23: each memory's embedding and its short sketch (issue 35): unit-length float32, the layout sqlite-vec reads
+    "ALTER TABLE memories ADD COLUMN embedding BLOB; ALTER TABLE memories ADD COLUMN sketch BLOB;",
 )
