@@ -11,6 +11,7 @@ from datetime import timedelta
 from aiohttp import web
 
 from bot.adapter import Adapter, AdapterServices, ConversationChoice, WebHandler, find_spec
+from bot.agent import skill_create
 from bot.agent.approvals import Approvals
 from bot.agent.budgets import Budgets
 from bot.agent.compaction import Compactor
@@ -20,12 +21,13 @@ from bot.agent.loop import AgentLoop
 from bot.agent.memory import Memory
 from bot.agent.memory import register as register_memory_tools
 from bot.agent.prompt import PromptBuilder
-from bot.agent.skill_tools import register_skill_tools
+from bot.agent.skill_tools import SkillTools
 from bot.agent.skills import SkillSet
 from bot.agent.titles import Titler
 from bot.agent.tools import browser as browser_tool
 from bot.agent.tools import default_registry, egress, shell, web_search
 from bot.agent.tools import schedule as schedule_tool
+from bot.agent.tools import transcribe as transcribe_tool
 from bot.agent.tools import web as web_tool
 from bot.agent.tools.browser.launch import BrowserPool
 from bot.agent.tools.mcp import McpTools
@@ -109,9 +111,11 @@ class App:
         self.prompts = PromptBuilder(cfg.workspace_dir, skills, language=cfg.language)
         self.approvals = Approvals(rules=self.store.approval_rules, audit=self.store.dashboard)
         self.mcp = McpTools(cfg.mcp.servers, env, cfg.data_dir / "logs" / "mcp", self.approvals)
-        self.memory = Memory(self.store.memories, cached_chats=IDLE_SESSIONS)  # as many as sessions stay loaded
+        self.memory = Memory(self.store.memories, cached_chats=IDLE_SESSIONS,  # as many as sessions stay loaded
+                             embed=self.llm.embedder(cfg.llm.embedding_model))
         self.usage = UsageLedger(self.store.usage)
         self.browsers: BrowserPool | None = None  # the browse tool's Chromium, when it is on
+        self._skill_model = cfg.llm.skill_model or cfg.llm.chat_model
         self.tools = self._tools(skills)
         self.budgets = Budgets(cfg.budgets, self.store.quotas, cfg.llm.prices) if cfg.budgets.active else None
         self._agent_budgets: dict[str, Budgets] = {}  # the other agents' (bot/fleet)
@@ -174,7 +178,7 @@ class App:
         self._housekeeping: asyncio.Task[None] | None = None
         self.web_port: int | None = None  # the bound port (config may say 0)
 
-    def _tools(self, skills: SkillSet) -> ToolRegistry:
+    def _tools(self, skills: SkillSet, own_workspace: bool = False) -> ToolRegistry:
         """Built-in tools, the optional risky ones as configured, then tool skills (which may use them)."""
         tools = default_registry()
         register_memory_tools(tools, self.memory)
@@ -192,13 +196,18 @@ class App:
                                                   t.browser_memory_mb * 2**20, self.cfg.media.max_bytes)
         if self.schedules is not None:
             schedule_tool.register(tools, self.schedules, Access(self.cfg).may_change)
+        if transcriber := self.llm.transcriber(self.cfg.llm.transcription_model):
+            transcribe_tool.register(tools, transcriber)
         tools.add_source(self.mcp.refresh)
-
-        def make_loop(registry: ToolRegistry, model: str, max_turns: int) -> AgentLoop:
-            return AgentLoop(self.llm, registry, model, max_turns, usage=self.usage)
-
-        register_skill_tools(tools, skills, make_loop, self.cfg.llm.skill_model or self.cfg.llm.chat_model)
+        skill_tools = SkillTools(tools, self._make_loop, self._skill_model)
+        skill_tools.register(skills)
+        if not own_workspace:  # skill_create saves into the configured workspace, then reads its skills afresh
+            skill_create.register(tools, self.prompts.workspace, self.approvals,
+                                  skill_create.reloading(self.prompts, skill_tools))
         return tools
+
+    def _make_loop(self, registry: ToolRegistry, model: str, max_turns: int) -> AgentLoop:
+        return AgentLoop(self.llm, registry, model, max_turns, usage=self.usage)
 
     def _runner(self, agent: Agent, loop: AgentLoop, prompts: PromptBuilder) -> AgentRunner:
         return AgentRunner(self.cfg, self.conversations, loop, prompts, self.compactor, memory=self.memory,
@@ -213,7 +222,8 @@ class App:
         skills = ready_workspace(workspace_of(cfg, agent)) if own else self.prompts.skills
         prompts = (PromptBuilder(workspace_of(cfg, agent), skills, language=agent.language or cfg.language)
                    if own else self.prompts)
-        tools = RegistryView(self._tools(skills) if agent.workspace is not None else self.tools, agent.tools.permits)
+        registry = self._tools(skills, own_workspace=True) if agent.workspace is not None else self.tools
+        tools = RegistryView(registry, agent.tools.permits)
         budgets = self.budgets  # an agent's own `budgets.agent` quota is counted under its name
         if budgets is not None and agent.name != DEFAULT_AGENT:
             budgets = self._agent_budgets.setdefault(agent.name, Budgets(cfg.budgets, self.store.quotas,

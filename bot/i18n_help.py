@@ -77,4 +77,11 @@ HELP_STRINGS: dict[str, tuple[str, str]] = {
     "help_replay_since": ("the first day, YYYY-MM-DD (UTC)", "起始日期，YYYY-MM-DD（UTC）"),
     "help_replay_model": ("answer with this model instead of each answer's own",
                           "改用此模型回答，而不是各回答原来的模型"),
+    "help_skills": ("install, update, uninstall or list skill packages (shown and confirmed first)",
+                    "安装、更新、卸载或列出技能包（先展示并确认）"),
+    "help_skills_action": ("what to do", "要做什么"),
+    "help_skills_source": ("a folder, git URL or zip file; for uninstall the package's name",
+                           "文件夹、git 地址或 zip 文件；卸载时为技能包名称"),
+    "help_skills_yes": ("install without asking (the listing is still printed)", "不再询问直接安装（仍会打印清单）"),
+    "help_skills_allow_shell": ("allow a package whose skills ask for the shell", "允许其技能要求 shell 的技能包"),
 }

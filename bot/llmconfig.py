@@ -67,6 +67,7 @@ class LLMConfig(Section):
     temperature: float | None = Field(default=None, ge=0, le=2)
     vision_models: list[str] = Field(default_factory=list)  # these get images as image parts
     transcription_model: str | None = None  # set: voice messages are transcribed (/audio/transcriptions)
+    embedding_model: str | None = None  # set: memories are embedded (/embeddings) and recalled by meaning
     speech_model: str | None = None  # set: answers can be spoken (/audio/speech, /voice)
     speech_voice: str = "alloy"
     voice_replies: Literal["off", "auto", "on"] = "off"  # a chat's default for /voice (auto: voice for voice)

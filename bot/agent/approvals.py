@@ -68,11 +68,12 @@ class Approvals:
         return await self.ask(ctx, command, destructive, expires_after=timeout) is Decision.APPROVED
 
     async def ask(self, ctx: ToolContext, command: str, destructive: bool, expires_after: float | None = None,
-                  action: str = "run this shell command", kind: str = "shell") -> Decision:
+                  action: str = "run this shell command", kind: str = "shell", keepable: bool = True) -> Decision:
         """Like `request`, but says why the answer is no (denied, expired, or no way to ask).
 
         `action` completes "The assistant wants to …" above the command, e.g. "call this MCP tool"; `kind`
-        keeps shell rules and MCP rules apart.
+        keeps shell rules and MCP rules apart; `keepable` False offers no standing rule (a new skill is approved
+        once, as it is shown).
         """
         expires_after = self.default_timeout if expires_after is None else expires_after
         notify = ctx.notify
@@ -81,12 +82,12 @@ class Approvals:
         if not ctx.is_admin:
             await notify(Reply(NEEDS_ADMIN))
             return Decision.NOT_ADMIN
-        if not destructive and (rule := await self._standing(ctx, kind, command)) is not None:
+        if keepable and not destructive and (rule := await self._standing(ctx, kind, command)) is not None:
             await notify(Reply(f"✅ Allowed by standing rule #{rule.id} (/approvals lists and revokes them): "
                                f"{_inline(command)}"))
             return Decision.APPROVED
         approval_id = secrets.token_hex(4)
-        scopes = _offered(destructive, ctx.conversation_id is not None and self._rules is not None)
+        scopes = _offered(destructive, keepable and ctx.conversation_id is not None and self._rules is not None)
         future: asyncio.Future[tuple[Scope | None, str]] = asyncio.get_running_loop().create_future()
         self._pending[approval_id] = _Pending(ctx.chat, ctx.conversation_id, kind, command, scopes, future)
         try:

@@ -21,6 +21,7 @@ from typing import Any
 from bot.agent import anthropic, gemini
 from bot.agent.anthropic import AnthropicMessages
 from bot.agent.chains import FAILOVER_KINDS, Chains, Link, moves_on, provider_configs
+from bot.agent.embeddings import Embed, provider_embedder
 from bot.agent.events import FailureKind
 from bot.agent.gemini import GeminiContents
 from bot.agent.health import Breaker, ProviderHealth
@@ -90,6 +91,13 @@ class LLMClient:
                 return await response.text()
 
         return transcribe
+
+    def embedder(self, model: str | None) -> Embed | None:
+        """A text-to-vector function on the default provider's /embeddings, or None without a model."""
+        api = self.apis["default"]
+        if not model or not isinstance(api, OpenAIChat):
+            return None
+        return provider_embedder(api.provider, model)
 
     def speaker(self, model: str | None, voice: str) -> Callable[[str], Awaitable[tuple[bytes, str]]] | None:
         """A text-to-speech function on the default provider's /audio/speech (Opus asked for), or None without a

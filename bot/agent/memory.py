@@ -1,16 +1,21 @@
 """Per-chat long-term memory (seed 003 §4): what the prompt shows and the `remember` / `recall` tools.
 
 Memories live in the store, keyed by the session's storage key, so one chat never sees another's.
+With an embedding model (llm.embedding_model) each memory is stored with its embedding and `recall` ranks
+by meaning; without one, or when the provider fails, it matches keywords as before.
 The workspace MEMORY.md is shared background for every chat and read-only to the agent: no tool
 writes it, which keeps what one chat says out of every other chat's prompt.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from collections import OrderedDict
 
+from bot.agent.embeddings import Embed
+from bot.agent.provider import LLMError
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 from bot.store.memories import MEMORY_TYPES, MemoryEntry, MemoryStore
 
@@ -20,6 +25,7 @@ MAX_TAGS = 8
 MAX_TAG = 32  # characters of one tag
 RECALL_LIMIT = 10
 PREVIEW = 60  # characters of a query echoed back in "Nothing remembered about …"
+log = logging.getLogger("bothub.memory")
 
 
 class InvalidMemory(ValueError):
@@ -53,8 +59,10 @@ def clean_tags(tags: object) -> list[str]:
 class Memory:
     """Reads a chat's memories for its prompt (one bounded, indexed query) and writes what the model keeps."""
 
-    def __init__(self, store: MemoryStore, prompt_entries: int = PROMPT_ENTRIES, cached_chats: int = 1024) -> None:
+    def __init__(self, store: MemoryStore, prompt_entries: int = PROMPT_ENTRIES, cached_chats: int = 1024,
+                 embed: Embed | None = None) -> None:
         self.store = store
+        self.embed = embed
         self.prompt_entries = prompt_entries
         # Every turn needs the prompt entries, which change only through this class: keep them for recent
         # chats so a turn costs no database round trip.
@@ -95,12 +103,28 @@ class Memory:
         kind = type.strip().lower() if isinstance(type, str) else type
         if kind not in MEMORY_TYPES:
             raise InvalidMemory(f"Error: type must be one of {', '.join(MEMORY_TYPES)} (got {type!r})")
+        cleaned = clean_tags(tags)
+        vector = await self._vector(" ".join([content.strip(), *cleaned]))
         self._prompt_cache.pop(chat, None)
-        return await self.store.add(chat, str(kind), content.strip(), clean_tags(tags))
+        return await self.store.add(chat, str(kind), content.strip(), cleaned, vector)
 
     async def recall(self, chat: str, query: str, limit: int = RECALL_LIMIT) -> list[MemoryEntry]:
+        """By meaning where there is an embedding model; by keywords without one, when the provider fails, or
+        when nothing embedded is near (memories kept before the model was configured have no embedding)."""
         self._prompt_cache.pop(chat, None)  # recalled entries count as used, which can reorder the top
+        vector = await self._vector(query)
+        if vector is not None and (found := await self.store.nearest(chat, vector, limit)):
+            return found
         return await self.store.search(chat, query, limit)
+
+    async def _vector(self, text: str) -> list[float] | None:
+        if self.embed is None:
+            return None
+        try:
+            return await self.embed(text)
+        except LLMError as e:
+            log.warning("embedding failed (%s): memory falls back to keywords", e.detail)
+            return None
 
 
 SHINGLE = 8  # words in a row that, found in a tool result but not in the user's message, mark text as copied
@@ -145,7 +169,7 @@ def register(registry: ToolRegistry, memory: Memory) -> None:
 
     async def recall(ctx: ToolContext, query: str) -> str:
         if not isinstance(query, str) or not query.strip():
-            return "Error: query must be a non-empty string (keywords to look for)"
+            return "Error: query must be a non-empty string (what to look for)"
         found = await memory.recall(ctx.chat, query)
         if not found:
             shown = " ".join(query.split())
@@ -166,8 +190,9 @@ def register(registry: ToolRegistry, memory: Memory) -> None:
     )
     registry.register(
         "recall",
-        "Search this chat's long-term memory by keywords (matches content and tags); returns the matching entries.",
-        {"type": "object", "properties": {"query": {"type": "string", "description": "Keywords to look for"}},
+        "Search this chat's long-term memory (by meaning where configured, else by keywords in content and tags); "
+        "returns the matching entries.",
+        {"type": "object", "properties": {"query": {"type": "string", "description": "What to look for"}},
          "required": ["query"]},
         recall,
     )

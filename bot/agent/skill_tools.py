@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
 from bot.agent.events import AgentEvent, RunFailed, RunFinished
+from bot.agent.skill_yaml import check_inputs, output_folder, parameters
 from bot.agent.skills import Skill, SkillSet
 from bot.agent.tools.registry import ToolContext, ToolRegistry
 
@@ -22,11 +23,6 @@ LANGUAGE_LEAD_IN = (
     "output, including all headers, table headers, labels and structural elements, MUST be in Chinese. "
     "Never mix languages in your response."
 )
-TASK_PARAMETERS = {
-    "type": "object",
-    "properties": {"task": {"type": "string", "description": "What the skill should do, with all needed details"}},
-    "required": ["task"],
-}
 
 
 class NestedLoop(Protocol):
@@ -35,6 +31,19 @@ class NestedLoop(Protocol):
 
 
 MakeLoop = Callable[[ToolRegistry, str, int], NestedLoop]
+
+
+class SkillTools:
+    """The tool skills of one registry, replaced as a whole when the skills change (a skill_create)."""
+
+    def __init__(self, registry: ToolRegistry, make_loop: MakeLoop, default_model: str) -> None:
+        self.registry, self.make_loop, self.default_model = registry, make_loop, default_model
+        self.names: list[str] = []
+
+    def register(self, skills: SkillSet) -> None:
+        for name in self.names:
+            self.registry.remove(name)
+        self.names = register_skill_tools(self.registry, skills, self.make_loop, self.default_model)
 
 
 def register_skill_tools(registry: ToolRegistry, skills: SkillSet, make_loop: MakeLoop,
@@ -47,8 +56,11 @@ def register_skill_tools(registry: ToolRegistry, skills: SkillSet, make_loop: Ma
         if skill.error is not None:
             continue
         tool_names = [_resolve(t, by_name) for t in skill.tools]
+        schema = parameters(skill.args)
+        if not skill.args:
+            schema["required"] = ["task"]  # a Markdown skill has only its task
         registry.register(skill.tool_name, skill.description or f"Run the {skill.name} skill",
-                          TASK_PARAMETERS, _skill_runner(skill, registry, tool_names, make_loop, default_model))
+                          schema, _skill_runner(skill, registry, tool_names, make_loop, default_model))
         registered.append(skill.tool_name)
     return registered
 
@@ -90,15 +102,20 @@ def _skill_runner(skill: Skill, registry: ToolRegistry, tool_names: list[str], m
     model = skill.model or default_model
     system = f"{LANGUAGE_LEAD_IN}\n\n{skill.body}"
 
-    async def run_skill(ctx: ToolContext, task: str) -> str:
+    async def run_skill(ctx: ToolContext, task: str = "", **args: Any) -> str:
         chain = (*ctx.skill_chain, skill.name)
         if len(chain) > MAX_DEPTH:
             return f"Error: skill {skill.name!r} not run: skills may nest at most {MAX_DEPTH} levels deep."
         if skill.name in chain[:-1]:
             return f"Error: skill {skill.name!r} not run: it is already running in this chain."
+        if not isinstance(task, str) or (not task.strip() and not args):
+            return "Error: 'task' must say what the skill should do"
+        if problem := await check_inputs(skill.args, args, ctx):
+            return problem
         nested = dataclasses.replace(ctx, skill_chain=chain)
         loop = make_loop(registry.subset(tool_names), model, skill.max_turns)
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": task}]
+        request = await _request(skill, ctx, task, args)
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": request}]
         outcome = f"Error: skill {skill.name!r} ended without an answer."
         async for event in loop.run(messages, nested):  # drained to the end so the run closes cleanly
             if isinstance(event, RunFinished):
@@ -108,3 +125,13 @@ def _skill_runner(skill: Skill, registry: ToolRegistry, tool_names: list[str], m
         return outcome
 
     return run_skill
+
+
+async def _request(skill: Skill, ctx: ToolContext, task: str, args: dict[str, Any]) -> str:
+    """What the nested agent is asked: the task, the checked arguments, and where to write its files."""
+    lines = [task.strip()] if task.strip() else []
+    lines += [f"{name}: {value}" for name, value in args.items()]
+    if skill.output_dir is not None:
+        folder = await output_folder(ctx, skill.output_dir)
+        lines.append(f"Write any files you make into the folder {folder}/ of this chat's folder.")
+    return "\n".join(lines)

@@ -1,4 +1,6 @@
-"""Skills from `skills/*.md`, read once: seed-000 YAML front matter or seed-003 `# Skill:` Markdown.
+"""Skills from `skills/*.md` and `skills/*.yaml`, read once: seed-000 YAML front matter, seed-003 `# Skill:`
+Markdown, or seed-001 typed YAML (bot/agent/skill_yaml.py). What one workspace can use, with the installed packages
+and the skills shipped in bot/skills_builtin/, is put together by bot/agent/skill_sources.py.
 
 A broken file never stops the bot: it becomes a Skill with `error` set, which `/skills` and
 `bothub doctor` show, and which is never embedded or registered.
@@ -13,6 +15,10 @@ from typing import Any, Literal
 
 import yaml
 
+from bot.agent.skill_yaml import SkillArg, load_yaml, parse_args, parse_output
+
+BUILTIN_DIR = Path(__file__).resolve().parent.parent / "skills_builtin"
+SUFFIXES = (".md", ".yaml", ".yml")
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,48}$")  # becomes part of a tool name: skill_<name>
 DEFAULT_SKILL_TURNS = 10
 _TITLE_RE = re.compile(r"^#\s+(?:Skill:\s*)?(.+?)\s*$", re.MULTILINE)
@@ -27,7 +33,7 @@ class Skill:
     description: str = ""
     enabled: bool = True
     body: str = ""
-    format: Literal["frontmatter", "seed003"] = "frontmatter"
+    format: Literal["frontmatter", "seed003", "yaml"] = "frontmatter"
     mode: Literal["prompt", "tool"] = "prompt"
     model: str | None = None
     tools: list[str] = field(default_factory=list)
@@ -35,6 +41,10 @@ class Skill:
     triggers: list[str] = field(default_factory=list)
     path: Path | None = None
     error: str | None = None  # set when the file is broken; the skill is then never used
+    args: list[SkillArg] = field(default_factory=list)  # typed inputs (YAML skills), checked before a run
+    output_dir: str | None = None  # folder in the chat folder the skill writes into (YAML skills)
+    source: Literal["builtin", "installed", "workspace"] = "workspace"
+    author: str | None = None  # who asked the agent to write it (skill_create's `created_by`)
 
     @property
     def tool_name(self) -> str:
@@ -44,7 +54,8 @@ class Skill:
         """`[    on] name (prompt) — what it does`, or why it is broken: one format for /skills and doctor."""
         state = "broken" if self.error else ("on" if self.enabled else "off")
         kind = "tool" if self.mode == "tool" else "prompt"
-        return f"[{state:>6}] {self.name} ({kind}) — {self.error or self.description}"
+        made = f", made by {self.author}" if self.author else ""
+        return f"[{state:>6}] {self.name} ({kind}, {self.source}{made}) — {self.error or self.description}"
 
     def matches(self, user_text: str) -> bool:
         """Seed 003: a skill without triggers always applies; otherwise one trigger must occur."""
@@ -59,6 +70,8 @@ class SkillError(ValueError):
 
 
 def parse_skill(path: Path, text: str) -> Skill:
+    if path.suffix in (".yaml", ".yml"):
+        return _parse_yaml(path, text)
     if text.lstrip("\ufeff").startswith("---"):
         return _parse_frontmatter(path, text.lstrip("\ufeff"))
     return _parse_seed003(path, text)
@@ -95,6 +108,31 @@ def _parse_frontmatter(path: Path, text: str) -> Skill:
         max_turns=_turns(meta),
         triggers=_str_list(meta, "triggers"),
         path=path,
+        author=str(meta["created_by"]) if meta.get("created_by") else None,
+    )
+
+
+def _parse_yaml(path: Path, text: str) -> Skill:
+    meta = load_yaml(text, SkillError)
+    name = str(meta.get("name") or path.stem).strip()
+    if not NAME_RE.match(name):
+        raise SkillError("'name' must be letters, digits, '-' or '_', at most 48 characters")
+    given = meta.get("input")
+    if given is not None and not isinstance(given, dict):
+        raise SkillError("'input' must be a mapping with 'description' and 'args'")
+    return Skill(
+        name=name,
+        description=str(meta.get("description") or "").strip(),
+        enabled=_bool_field(meta, "enabled"),
+        body=meta["system_prompt"].strip(),
+        format="yaml",
+        mode="tool",
+        model=str(meta["model"]) if meta.get("model") else None,
+        tools=_str_list(meta, "tools"),
+        max_turns=_turns(meta),
+        path=path,
+        args=parse_args((given or {}).get("args"), SkillError),
+        output_dir=parse_output(meta.get("output"), SkillError),
     )
 
 
@@ -148,27 +186,36 @@ def _triggers(section: str) -> list[str]:
     return [i for i in items if i]
 
 
+def _read_folder(folder: Path, source: Literal["builtin", "workspace"]) -> list[Skill]:
+    skills: list[Skill] = []
+    seen: dict[str, Path] = {}
+    files = sorted(p for p in folder.iterdir() if p.suffix in SUFFIXES) if folder.is_dir() else []
+    for path in files:
+        try:
+            skill = parse_skill(path, path.read_text(encoding="utf-8"))
+        except (SkillError, OSError, UnicodeDecodeError) as e:
+            skills.append(Skill(name=path.stem, enabled=False, path=path, error=str(e), source=source))
+            continue
+        skill.source = source
+        if skill.name in seen:
+            skill.error = f"another skill file ({seen[skill.name].name}) already uses the name {skill.name!r}"
+        seen.setdefault(skill.name, path)
+        skills.append(skill)
+    return skills
+
+
 class SkillSet:
     def __init__(self, skills: list[Skill]) -> None:
         self.skills = skills
 
     @classmethod
-    def load(cls, skills_dir: Path) -> SkillSet:
-        """Read every `*.md` once (sorted, so prompts are stable); a missing folder means no skills."""
-        skills: list[Skill] = []
-        seen: dict[str, Path] = {}
-        files = sorted(skills_dir.glob("*.md")) if skills_dir.is_dir() else []
-        for path in files:
-            try:
-                skill = parse_skill(path, path.read_text(encoding="utf-8"))
-            except (SkillError, OSError, UnicodeDecodeError) as e:
-                skills.append(Skill(name=path.stem, enabled=False, path=path, error=str(e)))
-                continue
-            if skill.name in seen:
-                skill.error = f"another skill file ({seen[skill.name].name}) already uses the name {skill.name!r}"
-            seen.setdefault(skill.name, path)
-            skills.append(skill)
-        return cls(skills)
+    def load(cls, skills_dir: Path, builtin: Path | None = None) -> SkillSet:
+        """The workspace's `skills_dir` (a missing folder means none), then the built-in skills, each read once and
+        sorted so prompts are stable; a workspace skill replaces the built-in one of its name."""
+        workspace = _read_folder(skills_dir, "workspace")
+        overridden = {s.name for s in workspace}
+        shipped = [s for s in _read_folder(builtin, "builtin") if s.name not in overridden] if builtin else []
+        return cls(workspace + shipped)
 
     def get(self, name: str) -> Skill | None:
         return next((s for s in self.skills if s.name == name and s.error is None), None)

@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from bot.agent.prompt import P0_FILES, WORKSPACE_FILES
+from bot.agent.skill_sources import workspace_skills
 from bot.agent.skills import SkillSet
 from bot.config import ConfigError
 
@@ -85,12 +86,13 @@ def _unreadable(file: Path, label: str, required: bool) -> list[str]:
 
 
 def ready_workspace(workspace: Path) -> SkillSet:
-    """A workspace made ready (missing files restored from the bundled one) and checked, and its skills."""
+    """A workspace made ready (missing files restored from the bundled one) and checked, and its skills (its own,
+    installed and built-in: bot/agent/skill_sources.py)."""
     if restored := prepare_workspace(workspace):
         log.info("workspace %s: created %s", workspace, ", ".join(restored))
     if problems := check_workspace(workspace):  # `bothub doctor` says the same
         raise ConfigError(f"workspace {workspace}: " + "; ".join(problems))
-    skills = SkillSet.load(workspace / "skills")
+    skills = workspace_skills(workspace)
     for skill in skills.broken():
         log.warning("skill skipped: %s", skill.status_line())
     return skills

@@ -18,7 +18,7 @@ from bot.agent.events import FailureKind
 from bot.agent.llm import endpoint
 from bot.agent.provider import DEFAULT_BASE_URL, LLMError
 from bot.agent.proxied import shown
-from bot.agent.skills import SkillSet
+from bot.agent.skill_sources import workspace_skills
 from bot.agent.tools import cgroups, sandbox, web_search
 from bot.agent.tools.browser import launch as browser_launch
 from bot.agent.tools.mcp import McpTools
@@ -137,7 +137,7 @@ def _workspace(cfg: Config, lang: str) -> list[tuple[str, str]]:
     if not problems:
         results.insert(0, (OK, t(lang, "doctor_workspace_ok", path=path)))
     results += [(WARN, f"skills/{s.path.name if s.path else s.name}: {s.status_line()}")  # the skill's own words
-                for s in SkillSet.load(path / "skills").broken()]
+                for s in workspace_skills(path).broken()]
     return results
 
 

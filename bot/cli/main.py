@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.adapter import AdapterSpec, CliCommand, installed_specs
-from bot.cli import envfile, fleet_args, serve
+from bot.cli import envfile, fleet_args, serve, skills_cli
 from bot.commands import menu
 from bot.config import Config, ConfigError, llm_setup_hint, load_config, shell_admins_problem
 from bot.i18n import t
@@ -80,6 +80,7 @@ def build_parser(specs: Sequence[AdapterSpec[Any]] = (), lang: str = "en") -> ar
     pair.add_argument("--platform", required=True, choices=[s.name for s in specs if s.config_model().access],
                       help=h("pair_platform"))
     fleet_args.arguments(add, h)
+    skills_cli.arguments(add("skills", h("skills")), h)
     for spec in specs:
         for extra in spec.commands:
             extra.arguments(add(extra.name, extra.help))

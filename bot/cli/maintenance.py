@@ -13,6 +13,7 @@ from bot.agent.workspace import init_workspace
 from bot.chats.api_tokens import ApiTokens
 from bot.chats.forgetting import Forgetting
 from bot.chats.pairing import Pairing
+from bot.cli import skills_cli
 from bot.config import Config
 from bot.httpkit.auth import hash_password
 from bot.i18n import t
@@ -43,6 +44,8 @@ async def run(cfg: Config, command: str, args: argparse.Namespace, env: Mapping[
 
         since = parse_day(args.since, lang)
         return 2 if since is None else await replay_chat(cfg, env, args.chat, since, args.model)
+    if command == "skills":
+        return skills_cli.run(cfg, args)
     if command == "migrate-store":
         return await _migrate_store(args.source or cfg.database_url, args.target)
     database = sqlite_path(cfg.database_url)

@@ -14,7 +14,7 @@ from bot.agent.approvals import Approvals
 from bot.agent.compaction import Compactor
 from bot.agent.memory import Memory
 from bot.agent.prompt import PromptBuilder
-from bot.agent.skills import SkillSet
+from bot.agent.skill_sources import workspace_skills
 from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolRegistry
 from bot.agent.trace import TraceWriter
@@ -66,7 +66,7 @@ class CommandServices:
         prompts = self.prompts
 
         def load() -> None:
-            prompts.reload(SkillSet.load(prompts.workspace / "skills"))
+            prompts.reload(workspace_skills(prompts.workspace))
 
         await asyncio.to_thread(load)
 

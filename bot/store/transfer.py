@@ -15,6 +15,7 @@ from typing import Any
 
 import asyncpg
 
+from bot.store.memories import unpack
 from bot.store.postgres import PostgresStore
 from bot.store.postgres.database import json_codecs
 from bot.store.sqlite import SqliteStore
@@ -28,7 +29,7 @@ _CONVERT: dict[str, Callable[[Any], Any]] = {
     "boolean": bool,
     "json": json.loads,
     "jsonb": json.loads,
-    "ARRAY": json.loads,  # tags: a JSON list in SQLite, text[] in PostgreSQL
+    "ARRAY": lambda v: unpack(v) if isinstance(v, bytes) else json.loads(v),  # embedding: float32s; tags: JSON
 }
 
 

@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.fleet",),  # agents, identities, bindings: the model, sealed credentials, the catalog routing reads
     ("bot.replicas",),  # which chats and shared roles this replica holds: the store's claims, nothing above
     ("bot.scheduler",),  # time forms, next due times, the claiming loop; runs reach chats via bot.hub.scheduled
-    ("bot.agent",),
+    ("bot.agent", "bot.skills_builtin"),  # the built-in skills are data the agent's skill loader reads
     ("bot.chats",),
     ("bot.lanes",),  # the one door into a chat's lane: ownership, the session cache, submitting
     ("bot.run",),  # one agent turn, a file per step: prompt, model turns, persisting, the hand-off to delivery

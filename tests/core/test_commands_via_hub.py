@@ -25,10 +25,13 @@ async def test_tree_skills_roles_and_list_show_exactly_this_chat(tmp_path: Path,
     assert lines == ["[1] You: one", "[2] AI: one", "├─ [3] You: two", "│  [4] AI: two", "└─ [5] You: branch",
                      "   [6] AI: branch ← you are here"]
     assert [[b.action for b in row] for row in tree.buttons] == [["/goto 6", "/goto 2", "/goto 4"]]
-    assert (skills.title, skills.text.split("\n")) == ("Skills", [
-        "[    on] code-reviewer (prompt) — Reviews code for readability, bugs and best practices",
-        "[    on] summarize-url (tool) — Fetch a public web page and summarize it in a few bullet points",
-        "[    on] Weekly report (prompt) — 当用户请求“周报”、“weekly report”、“总结本周”时激活。"])
+    assert (skills.title, skills.text.split("\n")[:4]) == ("Skills", [
+        "[    on] code-reviewer (prompt, workspace) — Reviews code for readability, bugs and best practices",
+        "[    on] summarize-url (tool, workspace) — Fetch a public web page and summarize it in a few bullet points",
+        "[    on] Weekly report (prompt, workspace) — 当用户请求“周报”、“weekly report”、“总结本周”时激活。",
+        "[    on] code-review (tool, builtin) — Review code or a diff for bugs, security problems and unclear parts, "
+        "most serious first"])
+    assert len(skills.text.split("\n")) == 3 + 9  # the built-in summarize-url is replaced by the workspace's
     assert (roles.title, roles.text) == ("Roles", "· coder\n· default")
     assert (listing.title, listing.text) == ("Conversations (1)", f"▶ `{conversation}` one · 6 msgs · just now")
 

@@ -82,7 +82,7 @@ async def test_doctor_and_chat_agree_on_the_workspace(
     assert await doctor.run(cfg, env) == 0
     out = capsys.readouterr().out
     assert "· SOUL.md is missing: start-up restores the default" in out
-    assert "! skills/broken.md: [broken] broken (prompt) — front matter is not valid YAML" in out
+    assert "! skills/broken.md: [broken] broken (prompt, workspace) — front matter is not valid YAML" in out
     App(cfg, env)  # starts, and brings SOUL.md back
     assert (cfg.workspace_dir / "SOUL.md").read_text(encoding="utf-8").strip()
 

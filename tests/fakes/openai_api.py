@@ -25,6 +25,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.ops import eventloop
+from tests.fakes.openai_embeddings import FakeEmbeddings
 from tests.fakes.openai_rules import Refusal, check_key, check_request
 from tests.fakes.openai_speech import FakeSpeech
 from tests.fakes.serve import serve_local
@@ -144,6 +145,7 @@ class FakeOpenAI:
         self.transcript = "this is what the voice message said"  # what /audio/transcriptions answers
         self.transcriptions: list[dict[str, Any]] = []  # model, file name and bytes of each request
         self.speech = FakeSpeech(api_key, self._refuse)  # /audio/speech
+        self.embeddings = FakeEmbeddings(api_key, self._refuse)  # /embeddings
         self._runner: web.AppRunner | None = None
         self._ids = itertools.count(1)
         self.port = 0
@@ -169,6 +171,7 @@ class FakeOpenAI:
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/audio/transcriptions", self._transcribe)
         app.router.add_post("/v1/audio/speech", self.speech.handle)
+        app.router.add_post("/v1/embeddings", self.embeddings.handle)
         # handler_cancellation: a client that times out cancels our Hang instead of leaving it to sleep
         # backlog: a burst of 1000 clients connects at once
         self._runner, self.port = await serve_local(app, port, backlog=2048, ssl_context=tls,

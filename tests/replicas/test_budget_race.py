@@ -108,8 +108,9 @@ async def test_fifty_users_on_two_replicas_never_spend_past_the_budget(
             spent = sum(p + c for p, c in usage)
             print(f"\nrace: {answered} answered, {refusals} refusals over {rounds} rounds, "
                   f"{spent} of {BUDGET} tokens spent")
-            # never past the budget, and what is left is less than one more request needs (≈ 2 000 tokens)
-            assert 5 <= answered < USERS and BUDGET - 2_500 < spent <= BUDGET
+            # never past the budget, and what is left is less than one more request needs (≈ 3 000 tokens with
+            # the built-in skills' and skill_create's tool definitions)
+            assert 5 <= answered < USERS and BUDGET - 3_500 < spent <= BUDGET
 
             # one conditional statement per request on the answer's path; refusals give back and read once
             reserve = await statements(db, "INSERT INTO quotas%")

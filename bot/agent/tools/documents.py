@@ -20,7 +20,7 @@ from bot.media.sniff import HEAD_BYTES, sniff
 PAGE_CHARS = 8000  # characters of extracted text per page of the tool's answer
 
 
-def _contents(workdir: Path, filepath: str) -> tuple[str, bytes]:
+def contents(workdir: Path, filepath: str) -> tuple[str, bytes]:
     """The file's name and bytes, opened the way the file tools open (no symlinks, no hard links, no pipes)."""
     if kind(workdir, filepath) is None:
         raise Refused(f"Error: no file {filepath!r} in this chat's folder")
@@ -54,7 +54,7 @@ def _page(text: str, number: int, complete: bool, filepath: str) -> str:
 
 async def _read(reader: PdfReader, ctx: ToolContext, filepath: str, page: object) -> str:
     number = _page_number(page)
-    data = (await asyncio.to_thread(_contents, ctx.workdir, filepath))[1]
+    data = (await asyncio.to_thread(contents, ctx.workdir, filepath))[1]
     if sniff(data[:HEAD_BYTES]) != "application/pdf":
         return _page(await asyncio.to_thread(_plain_text, data), number, True, filepath)
     try:
@@ -65,7 +65,7 @@ async def _read(reader: PdfReader, ctx: ToolContext, filepath: str, page: object
 
 
 def _outgoing(workdir: Path, filepath: str, caption: str) -> OutgoingFile:
-    name, data = _contents(workdir, filepath)
+    name, data = contents(workdir, filepath)
     mime = sniff(data[:HEAD_BYTES]) or mimetypes.guess_type(name)[0] or "application/octet-stream"
     return OutgoingFile(data, name, mime, caption)
 

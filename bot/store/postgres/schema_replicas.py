@@ -83,4 +83,6 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (chat, duel, voter)
     );
     """,
+    # 26: each memory's embedding and its short sketch (issue 35), unit length: ranking is a dot product
+    "ALTER TABLE memories ADD COLUMN embedding REAL[], ADD COLUMN sketch REAL[];",
 )

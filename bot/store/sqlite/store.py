@@ -28,6 +28,7 @@ from bot.store.sqlite.settings import SqliteSettings
 from bot.store.sqlite.summaries import SqliteSummaries
 from bot.store.sqlite.traces import SqliteTraces
 from bot.store.sqlite.usage import SqliteUsage
+from bot.store.sqlite.vectors import load_vectors
 from bot.store.sqlite.votes import SqliteVotes
 
 
@@ -69,4 +70,5 @@ def _setup(db: sqlite3.Connection) -> None:
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a commit survives SIGKILL
     db.execute("PRAGMA busy_timeout = 5000")
+    load_vectors(db)
     migrate(db)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.store import ChatSettings, FleetRow, NewJob, Store
+from bot.store.memories import unit
 from bot.store.postgres import PostgresStore
 from bot.store.sqlite import SqliteStore
 from bot.tree.model import Message
@@ -15,6 +17,7 @@ from tests.postgres import PostgresServer
 
 REPO = Path(__file__).resolve().parents[3]
 DUE = datetime(2026, 12, 24, 9, 0, tzinfo=UTC)
+SINES = unit([math.sin(i) for i in range(1, 33)])
 
 
 async def _run(command: list[str]) -> tuple[int | None, str, str]:
@@ -37,7 +40,7 @@ async def _fill(store: Store) -> tuple[str, str]:
     await store.conversations.create("dc:9")
     await store.settings.update("tg:1", language="zh", model="m1")
     await store.memories.add("tg:1", "pref", "likes tea", ["drinks", "茶"])
-    await store.memories.add("tg:1", "fact", "works nights")
+    await store.memories.add("tg:1", "fact", "works nights", [], SINES)
     await store.memories.search("tg:1", "tea")
     await store.pairing.code_for("telegram", "u1", "AAAA2222", 1e10, 1.0)
     await store.pairing.code_for("telegram", "u2", "BBBB3333", 1e10, 1.0)
@@ -86,6 +89,8 @@ async def test_migrate_store_copies_everything_and_new_rows_continue(tmp_path: P
         assert await store.pairing.is_paired("telegram", "u1") and not await store.pairing.is_paired("telegram", "u2")
         assert await store.pairing.approve("telegram", "BBBB3333", 3.0) == "u2"
         assert await store.inbox.seen("tg:1:77") is True
+        assert [e.content for e in await store.memories.nearest("tg:1", SINES, min_similarity=0.9999)] == [
+            "works nights"]  # the embedding came along, float for float
         assert await store.memories.add("tg:1", "lesson", "after the move") == 3
         job = await store.jobs.add(NewJob("tg:1", None, "u1", "once", "s", "UTC", DUE, "t", False))
         assert job.id == 2

@@ -113,6 +113,11 @@ async def test_schema_rejects_an_unknown_memory_type(store: SqliteStore) -> None
     assert await store.memories.count("test:a") == 0
 
 
+async def test_memories_are_ranked_by_the_real_sqlite_vec(store: SqliteStore) -> None:
+    """This Python has no enable_load_extension: the extension goes in through SQLite's C API."""
+    assert (await store.memories.engine()).startswith("v0.")
+
+
 async def test_top_query_walks_the_index_without_sorting(store: SqliteStore, tmp_path: Path) -> None:
     """Memories for the prompt are read every agent turn: `limit` index entries, not a sort of the chat's."""
     with sqlite3.connect(tmp_path / "bothub.db") as db:
