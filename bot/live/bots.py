@@ -160,13 +160,13 @@ class Bots:
         delivery and webhook routes."""
         identity, adapter = self.running[name]
         await self._settle(adapter.name)
-        del self.running[name]
         self._routes.drop(name)
         try:
             await adapter.stop()
         except Exception:
             log.exception("stopping identity %s failed", name)
         self._detach(adapter.name)
+        del self.running[name]  # only now: until its delivery is detached, it still runs
         log.info("identity %s stopped", identity.name)
 
     async def stop_all(self) -> None:
