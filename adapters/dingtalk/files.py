@@ -14,6 +14,7 @@ from adapters.dingtalk.inbound import KINDS
 from adapters.dingtalk.outbound import DingTalkOutbound, failure
 from adapters.dingtalk.transport import ApiError, DingTalkHttp
 from bot.adapter import OutgoingFile, SendFailed
+from bot.httpkit.capped import capped
 from bot.messages import Attachment, ChatRef, SentRef
 
 MAX_IMAGE = 20 * 1024 * 1024  # an image media upload; a larger picture goes as a file
@@ -33,7 +34,6 @@ class DingTalkFiles:
         kind, _, code = attachment.handle.partition("/")
         if kind not in KINDS or not code:
             raise SendFailed(f"not a dingtalk file: {attachment.handle!r}")
-        received = 0
         try:
             answer = await self._http.call("POST", "/v1.0/robot/messageFiles/download",
                                            {"downloadCode": code, "robotCode": self._http.client_id})
@@ -41,10 +41,7 @@ class DingTalkFiles:
             if not isinstance(url, str) or not url.startswith(("https://", "http://")):
                 raise SendFailed("dingtalk gave no download URL for the file")
             async with self._http.fetch(url) as stream:
-                async for chunk in stream.iter_chunked(CHUNK):
-                    received += len(chunk)
-                    if received > MAX_DOWNLOAD:
-                        raise SendFailed("dingtalk file is larger than any file we take")
+                async for chunk in capped(stream, MAX_DOWNLOAD, "dingtalk file is larger than any file we take", CHUNK):
                     yield chunk
         except (ApiError, aiohttp.ClientError, TimeoutError) as e:
             raise failure(e) from e

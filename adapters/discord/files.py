@@ -16,6 +16,7 @@ import discord
 
 from adapters.discord.outbound import DiscordOutbound
 from bot.adapter import OutgoingFile, SendFailed
+from bot.httpkit.capped import capped
 from bot.messages import Attachment, ChatRef, SentRef
 
 MAX_UPLOAD = 10 * 1024 * 1024  # Discord's default upload limit for a bot without boosts
@@ -47,15 +48,12 @@ class DiscordFiles:
         url = urlsplit(attachment.handle)
         if (url.scheme, url.netloc) not in self._origins:
             raise SendFailed(f"refused to fetch an attachment from {url.netloc or 'nowhere'!r}: not Discord's CDN")
-        received = 0
         try:
             async with self._session().get(attachment.handle, allow_redirects=False, timeout=_TIMEOUT) as response:
                 if response.status != 200:
                     raise SendFailed(f"discord CDN answered {response.status}")
-                async for chunk in response.content.iter_chunked(CHUNK):
-                    received += len(chunk)
-                    if received > MAX_DOWNLOAD:
-                        raise SendFailed("discord attachment is larger than any file we take")
+                too_big = "discord attachment is larger than any file we take"
+                async for chunk in capped(response.content, MAX_DOWNLOAD, too_big, CHUNK):
                     yield chunk
         except (TimeoutError, aiohttp.ClientError) as e:
             raise SendFailed(f"discord CDN unreachable: {type(e).__name__}") from e

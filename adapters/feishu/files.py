@@ -14,6 +14,7 @@ import aiohttp
 from adapters.feishu.outbound import FeishuOutbound, failure
 from adapters.feishu.transport import ApiError, FeishuHttp, Form, data_field
 from bot.adapter import OutgoingFile, SendFailed
+from bot.httpkit.capped import capped
 from bot.messages import Attachment, ChatRef, SentRef
 
 MAX_IMAGE = 10 * 1024 * 1024  # Feishu's limit for an uploaded image; a larger picture goes as a file
@@ -40,13 +41,10 @@ class FeishuFiles:
         if not (message_id and key) or resource_type not in RESOURCE_TYPES or "/" in key:
             raise SendFailed(f"not a feishu resource: {attachment.handle!r}")
         path = f"/open-apis/im/v1/messages/{message_id}/resources/{key}"
-        received = 0
         try:
             async with self._http.download(path, {"type": resource_type}) as stream:
-                async for chunk in stream.iter_chunked(CHUNK):
-                    received += len(chunk)
-                    if received > MAX_DOWNLOAD:
-                        raise SendFailed("feishu resource is larger than any file we take")
+                too_big = "feishu resource is larger than any file we take"
+                async for chunk in capped(stream, MAX_DOWNLOAD, too_big, CHUNK):
                     yield chunk
         except (ApiError, aiohttp.ClientError, TimeoutError) as e:
             raise failure(e) from e
