@@ -45,7 +45,7 @@ system-packages:  # what the tests drive (PostgreSQL, bubblewrap, Chromium…): 
 # Two workers, one per core (pytest-xdist): with four, more timing-bound tests failed on a loaded machine;
 # worksteal moves queued tests off a worker stuck behind the long replica runs. Each worker has its own
 # throwaway PostgreSQL server (tests/postgres.py); coverage, child processes' included, is combined at the end.
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 0  # serial: two workers ran the multi-process replica tests side by side and starved their heartbeats
 test: system-packages lint
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal --cov --cov-report=term:skip-covered
 
