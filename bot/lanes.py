@@ -24,6 +24,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 
 from bot.chats.sessions import Lane, Session, SessionKey, Sessions
+from bot.delivery.fence import answering
 from bot.replicas.ownership import ChatOwnership
 from bot.store.claims import Claims, NotOwner
 from bot.store.inbox import Accepted, InboxEntry, InboxStore
@@ -113,9 +114,13 @@ class Lanes:
         self._submit(key, job, entry, seq)
 
     def _submit(self, key: SessionKey, work: Work, entry: int | None = None, seq: int | None = None) -> None:
+        claims = self.owners.claims
+
         async def job() -> None:
-            if not self.owners.claims.holds(key.storage_key):
+            if not claims.holds(key.storage_key):
                 return  # the chat moved while this waited (this replica froze or was cut off): its owner runs it
+            if claims.shared:  # what this work sends leaves only while the chat is still this replica's
+                answering.set(lambda: claims.confirm(key.storage_key))
             await work(self._sessions.get(key))
 
         self._sessions.lane(key).submit(job, entry, seq)

@@ -9,6 +9,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from bot.adapter import Adapter, ChatUnavailable, OutgoingFile, RateLimited, SendError, SendFailed
+from bot.delivery.fence import still_owner
 from bot.delivery.pacing import Pacer, alone
 from bot.messages import ButtonPress, ChatRef, SentRef
 from bot.replies import Reply, split_reply
@@ -71,6 +72,7 @@ class Delivery:
                 return "Error: this chat can no longer be reached"
             slot = await self.pacer.take(chat, new_message=True)
             try:
+                await still_owner()
                 await transfer.upload(chat, file)
                 return f"Sent {file.name} to the chat."
             except RateLimited as e:
@@ -113,6 +115,7 @@ class Delivery:
         return None
 
     async def _platform_call(self, chat: ChatRef, reply: Reply, ref: SentRef | None, *, final: bool) -> SentRef:
+        await still_owner()
         press = self._unanswered_press(chat) if ref is None else None
         if press is not None and press.message_id is not None:
             try:  # a rate limit propagates unanswered: the retry replaces the pressed message again

@@ -61,6 +61,11 @@ class Claims(Protocol):
         """This replica owns the chat's partition (no database call)."""
         ...
 
+    async def confirm(self, session: str) -> None:
+        """NotOwner unless this replica owns the chat now; no database call while its heartbeat is recent, else
+        the late heartbeat is sent first (a replica woken from a freeze learns its chats were taken)."""
+        ...
+
     async def claim(self, session: str) -> bool:
         """Own the chat's partition now if nobody does; True if this replica owns it afterwards."""
         ...
@@ -107,6 +112,9 @@ class SoloClaims:
 
     def holds(self, session: str) -> bool:
         return True
+
+    async def confirm(self, session: str) -> None:
+        return None
 
     async def claim(self, session: str) -> bool:
         return True

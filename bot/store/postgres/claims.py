@@ -259,6 +259,9 @@ class PostgresClaims:
     def holds(self, session: str) -> bool:
         return partition(session) in self._partitions and self.live
 
+    async def confirm(self, session: str) -> None:
+        await self.check(session)
+
     async def claim(self, session: str) -> bool:
         return partition(session) in await self._take_these([partition(session)])
 
