@@ -27,6 +27,22 @@ TREE_STRINGS: dict[str, tuple[str, str]] = {
     "merge_failed": ("The model could not summarize that branch just now; try /merge again in a moment.",
                      "模型暂时无法总结该分支；请稍后再试 /merge。"),
     "handoff_off": ("Hand-offs are not available here.", "此处不支持转交会话。"),
+    "link_code": ("Link code: **{code}** — send `/resume {code}` within {minutes} minutes in your direct chat with "
+                  "me on another platform (or with another of my bots): that chat then shares this one's history — "
+                  "the same conversations, memory and files. /unlink there undoes it.",
+                  "关联代码：**{code}** —— 请在 {minutes} 分钟内，在你与我在其他平台（或我的另一个机器人）的私聊中发送 "
+                  "`/resume {code}`：那个聊天将共享本聊天的历史——同样的会话、记忆和文件。在那里发送 /unlink 可取消。"),
+    "link_done": ("Linked: this chat now shares your history from {where} — the same conversations, memory and "
+                  "files; each answer comes back where you asked. /unlink gives this chat its own history back.",
+                  "已关联：本聊天现在共享你在 {where} 的历史——同样的会话、记忆和文件；回答总在你提问的地方。"
+                  "/unlink 可让本聊天恢复自己的历史。"),
+    "link_dm_only": ("Only direct chats can share a history: a group's history is everyone's in it.",
+                     "只有私聊可以共享历史：群组的历史属于群内所有人。"),
+    "link_already": ("This chat already shares that history.", "本聊天已经共享该历史。"),
+    "unlink_done": ("Unlinked: this chat has its own history again; the shared one stays with {where}.",
+                    "已取消关联：本聊天恢复了自己的历史；共享的历史保留在 {where}。"),
+    "unlink_none": ("This chat shares no other chat's history: nothing to unlink.",
+                    "本聊天没有共享其他聊天的历史：无需取消关联。"),
     "handoff_code": ("Hand-off code: **{code}** — send `/resume {code}` in the other chat (any platform, a group, "
                      "the web chat) within {minutes} minutes. It works once; this chat keeps its copy.",
                      "转交代码：**{code}** —— 请在 {minutes} 分钟内于另一个聊天（任意平台、群组或网页聊天）发送 "

@@ -6,6 +6,8 @@ there (message numbers, branches and the files its messages carry) and makes it 
 tell one platform's user from another's); on the same platform only the person who made it may use it, and a
 group takes a conversation only when one of its admins resumes it (the group's members will all see it).
 Memory stays with its chat: it holds what that chat chose to remember, not one conversation's.
+`/handoff link` makes a code that links instead: the DM that resumes it shares this chat's whole history from
+then on (bot/chats/links.py).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from pathlib import Path
 from bot import jail
 from bot.chats.conversations import Conversations
 from bot.chats.folders import chat_folder
-from bot.chats.sessions import Session
+from bot.chats.links import ChatLinks
+from bot.chats.sessions import Session, SessionKey
 from bot.store import Store
 from bot.store.handoffs import Handoff
 from bot.tree.model import Conversation
@@ -42,6 +45,8 @@ class Refusal(Enum):
     GROUP_ADMIN = "handoff_group_admin"
     SAME_CHAT = "handoff_same_chat"
     GONE = "handoff_gone"  # the conversation was deleted since
+    LINK_DM_ONLY = "link_dm_only"  # only two direct chats share one history
+    LINKED_ALREADY = "link_already"
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,11 @@ class Resumed:
 
 
 @dataclass(frozen=True)
+class Linked:
+    home: str  # the storage key of the chat whose history this one shares now
+
+
+@dataclass(frozen=True)
 class Asker:
     """Who runs /resume, where: what the consent rules look at."""
 
@@ -60,6 +70,7 @@ class Asker:
     user_id: str
     is_group: bool
     is_admin: bool
+    chat: SessionKey | None = None  # the chat's own key (a linked chat is answered in its home's session)
 
 
 class Handoffs:
@@ -68,22 +79,23 @@ class Handoffs:
         self.store, self.conversations, self.data_dir = store, conversations, data_dir
         self.max_file_bytes = max_file_bytes
         self.clock = clock  # unix seconds; tests pass their own
+        self.links = ChatLinks(store.handoffs, store.relay)
 
-    async def offer(self, session: Session, platform: str, user_id: str, move: bool) -> str:
-        """A new code for the session's current conversation."""
+    async def offer(self, session: Session, platform: str, user_id: str, move: bool, link: bool = False) -> str:
+        """A new code for the session's current conversation (`link`: for the session's whole history)."""
         await self.conversations.flush(session)
         assert session.conversation_id is not None
         code = "".join(secrets.choice(_ALPHABET) for _ in range(CODE_LENGTH))
         now = self.clock()
         await self.store.handoffs.offer(Handoff(code, session.key.storage_key, session.conversation_id, platform,
-                                                user_id, move, now + CODE_TTL), now)
+                                                user_id, move, now + CODE_TTL, link), now)
         return code
 
     async def offered(self, raw_code: str) -> bool:
         """Is this a live code (not spent, not expired)?"""
         return await self.store.handoffs.peek(raw_code.strip().upper(), self.clock()) is not None
 
-    async def resume(self, session: Session, raw_code: str, asker: Asker) -> Resumed | Refusal:
+    async def resume(self, session: Session, raw_code: str, asker: Asker) -> Resumed | Linked | Refusal:
         code, now = raw_code.strip().upper(), self.clock()
         offered = await self.store.handoffs.peek(code, now)
         if offered is None:
@@ -93,6 +105,9 @@ class Handoffs:
         taken = await self.store.handoffs.take(code, now)
         if taken is None:  # someone resumed it in between
             return Refusal.UNKNOWN
+        if taken.link:
+            await self.links.link(asker.chat or session.key, taken.chat)
+            return Linked(taken.chat)
         source = await self.store.conversations.get(taken.chat, taken.conversation_id)
         conv = await self.store.conversations.load(taken.chat, taken.conversation_id, "")
         if source is None or conv is None:
@@ -127,7 +142,9 @@ class Handoffs:
 
 def _refusal(offered: Handoff, session: Session, asker: Asker) -> Refusal | None:
     if offered.chat == session.key.storage_key:
-        return Refusal.SAME_CHAT
+        return Refusal.LINKED_ALREADY if offered.link and asker.chat not in (None, session.key) else Refusal.SAME_CHAT
+    if offered.link and asker.is_group:
+        return Refusal.LINK_DM_ONLY
     if offered.platform == asker.platform and offered.user_id != asker.user_id:
         return Refusal.SOMEONE_ELSE
     if asker.is_group and not asker.is_admin:

@@ -39,6 +39,16 @@ class SessionKey:
     def at(cls, chat: ChatRef) -> SessionKey:
         return cls(chat.platform, chat.chat_id, chat.thread_id, chat.identity)
 
+    @classmethod
+    def parse(cls, storage_key: str) -> SessionKey:
+        """The key behind a storage key "platform[@identity]:chat_id[#thread]" (ValueError if it is none)."""
+        reached, _, rest = storage_key.partition(":")
+        platform, _, identity = reached.partition("@")
+        chat_id, _, thread = rest.partition("#")
+        if not platform or not chat_id:
+            raise ValueError(f"not a chat's storage key: {storage_key!r}")
+        return cls(platform, chat_id, thread or None, identity)
+
     @property
     def storage_key(self) -> str:
         """Everything a chat owns (conversations, memory, settings, files, jobs) is stored under this key, so two

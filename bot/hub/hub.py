@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from bot.adapter import Adapter
 from bot.agent.group_context import GroupContext
 from bot.chats.access import Access, Verdict
+from bot.chats.links import ChatLinks
 from bot.chats.sessions import Session, SessionKey
 from bot.commands import COMMANDS, Command, CommandContext, CommandServices, UsageError, parse_command
 from bot.config import Config
@@ -58,6 +59,8 @@ class Hub:
         self.media = media
         self.group_context = group_context
         self.access = Access(cfg)
+        handoffs = services.handoffs  # a DM linked to another chat is answered in that chat's session
+        self.links = handoffs.links if handoffs is not None else ChatLinks(store.handoffs, store.relay)
         self.deliveries: dict[str, Delivery] = {}
         self._accepting = True
         self.scheduled: Callable[[InboxEntry], Awaitable[bool]] | None = None  # routes a job's run (JobTurns)
@@ -77,6 +80,7 @@ class Hub:
     async def start(self) -> None:
         """Take part in chat ownership (replicas: before the adapters, whose roles need claims); entries this
         replica pulls from the inbox come back through `_pulled`."""
+        await self.links.start()  # before any message is keyed
         await self.lanes.start(self._pulled, lambda: list(self.deliveries),
                                lambda platform: (d := self.deliveries.get(platform)) is not None and d.caps.reorders)
 
@@ -116,7 +120,7 @@ class Hub:
         if delivery is None:
             log.error("message from %s, which has no adapter attached", msg.address)
             return
-        key = SessionKey.of(msg)
+        key = self.links.key_of(msg)
 
         async def accept() -> Accepted | None:  # None: a redelivery already accepted
             return await self.store.inbox.accept(f"{key.storage_key}:{msg.message_id}", key.storage_key,
@@ -213,7 +217,7 @@ class Hub:
         ticket = Ticket(entry.id, entry.session, self.store.inbox, entry.replies, entry.seq or None)
         if inherited or entry.replies:
             delivery.pacer.penalize(msg.chat, 0.0)
-        await self._dispatch(msg, SessionKey.of(msg), ticket, delivery, pulled=True)
+        await self._dispatch(msg, SessionKey.parse(entry.session), ticket, delivery, pulled=True)
         return True
 
     async def _answer(self, msg: IncomingMessage, session: Session, delivery: Delivery, ticket: Ticket,
@@ -295,7 +299,7 @@ class Hub:
     async def answered(self, chat: ChatRef) -> None:
         """Returns once everything this chat has sent so far is answered: its lane here is empty and idle, or,
         when another replica owns the chat, its inbox entries are finished there."""
-        key = SessionKey.at(chat)
+        key = self.links.key_at(chat)
         relay = self.store.relay
         if relay is None or self.lanes.owners.claims.holds(key.storage_key):
             await self.lanes.answered(key)
@@ -309,6 +313,7 @@ class Hub:
     async def shutdown(self, grace: float) -> None:
         """Stop intake, let runs finish for `grace` seconds, then cut what is left (it stays in the inbox)."""
         self._accepting = False
+        self.links.stop()
         await self.lanes.shutdown(grace)
 
 

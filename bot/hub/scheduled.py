@@ -63,7 +63,7 @@ class JobTurns:
             return Accepted(claim.entry, None)  # queued with its job's next due time
 
         ticket = Ticket(claim.entry, claim.job.chat, self.store.inbox)
-        await self.lanes.arrive(SessionKey.at(where), accepted,
+        await self.lanes.arrive(SessionKey.parse(claim.job.chat), accepted,
                                 lambda _entry: self._queue(claim, ticket, resumed=False))
 
     async def pulled(self, entry: InboxEntry) -> bool:
@@ -83,7 +83,7 @@ class JobTurns:
         if where is None or delivery is None:
             await self._unrunnable(claim)
             return
-        self.lanes.answer(SessionKey.at(where), ticket.entry,
+        self.lanes.answer(SessionKey.parse(claim.job.chat), ticket.entry,
                           lambda session: self.run(claim, where, session, delivery, ticket, resumed),
                           lambda: ticket.finished, ticket.seq)
 

@@ -43,12 +43,10 @@ DEPS = web.AppKey("dashboard_deps", Deps)
 
 def chat_key(storage_key: str) -> SessionKey:
     """The SessionKey behind a storage key "platform:chat_id[#thread]" (the inverse of `storage_key`)."""
-    reached, _, rest = storage_key.partition(":")
-    platform, _, identity = reached.partition("@")
-    chat_id, _, thread = rest.partition("#")
-    if not platform or not chat_id:
-        raise web.HTTPNotFound(text="no such chat")
-    return SessionKey(platform, chat_id, thread or None, identity)
+    try:
+        return SessionKey.parse(storage_key)
+    except ValueError:
+        raise web.HTTPNotFound(text="no such chat") from None
 
 
 def url(path: str, **params: Any) -> str:

@@ -83,7 +83,7 @@ async def test_same_platform_needs_the_same_person_and_move_archives_the_source(
         assert moved == t("en", "handoff_moved", title="the secret plan", messages=2, files=0)
         info = await app.store.conversations.get(SessionKey("recording", "c1").storage_key, source)
         assert info is not None and info.archived
-        assert await said(rec, app, "/handoff sideways") == t("en", "usage", usage="/handoff [move]")
+        assert await said(rec, app, "/handoff sideways") == t("en", "usage", usage="/handoff [move|link]")
 
 
 async def test_a_code_expires(tmp_path: Path, fake: FakeOpenAI) -> None:

@@ -127,6 +127,7 @@ async def test_a_failed_answer_has_a_retry_button(hub: Dashboard, page: Page) ->
 
 
 async def test_retry_from_a_message_answers_again_as_a_new_branch(hub: Dashboard, page: Page) -> None:
+    await expect(page.locator("#tree-panel a.node")).not_to_have_count(0)  # drawn, before it is counted
     nodes = await page.locator("#tree-panel a.node").count()
     answer = page.locator("#log .bubble.bot").last
     await answer.hover()

@@ -9,11 +9,11 @@ from bot.store.postgres.database import Database
 
 
 async def _delete(conn: asyncpg.Connection, rows: tuple[tuple[str, str], ...], value: str) -> dict[str, int]:
-    counts = {}
-    for table, column in rows:
+    counts: dict[str, int] = {}
+    for table, column in rows:  # a table may be named twice, by two columns (chat_links: either end)
         status = await conn.execute(f"DELETE FROM {table} WHERE {column} = $1", value)
         if (n := int(status.split()[-1])) > 0:
-            counts[table] = n
+            counts[table] = counts.get(table, 0) + n
     return counts
 
 

@@ -85,4 +85,15 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     # 26: each memory's embedding and its short sketch (issue 35), unit length: ranking is a dot product
     "ALTER TABLE memories ADD COLUMN embedding REAL[], ADD COLUMN sketch REAL[];",
+    # 27: linked chats (issue 36): a hand-off code that links (`/handoff link`), and each chat that shares another
+    # chat's history (a person's DMs on two platforms)
+    """
+    ALTER TABLE handoffs ADD COLUMN link BOOLEAN NOT NULL DEFAULT false;
+    CREATE TABLE chat_links (
+        alias TEXT PRIMARY KEY,
+        home TEXT NOT NULL,
+        linked_at DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX chat_links_by_home ON chat_links (home);
+    """,
 )

@@ -9,8 +9,9 @@ from bot.store.sqlite.database import Database
 
 
 def _delete(db: sqlite3.Connection, rows: tuple[tuple[str, str], ...], value: str) -> dict[str, int]:
-    counts = {table: db.execute(f"DELETE FROM {table} WHERE {column} = ?", (value,)).rowcount
-              for table, column in rows}
+    counts: dict[str, int] = {}
+    for table, column in rows:  # a table may be named twice, by two columns (chat_links: either end)
+        counts[table] = counts.get(table, 0) + db.execute(f"DELETE FROM {table} WHERE {column} = ?", (value,)).rowcount
     return {table: n for table, n in counts.items() if n}
 
 

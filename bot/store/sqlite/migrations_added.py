@@ -121,4 +121,15 @@ ADDED: tuple[str, ...] = (
     """,
     # 23: each memory's embedding and its short sketch (issue 35): unit-length float32, the layout sqlite-vec reads
     "ALTER TABLE memories ADD COLUMN embedding BLOB; ALTER TABLE memories ADD COLUMN sketch BLOB;",
+    # 24: linked chats (issue 36): a hand-off code that links (`/handoff link`), and each chat that shares another
+    # chat's history (a person's DMs on two platforms)
+    """
+    ALTER TABLE handoffs ADD COLUMN link INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE chat_links (
+        alias TEXT PRIMARY KEY,
+        home TEXT NOT NULL,
+        linked_at REAL NOT NULL
+    );
+    CREATE INDEX chat_links_by_home ON chat_links (home);
+    """,
 )

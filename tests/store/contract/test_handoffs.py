@@ -46,3 +46,18 @@ async def test_two_takes_at_once_spend_the_code_once(new_store: StoreFactory) ->
     finally:
         await first.close()
         await second.close()
+
+
+async def test_links_point_at_a_home_never_at_another_link_and_go_with_unlink(store: Store) -> None:
+    await store.handoffs.link("discord:7", "telegram:42", NOW)
+    await store.handoffs.link("telegram:42", "web:w1", NOW + 1)  # the home itself links on: its alias follows
+    assert await store.handoffs.links() == {"discord:7": "web:w1", "telegram:42": "web:w1"}
+    await store.handoffs.link("discord:7", "slack:C1", NOW + 2)  # linked again: the new home replaces the old
+    assert await store.handoffs.unlink("discord:7") == "slack:C1"
+    assert await store.handoffs.unlink("discord:7") is None
+    assert await store.handoffs.links() == {"telegram:42": "web:w1"}
+    link_code = Handoff("LNK234", "telegram:42", "conv1", "telegram", "42", False, NOW + 600, link=True)
+    await store.handoffs.offer(link_code, NOW)
+    assert await store.handoffs.take("LNK234", NOW + 1) == link_code  # the code says it links
+    assert await store.forget.forget_chat("web:w1") == {"chat_links": 1}  # either end of a link is the chat's
+    assert await store.handoffs.links() == {}
