@@ -146,7 +146,8 @@ class App:
                                    Pairing(self.store.pairing), self.lanes, cfg.llm, self.tools, self.mcp,
                                    self.compactor, self.housekeeping, self.schedules, self.usage,
                                    Handoffs(self.store, self.conversations, cfg.data_dir, cfg.media.max_bytes),
-                                   Forgetting(self.store, cfg.data_dir, self.memory), self.traces, self.metrics)
+                                   Forgetting(self.store, cfg.data_dir, self.memory, self.traces), self.traces,
+                                   self.metrics)
         media = MediaIntake(cfg.media, self.llm.transcriber(cfg.llm.transcription_model))
         self.hub = Hub(cfg, self.store, services, self.runner, self.metrics, media, self.group_context, self.roster)
         self.scheduler: Scheduler | None = None

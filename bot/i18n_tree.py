@@ -8,8 +8,16 @@ from __future__ import annotations
 
 TREE_STRINGS: dict[str, tuple[str, str]] = {
     "forget_off": ("Forgetting is not available here.", "此处不支持删除记录。"),
-    "forget_group_admin": ("In a group, what the bot keeps is everyone's: only an admin can erase it (all of it).",
-                           "在群组中，机器人保存的记录属于所有人：只有管理员可以删除（全部删除）。"),
+    "forget_group_admin": ("In a group, what the bot keeps is everyone's: only an admin can erase all of it. "
+                           "/forget_me alone erases your own messages here.",
+                           "在群组中，机器人保存的记录属于所有人：只有管理员可以全部删除。"
+                           "单独发送 /forget_me 可删除你自己在这里的消息。"),
+    "forget_ask_own": ("This erases your own part of this group's record: your messages (each stays in the "
+                       "conversation as erased), the files you sent, the traces of the answers to you, what the bot "
+                       "overheard from you and your usage here. Others' messages and the group's memory stay. It "
+                       "cannot be undone.",
+                       "这将删除你在本群记录中的部分：你的消息（在会话中标记为已删除）、你发送的文件、回答你的追踪记录、"
+                       "机器人旁听到的你的发言以及你在这里的用量。其他人的消息和本群的记忆会保留。此操作无法撤销。"),
     "forget_ask": ("This erases everything this chat holds: every conversation and message, memory, files, traces, "
                    "jobs and usage. It cannot be undone.",
                    "这将删除本聊天的全部记录：所有会话和消息、记忆、文件、追踪、任务和用量。此操作无法撤销。"),

@@ -39,7 +39,8 @@ class GroupContext:
         if not text:
             return
         now = self._clock.now().timestamp()
-        line = HeardLine(now, _one_line(heard.user_name)[:MAX_NAME] or heard.user_id, _cap(text, self._cfg.max_chars))
+        line = HeardLine(now, _one_line(heard.user_name)[:MAX_NAME] or heard.user_id, _cap(text, self._cfg.max_chars),
+                         heard.user_id)
         await self._store.keep(chat_key, heard.message_id, line, limit=self._cfg.messages,
                                since=now - self._cfg.max_age)
 

@@ -48,7 +48,7 @@ def user_message(turn: TurnContext) -> Message:
     """The turn's message as the tree keeps it: its files named for the model, its author in a shared chat."""
     text = "\n".join(part for part in (turn.user_text, describe(turn.files)) if part)
     if turn.chat.is_group:  # the model must know who is speaking in a shared chat
-        return Message.new("user", f"[{turn.user_name}] {text}", author=turn.user_name,
+        return Message.new("user", f"[{turn.user_name}] {text}", author=turn.user_name, author_id=turn.user_id,
                            job_id=turn.job_id, files=turn.files)
     return Message.new("user", text, job_id=turn.job_id, files=turn.files)
 

@@ -33,12 +33,34 @@ KEEP = {
     "fleet": "the operator's agents, bot identities (credentials sealed) and bindings",
     "fleet_changes": "the record of who changed agents, identities and bindings (no credentials)",
 }
+# A member's own part of a group chat (/forget_me in a group), in this order: $1 is the chat, $2 the member's id on
+# the platform, or with `by_person` their "platform:id". Their messages stay in the tree as ERASED (the answers
+# hang under them), with no files or name; the traces of the runs that answered them and the conversations'
+# summaries (which may quote them; compaction writes new ones) go; so do the lines the bot overheard from them.
+ERASED = "[erased at the request of the person who wrote it]"
+BY_AUTHOR: tuple[tuple[str, str, bool], ...] = (
+    ("traces", "DELETE FROM traces WHERE chat = $1 AND id IN (SELECT c.trace_id FROM messages AS c JOIN messages AS m "
+               "ON c.chat = m.chat AND c.conversation_id = m.conversation_id AND c.parent_id = m.id "
+               "WHERE m.chat = $1 AND m.author_id = $2 AND c.trace_id IS NOT NULL)", False),
+    ("summaries", "DELETE FROM summaries WHERE chat = $1 AND conversation_id IN "
+                  "(SELECT conversation_id FROM messages WHERE chat = $1 AND author_id = $2)", False),
+    ("messages", f"UPDATE messages SET content = '{ERASED}', files = NULL, author = NULL, author_id = NULL "
+                 "WHERE chat = $1 AND author_id = $2", False),
+    ("group_context", "DELETE FROM group_context WHERE chat = $1 AND sender_id = $2", False),
+    ("usage", "DELETE FROM usage WHERE chat = $1 AND user_id = $2", True),
+)
+AUTHOR_FILES = "SELECT files FROM messages WHERE chat = $1 AND author_id = $2 AND files IS NOT NULL"
 KEEP_PREFIXES = ("messages_fts",)  # SQLite's full-text index of messages: emptied by the messages' delete trigger
 
 
 class ForgetStore(Protocol):
     async def forget_chat(self, chat: str) -> dict[str, int]:
         """Delete every row of the chat in one transaction; rows deleted per table (tables with none left out)."""
+        ...
+
+    async def forget_author(self, chat: str, platform: str, user_id: str) -> tuple[dict[str, int], list[str]]:
+        """Erase one member's part of a group chat (BY_AUTHOR) in one transaction: rows per table, and the paths
+        (in the chat's folder) of the files their messages carried, for the caller to remove."""
         ...
 
     async def forget_user(self, platform: str, user_id: str) -> dict[str, int]:

@@ -16,6 +16,7 @@ class HeardLine:
     at: float  # Unix seconds when the hub received it
     sender: str
     text: str
+    sender_id: str | None = None  # the sender's id on its platform (kept, never shown: /forget_me erases by it)
 
 
 class GroupContextStore(Protocol):

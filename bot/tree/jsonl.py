@@ -44,6 +44,8 @@ def export_jsonl(conv: Conversation, metadata: dict[str, Any]) -> str:
         }
         if msg.author is not None:
             record["author"] = msg.author
+        if msg.author_id is not None:
+            record["author_id"] = msg.author_id
         if msg.interrupted:
             record["interrupted"] = True
         if msg.number is not None:
@@ -118,6 +120,7 @@ def _parse_message(record: dict[str, Any], lineno: int) -> Message:
         tool_calls=tool_calls,
         tool_call_id=_field(record, "tool_call_id", str, lineno, False),
         author=_field(record, "author", str, lineno, False),
+        author_id=_field(record, "author_id", str, lineno, False),
         interrupted=bool(_field(record, "interrupted", bool, lineno, False)),
         number=_whole(record, "number", lineno, 1, MAX_NUMBER),
         files=tuple(_attached(f, lineno) for f in files),

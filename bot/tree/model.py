@@ -70,6 +70,7 @@ class Message:
     number: int | None = None  # `/goto N`: given once, in creation order, per conversation; the root is 0
     files: tuple[AttachedFile, ...] = ()  # what came with a user message (bot/media)
     trace_id: str | None = None  # the agent run that produced an assistant or tool message (bot/store/traces.py)
+    author_id: str | None = None  # the sender's id on its platform, in groups: what a member's /forget_me erases
 
     @classmethod
     def new(cls, role: str, content: str, parent_id: str | None = None, **fields: Any) -> Message:

@@ -25,7 +25,7 @@ _NEW_CONV_COLUMNS = "id, chat, root_id, title, role, current_message_id, message
 _CONV_COLUMNS = f"{_NEW_CONV_COLUMNS}, archived"
 LIVE = "deleted_at IS NULL"  # a soft-deleted conversation is gone for every chat-facing read
 _MSG_COLUMNS = ("id, role, parent_id, content, created_at, tool_calls, tool_call_id, author, interrupted, job_id, "
-                "number, files, trace_id")
+                "number, files, trace_id, author_id")
 _CHAIN_SQL = f"""
 WITH RECURSIVE chain(mid, depth) AS (
     SELECT $3::text, 0
@@ -49,9 +49,9 @@ def _info(row: asyncpg.Record) -> ConversationInfo:
 
 def _message(row: asyncpg.Record) -> Message:
     (mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id, number, files,
-     trace) = row
+     trace, author_id) = row
     return Message(mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id,
-                   number, files_from_json(files), trace)
+                   number, files_from_json(files), trace, author_id)
 
 
 async def _conv(db: asyncpg.Connection, chat: str, conv_id: str, lock: bool = False) -> ConversationInfo | None:
@@ -105,8 +105,8 @@ def _visible(include_archived: bool) -> str:
 
 
 # The fence first (schema_replicas.py): refused, the statement writes nothing.
-_APPEND = ("SELECT a.message_id, a.message_number FROM bothub_fence($20, $21) AS f CROSS JOIN LATERAL bothub_append("
-           + ", ".join(f"${i}" for i in range(1, 20)) + ") AS a")
+_APPEND = ("SELECT a.message_id, a.message_number FROM bothub_fence($21, $22) AS f CROSS JOIN LATERAL bothub_append("
+           + ", ".join(f"${i}" for i in range(1, 21)) + ") AS a")
 
 
 async def _insert(db: asyncpg.Connection | asyncpg.Pool, chat: str, conv_id: str, msgs: Sequence[Message],
@@ -123,7 +123,7 @@ async def _insert(db: asyncpg.Connection | asyncpg.Pool, chat: str, conv_id: str
                [m.tool_call_id for m in msgs], [m.author for m in msgs], [m.interrupted for m in msgs],
                [m.created_at for m in msgs], [m.job_id for m in msgs],
                [m.number if keep_numbers else None for m in msgs], [files_to_json(m.files) for m in msgs],
-               [m.trace_id for m in msgs])
+               [m.trace_id for m in msgs], [m.author_id for m in msgs])
     try:
         rows = await db.fetch(_APPEND, chat, conv_id, cursor, title, utc_now(), finishes, *columns,
                               *(fence if fence is not None else (None, None)))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncpg
 
-from bot.store.forget import BY_CHAT, BY_USER
+from bot.store.forget import AUTHOR_FILES, BY_AUTHOR, BY_CHAT, BY_USER
 from bot.store.postgres.database import Database
+from bot.tree.model import files_from_json
 
 
 async def _delete(conn: asyncpg.Connection, rows: tuple[tuple[str, str], ...], value: str) -> dict[str, int]:
@@ -24,6 +25,16 @@ class PostgresForget:
     async def forget_chat(self, chat: str) -> dict[str, int]:
         async with self._db.pool.acquire() as conn, conn.transaction():
             return await _delete(conn, BY_CHAT, chat)
+
+    async def forget_author(self, chat: str, platform: str, user_id: str) -> tuple[dict[str, int], list[str]]:
+        async with self._db.pool.acquire() as conn, conn.transaction():
+            files = [f.path for row in await conn.fetch(AUTHOR_FILES, chat, user_id) for f in files_from_json(row[0])]
+            counts = {}
+            for table, sql, person in BY_AUTHOR:
+                status = await conn.execute(sql, chat, f"{platform}:{user_id}" if person else user_id)
+                if (n := int(status.split()[-1])) > 0:
+                    counts[table] = n
+            return counts, files
 
     async def forget_user(self, platform: str, user_id: str) -> dict[str, int]:
         async with self._db.pool.acquire() as conn, conn.transaction():

@@ -8,7 +8,7 @@ from bot.store.postgres.database import Database
 # The DELETE sees the table as it was before the INSERT, so it keeps the newest limit - 1 older lines.
 _KEEP = """
 WITH added AS (
-    INSERT INTO group_context (chat, message_id, at, sender, text) VALUES ($1, $2, $3, $4, $5)
+    INSERT INTO group_context (chat, message_id, at, sender, text, sender_id) VALUES ($1, $2, $3, $4, $5, $8)
     ON CONFLICT (chat, message_id) DO NOTHING RETURNING id
 )
 DELETE FROM group_context WHERE chat = $1 AND EXISTS (SELECT 1 FROM added) AND (at < $6 OR id <= (
@@ -22,7 +22,8 @@ class PostgresGroupContext:
         self._db = db
 
     async def keep(self, chat: str, message_id: str, line: HeardLine, *, limit: int, since: float) -> None:
-        await self._db.pool.execute(_KEEP, chat, message_id, line.at, line.sender, line.text, since, limit)
+        await self._db.pool.execute(_KEEP, chat, message_id, line.at, line.sender, line.text, since, limit,
+                                    line.sender_id)
 
     async def recent(self, chat: str, *, since: float, limit: int) -> list[HeardLine]:
         rows = await self._db.pool.fetch(_RECENT, chat, since, limit)

@@ -1,5 +1,6 @@
 """Migrations 23 and on (bot/store/postgres/migrations.py runs them after the others): fencing and each chat's
-own order; then the tree's duels and votes (25). Add-only, like every migration after the 14th.
+own order; then the tree's duels and votes (25), memory embeddings (26), linked chats (27) and who wrote what in a
+group (28). Add-only, like every migration after the 14th.
 
 Fencing: a replica that takes a chat partition bumps the partition's epoch (bothub_partitions); every tree and
 inbox write of a chat names the partition and the epoch its writer took it at, and bothub_fence checks that in
@@ -13,6 +14,8 @@ order key (IncomingMessage.order: an update's number, a time-ordered id, a creat
 """
 
 from __future__ import annotations
+
+from bot.store.postgres.append_sql import APPEND_FUNCTION, AUTHOR_IDS, TRACE_IDS, derived
 
 FENCED = "BHF01"  # the SQLSTATE of a write refused by bothub_fence
 
@@ -96,4 +99,10 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX chat_links_by_home ON chat_links (home);
     """,
+    # 28: who wrote each message and overheard line in a group (issue 36: a member's /forget_me erases their own);
+    # bothub_append gains the column as an overload, so a replica of the previous release keeps calling its own
+    """
+    ALTER TABLE messages ADD COLUMN author_id TEXT;
+    ALTER TABLE group_context ADD COLUMN sender_id TEXT;
+    """ + derived(APPEND_FUNCTION, TRACE_IDS, AUTHOR_IDS),
 )

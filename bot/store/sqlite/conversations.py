@@ -26,7 +26,7 @@ _NEW_CONV_COLUMNS = "id, chat, root_id, title, role, current_message_id, message
 _CONV_COLUMNS = f"{_NEW_CONV_COLUMNS}, archived"
 LIVE = "deleted_at IS NULL"  # a soft-deleted conversation is gone for every chat-facing read
 _MSG_COLUMNS = ("id, role, parent_id, content, created_at, tool_calls, tool_call_id, author, interrupted, job_id, "
-                "number, files, trace_id")
+                "number, files, trace_id, author_id")
 _CHAIN_SQL = f"""
 WITH RECURSIVE chain(mid, depth) AS (
     SELECT :mid, 0
@@ -40,7 +40,8 @@ ORDER BY chain.depth DESC
 """
 _INSERT_MESSAGE = (
     "INSERT INTO messages (id, conversation_id, chat, parent_id, role, content, tool_calls, tool_call_id, author, "
-    "interrupted, created_at, job_id, number, files, trace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "interrupted, created_at, job_id, number, files, trace_id, author_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -52,10 +53,10 @@ def _info(row: Sequence[Any]) -> ConversationInfo:
 
 def _message(row: Sequence[Any]) -> Message:
     (mid, role, parent, content, created, tool_calls, tool_call_id, author, interrupted, job_id, number, files,
-     trace) = row
+     trace, author_id) = row
     calls = json.loads(tool_calls) if tool_calls is not None else None
     return Message(mid, role, parent, content, datetime.fromisoformat(created), calls, tool_call_id, author,
-                   bool(interrupted), job_id, number, files_from_json(files), trace)
+                   bool(interrupted), job_id, number, files_from_json(files), trace, author_id)
 
 
 def _conv(db: sqlite3.Connection, chat: str, conv_id: str) -> ConversationInfo | None:
@@ -138,7 +139,8 @@ def _insert(db: sqlite3.Connection, info: ConversationInfo, msgs: Sequence[Messa
             try:
                 db.execute(_INSERT_MESSAGE, (msg.id, info.id, info.chat, parent, msg.role, msg.content, calls,
                                              msg.tool_call_id, msg.author, int(msg.interrupted), iso(msg.created_at),
-                                             msg.job_id, msg.number, files_to_json(msg.files), msg.trace_id))
+                                             msg.job_id, msg.number, files_to_json(msg.files), msg.trace_id,
+                                             msg.author_id))
                 break
             except sqlite3.IntegrityError:
                 # Ids are 8 hex (seed 000), so a long conversation can draw one twice; a lone new

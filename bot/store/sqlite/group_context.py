@@ -7,7 +7,7 @@ import sqlite3
 from bot.store.group_context import HeardLine
 from bot.store.sqlite.database import Database
 
-_INSERT = ("INSERT INTO group_context (chat, message_id, at, sender, text) VALUES (?, ?, ?, ?, ?) "
+_INSERT = ("INSERT INTO group_context (chat, message_id, at, sender, text, sender_id) VALUES (?, ?, ?, ?, ?, ?) "
            "ON CONFLICT (chat, message_id) DO NOTHING")
 _TRIM = ("DELETE FROM group_context WHERE chat = ? AND (at < ? OR id <= ("
          "SELECT id FROM group_context WHERE chat = ? ORDER BY id DESC LIMIT 1 OFFSET ?))")
@@ -20,7 +20,7 @@ class SqliteGroupContext:
 
     async def keep(self, chat: str, message_id: str, line: HeardLine, *, limit: int, since: float) -> None:
         def op(db: sqlite3.Connection) -> None:
-            if db.execute(_INSERT, (chat, message_id, line.at, line.sender, line.text)).rowcount:
+            if db.execute(_INSERT, (chat, message_id, line.at, line.sender, line.text, line.sender_id)).rowcount:
                 db.execute(_TRIM, (chat, since, chat, limit))
 
         await self._db.write(op)

@@ -132,4 +132,14 @@ ADDED: tuple[str, ...] = (
     );
     CREATE INDEX chat_links_by_home ON chat_links (home);
     """,
+    # 25: who wrote each message and overheard line in a group (issue 36: a member's /forget_me erases their own),
+    # and the search index kept right when a message's text is erased in place
+    """
+    ALTER TABLE messages ADD COLUMN author_id TEXT;
+    ALTER TABLE group_context ADD COLUMN sender_id TEXT;
+    CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+        INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
+    END;
+    """,
 )
