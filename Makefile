@@ -44,12 +44,13 @@ system-packages:  # what the tests drive (PostgreSQL, bubblewrap, Chromium…): 
 
 # Two phases. The replica tests (several `bothub run` processes failing over on one PostgreSQL, timed by their
 # heartbeats) run alone, one at a time: beside other tests on 2 cores they starved. The rest runs on two workers,
-# one per core (pytest-xdist; worksteal moves queued tests off a busy worker), each with its own throwaway
-# PostgreSQL (tests/postgres.py). Coverage, child processes' included, is added up over both phases.
+# one per core (pytest-xdist), a test file at a time (a file's tests share module fixtures, e.g. one browser page,
+# and some build on the one before), each worker with its own throwaway PostgreSQL (tests/postgres.py). Coverage,
+# child processes' included, is added up over both phases.
 TEST_WORKERS ?= 2
 test: system-packages lint
 	$(BIN)/pytest -q -n 0 --cov --cov-report= --cov-fail-under=0 tests/replicas
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal --cov --cov-append --cov-report=term:skip-covered \
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --cov --cov-append --cov-report=term:skip-covered \
 		--ignore=tests/replicas
 
 # Mutation testing of the security-critical modules ([tool.mutmut] in pyproject.toml); MUTATE=path/to/module.py
