@@ -18,7 +18,8 @@ from tests.fakes.serve import serve_local
 
 # the port of the app's fake the request belongs to, or None: credentials no app has
 Pick = Callable[[web.Request, bytes], int | None]
-PickFrame = Callable[[str], int | None]
+PickFrame = Callable[[str], int | None]  # the same for a socket's frame; LATER: this frame does not tell
+LATER = 0
 _HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "content-encoding", "keep-alive"})
 
 
@@ -70,8 +71,12 @@ class Cloud:
         await ws.prepare(request)
         if self._greeting is not None:
             await ws.send_str(self._greeting)
-        first = await ws.receive()
-        port = self._pick_frame(first.data) if first.type == WSMsgType.TEXT else None
+        early: list[str] = []  # frames before the one that tells whose socket it is (a heartbeat before IDENTIFY)
+        port: int | None = LATER
+        while port == LATER:
+            first = await ws.receive()
+            port = self._pick_frame(first.data) if first.type == WSMsgType.TEXT else None
+            early.append(first.data)
         if port is None:
             self.refused.append(request.path)
             await ws.close(code=self._refuse_close, message=b"Authentication failed.")
@@ -79,7 +84,8 @@ class Cloud:
         async with self._session.ws_connect(f"ws://127.0.0.1:{port}{request.path_qs}", autoping=True) as up:
             if self._greeting is not None:
                 await up.receive()  # the app's own greeting: the client had the cloud's
-            await up.send_str(first.data)
+            for frame in early:
+                await up.send_str(frame)
             ends = [asyncio.create_task(_pump(ws, up)), asyncio.create_task(_pump(up, ws))]
             await asyncio.wait(ends, return_when=asyncio.FIRST_COMPLETED)
             for end in ends:

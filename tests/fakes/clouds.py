@@ -10,7 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.cloud import Cloud
+from tests.fakes.cloud import LATER, Cloud
 from tests.fakes.dingtalk_api import FakeDingTalk
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.discord_rules import error_response
@@ -48,7 +48,10 @@ def discord(apps: Sequence[FakeDiscord]) -> Cloud:
         return None
 
     def pick_frame(frame: str) -> int | None:
-        token = str(_json(frame.encode()).get("d", {}).get("token", "")).removeprefix("Bot ")
+        sent = _json(frame.encode())
+        if sent.get("op") != 2:  # a heartbeat before IDENTIFY: passed on with it
+            return LATER
+        token = str((sent.get("d") or {}).get("token", "")).removeprefix("Bot ")
         return next((app.port for app in apps if token == app.gateway_token), None)
 
     hello = json.dumps({"op": 10, "d": {"heartbeat_interval": 45000}, "s": None, "t": None})
@@ -104,7 +107,7 @@ def wecom(apps: Sequence[FakeWeCom]) -> Cloud:
     bot id goes to the first bot's fake, which refuses it as WeCom does)."""
 
     def pick_frame(frame: str) -> int | None:
-        bot_id = _json(frame.encode()).get("body", {}).get("bot_id")
+        bot_id = (_json(frame.encode()).get("body") or {}).get("bot_id")
         return next((app.port for app in apps if app.bot_id == bot_id), apps[0].port)
 
     return Cloud(lambda _request, _body: None, lambda: web.Response(status=404), sockets=("/ws",),

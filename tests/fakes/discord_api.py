@@ -29,6 +29,7 @@ from aiohttp import WSMsgType, web
 from tests.fakes.budgets import Judged, SlidingWindows
 from tests.fakes.discord_events import DiscordEvents, Interaction
 from tests.fakes.discord_files import AttachmentFiles
+from tests.fakes.discord_guild import APP_ID as APP_ID
 from tests.fakes.discord_guild import (
     BOT_ROLE_ID,
     BOT_USER,
@@ -38,7 +39,6 @@ from tests.fakes.discord_guild import (
     guild_payload,
     now_iso,
 )
-from tests.fakes.discord_guild import APP_ID as APP_ID
 from tests.fakes.discord_guild import CHANNEL2_ID as CHANNEL2_ID
 from tests.fakes.discord_guild import CHANNEL_ID as CHANNEL_ID
 from tests.fakes.discord_guild import OTHER_BOT as OTHER_BOT
@@ -196,9 +196,11 @@ class FakeDiscord(AttachmentFiles, DiscordEvents, Judged):
                 every = (guild_payload(self.extra_channels, self.extra_threads), *self.other_guilds)
                 guilds = [g for g in every if self.shard_of(g["id"]) == shard]
                 await self._send(ws, "READY", {
-                    "v": 10, "user": self.user, "session_id": f"session-{shard}", "resume_gateway_url": self.gateway_url,
+                    "v": 10, "user": self.user, "session_id": f"session-{shard}",
+                    "resume_gateway_url": self.gateway_url,
                     "guilds": [{"id": g["id"], "unavailable": True} for g in guilds], "private_channels": [],
-                    "relationships": [], "application": {"id": self.app_id, "flags": 0}, "shard": [shard, self.shard_count]})
+                    "relationships": [], "application": {"id": self.app_id, "flags": 0},
+                    "shard": [shard, self.shard_count]})
                 for guild in guilds:
                     await self._send(ws, "GUILD_CREATE", guild)
                 self.ready.set()
@@ -246,9 +248,9 @@ class FakeDiscord(AttachmentFiles, DiscordEvents, Judged):
         if path == "/users/@me":
             return json_response(self.user)
         if path == "/oauth2/applications/@me":
-            return json_response({"id": self.app_id, "name": self.user["username"], "description": "", "icon": None, "bot_public": False,
-                          "bot_require_code_grant": False, "owner": HUMAN, "verify_key": "00" * 32,
-                          "flags": 0, "summary": "", "team": None})
+            return json_response({"id": self.app_id, "name": self.user["username"], "description": "", "icon": None,
+                                  "bot_public": False, "bot_require_code_grant": False, "owner": HUMAN,
+                                  "verify_key": "00" * 32, "flags": 0, "summary": "", "team": None})
         if path == "/gateway/bot":
             return json_response({"url": self.gateway_url, "shards": 1, "session_start_limit": {
                 "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}})
