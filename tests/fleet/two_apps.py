@@ -64,6 +64,8 @@ async def two_identities(app: App, llm: FakeOpenAI, p: TwoApps) -> None:
     ours, theirs = [await app.store.conversations.recent(key, limit=5) for key in (first, other)]
     assert len(ours) == len(theirs) == 1 and ours[0].id != theirs[0].id  # one chat id, two sessions
 
+    own = app.hub.delivery(f"{p.platform}@{SECOND}")
+    assert own is not None and own is not app.hub.delivery(p.platform)  # its own pacing budget
     stored = (await app.fleet.load()).identities[SECOND]
     await app.fleet.put_identity(stored.model_copy(update={"enabled": False, "credentials": {}}), "test")
     app.fleet_watch.poke()
