@@ -273,7 +273,7 @@ class AdapterSpec(Generic[S]):
     @property
     def account(self) -> tuple[str, ...]:
         """The env vars that make one bot account: the required ones (an app's id too) and the secrets. An identity's
-        credentials are these, so a second Feishu app brings its own FEISHU_APP_ID, not the default app's."""
+        credentials are these, so a second app brings its own app id, not the default app's."""
         return tuple(dict.fromkeys((*self.required_env, *self.secrets)))
 
 

@@ -187,7 +187,7 @@ async def _adapter_command(cfg: Config, spec: AdapterSpec[Any], command: CliComm
                            args: argparse.Namespace, env: dict[str, str]) -> int:
     section = cfg.sections.get(spec.name) or spec.config_model()
     try:
-        if getattr(args, "identity", None):  # e.g. `bothub discord-sync --identity support`: that application's
+        if getattr(args, "identity", None):  # the command for a stored identity's account, not the default one
             from bot.cli.fleet import account_of
 
             section, env = await account_of(cfg, spec.name, args.identity, env)
