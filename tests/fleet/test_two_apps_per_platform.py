@@ -9,13 +9,11 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import discord
 import pytest
 
 from adapters.dingtalk import stream
 from adapters.wecom import longconn
-from bot.fleet.model import Identity
 from tests.cli.test_cli_forgives import bothub, clean_env
 from tests.fakes import clouds
 from tests.fakes.cloud import Cloud
@@ -23,13 +21,12 @@ from tests.fakes.dingtalk_api import CLIENT_ID, CLIENT_SECRET, FakeDingTalk
 from tests.fakes.dingtalk_gateway import ROBOT_TOPIC
 from tests.fakes.discord_api import BOT_USER, CHANNEL_ID, TOKEN, FakeDiscord
 from tests.fakes.feishu_api import APP_ID, APP_SECRET, FakeFeishu
-from tests.fakes.feishu_events import signed_request
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.wecom_rules import BOT_ID, SECRET
 from tests.fakes.wecom_ws import FakeWeCom
 from tests.fleet.conftest import KEY
 from tests.fleet.two_apps import LIVE, TwoApps, two_identities
-from tests.harness import running_app, wait_for
+from tests.harness import running_app
 
 _ids = itertools.count(1)
 
@@ -173,38 +170,3 @@ async def _stop(cloud: Cloud, *fakes: Any) -> None:
     for fake in fakes:
         await fake.stop()
 
-
-async def test_two_feishu_apps_on_webhooks_each_at_its_own_path_with_its_own_key(tmp_path: Path,
-                                                                                 fake: FakeOpenAI) -> None:
-    apps = [FakeFeishu(), FakeFeishu("cli_beta", "beta-secret", "ou_beta", "Beta")]
-    cloud = clouds.feishu(apps)
-    await _serve(*apps, cloud)
-    env = {"BOTHUB_SECRET_KEY": KEY, "FEISHU_APP_ID": APP_ID, "FEISHU_APP_SECRET": APP_SECRET,
-           "FEISHU_DOMAIN": cloud.base, "FEISHU_ENCRYPT_KEY": "first-key"}
-    config = {**LIVE, "server": {"port": 0}, "feishu": {"transport": "webhook"}}
-    beta = Identity(name="beta", platform="feishu", settings={"transport": "webhook"}, credentials={
-        "FEISHU_APP_ID": "cli_beta", "FEISHU_APP_SECRET": "beta-secret", "FEISHU_ENCRYPT_KEY": "beta-key"})
-    try:
-        async with running_app(tmp_path, fake.base_url, ("feishu",), env=env, config=config) as app:
-            await app.fleet.put_identity(beta, "test")
-            app.fleet_watch.poke()
-            await wait_for(lambda: "beta" in app.bots.running, within=10)
-            base = f"http://127.0.0.1:{app.web_port}"
-            event = apps[1].incoming("wh-1", text="hi", chat_type="p2p", chat_id="oc_dm")
-            async with aiohttp.ClientSession() as http:
-                assert await _post(http, f"{base}/feishu/webhook", signed_request("beta-key", event)) == 401
-                assert await _post(http, f"{base}/bots/beta/feishu/webhook", signed_request("first-key", event)) == 401
-                assert await _post(http, f"{base}/bots/beta/feishu/webhook", signed_request("beta-key", event)) == 200
-                await wait_for(lambda: bool(apps[1].shown("oc_dm")), within=10)
-                assert not apps[0].shown("oc_dm")
-                await app.fleet.put_identity(beta.model_copy(update={"enabled": False, "credentials": {}}), "test")
-                app.fleet_watch.poke()
-                await wait_for(lambda: "beta" not in app.bots.running, within=10)
-                assert await _post(http, f"{base}/bots/beta/feishu/webhook", signed_request("beta-key", event)) == 404
-    finally:
-        await _stop(cloud, *apps)
-
-
-async def _post(http: aiohttp.ClientSession, url: str, signed: tuple[bytes, dict[str, str]]) -> int:
-    async with http.post(url, data=signed[0], headers=signed[1]) as answer:
-        return answer.status

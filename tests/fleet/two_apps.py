@@ -35,23 +35,38 @@ class TwoApps:
     settings: Mapping[str, object] = field(default_factory=dict)
 
 
-async def two_identities(app: App, llm: FakeOpenAI, p: TwoApps) -> None:
+async def two_agents(app: App, llm: FakeOpenAI, platform: str) -> None:
+    """Helper and Coder stored, the platform's default identity bound to Coder; every answer names its model."""
     by_model(llm)
     data = app.cfg.data_dir
     workspace(data, "helper", "You are Helper. persona-helper\n")
     workspace(data, "coder", "You are Coder. persona-coder\n")
     for agent in AGENTS:
         await app.fleet.put_agent(agent, "test")
-    await app.fleet.put_binding(Binding(identity=p.platform, agent="coder"), "test")
+    await app.fleet.put_binding(Binding(identity=platform, agent="coder"), "test")
+
+
+async def switch(app: App, identity: Identity, enabled: bool) -> None:
+    """Store the identity (its binding to Helper with it) or disable it, and wait until this hub follows."""
+    if enabled:
+        await app.fleet.put_identity(identity, "test")
+        await app.fleet.put_binding(Binding(identity=identity.name, agent="helper"), "test")
+    else:
+        stored = (await app.fleet.load()).identities[identity.name]
+        await app.fleet.put_identity(stored.model_copy(update={"enabled": False, "credentials": {}}), "test")
+    app.fleet_watch.poke()
+    await wait_for(lambda: (identity.name in app.bots.running) == enabled, within=10)
+
+
+async def two_identities(app: App, llm: FakeOpenAI, p: TwoApps) -> None:
+    await two_agents(app, llm, p.platform)
     with pytest.raises(ConfigError):  # checked with the platform first: wrong credentials are never stored
         await verify(app.cfg, app.env, Identity(name="bad", platform=p.platform, credentials=dict(p.wrong)))
     second = Identity(name=SECOND, platform=p.platform, credentials=dict(p.credentials), settings=dict(p.settings))
     assert await verify(app.cfg, app.env, second)
     first_connects = p.connects(0)
-    await app.fleet.put_identity(second, "test")
-    await app.fleet.put_binding(Binding(identity=SECOND, agent="helper"), "test")
-    app.fleet_watch.poke()
-    await wait_for(lambda: SECOND in app.bots.running and p.online(1), within=10)
+    await switch(app, second, True)
+    await wait_for(lambda: p.online(1), within=10)
 
     await p.say(0, "hello there")
     await p.say(1, "hello there")
@@ -66,10 +81,8 @@ async def two_identities(app: App, llm: FakeOpenAI, p: TwoApps) -> None:
 
     own = app.hub.delivery(f"{p.platform}@{SECOND}")
     assert own is not None and own is not app.hub.delivery(p.platform)  # its own pacing budget
-    stored = (await app.fleet.load()).identities[SECOND]
-    await app.fleet.put_identity(stored.model_copy(update={"enabled": False, "credentials": {}}), "test")
-    app.fleet_watch.poke()
-    await wait_for(lambda: SECOND not in app.bots.running and not p.online(1), within=10)
+    await switch(app, second, False)
+    await wait_for(lambda: not p.online(1), within=10)
     assert app.hub.delivery(f"{p.platform}@{SECOND}") is None and app.hub.delivery(p.platform) is not None
     await p.say(0, "still there?")
     await wait_for(lambda: len(p.shown(0)) == 2, within=15)
