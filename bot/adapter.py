@@ -270,6 +270,12 @@ class AdapterSpec(Generic[S]):
     loggers: tuple[str, ...] = ()  # the SDK's chatty loggers, kept at WARNING
     first_steps: tuple[str, str] = ("", "")  # (en, zh): where its credentials come from, for `bothub onboard`
 
+    @property
+    def account(self) -> tuple[str, ...]:
+        """The env vars that make one bot account: the required ones (an app's id too) and the secrets. An identity's
+        credentials are these, so a second app brings its own app id, not the default app's."""
+        return tuple(dict.fromkeys((*self.required_env, *self.secrets)))
+
 
 def imported(module: str, function: str, *, hide: tuple[str, ...] = ()) -> Callable[..., Any]:
     """`module.function`, imported at its first call: a spec's `create` and `doctor` without the SDK's

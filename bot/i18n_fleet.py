@@ -16,6 +16,8 @@ FLEET_STRINGS: dict[str, tuple[str, str]] = {
                      "new-key 打印一个新的 BOTHUB_SECRET_KEY；"
                      "rotate-key 用 BOTHUB_NEW_SECRET_KEY 重新加密所有已存储的凭据"),
     "help_fleet_action": ("what to do", "要做什么"),
+    "help_as_identity": ("for a stored identity of this platform instead of the default one from the environment",
+                         "针对该平台的某个已存储身份，而不是来自环境变量的默认身份"),
     "help_fleet_name": ("the agent's or identity's name", "智能体或身份的名称"),
     "help_json": ("print JSON instead of lines", "以 JSON 输出"),
     "help_credential": ("VAR (asked for, hidden) or VAR=ENV (read from that environment variable)",

@@ -20,8 +20,9 @@ from bot.fleet.model import Agent, Binding, Identity, ToolPolicy
 from bot.fleet.secrets import NEW_KEY_ENV, Sealer, SecretKeyError, masked, new_key
 from bot.fleet.service import Fleet, rotate_key
 from bot.i18n import t
-from bot.live.bots import verify
+from bot.live.bots import made_for, verify
 from bot.store.backends import store_for_url
+from bot.store.fleet import FleetStore
 
 ACTOR = "cli"
 
@@ -34,8 +35,7 @@ async def run(cfg: Config, command: str, args: argparse.Namespace, env: Mapping[
     store = store_for_url(cfg.database_url, cfg.database.pool_size)
     await store.open()
     try:
-        fleet = Fleet(store.fleet, env, lambda: ([default_agent(cfg)],
-                                                 default_identities(cfg, env, cfg.enabled_platforms)))
+        fleet = _fleet(cfg, store.fleet, env)
         handler = {"agents": _agents, "identities": _identities, "bind": _bind, "apply": _apply,
                    "secrets": _rotate}[command]
         return await handler(cfg, fleet, args, env)
@@ -44,6 +44,25 @@ async def run(cfg: Config, command: str, args: argparse.Namespace, env: Mapping[
         return 1
     finally:
         await store.close()
+
+
+def _fleet(cfg: Config, store: FleetStore, env: Mapping[str, str]) -> Fleet:
+    return Fleet(store, env, lambda: ([default_agent(cfg)], default_identities(cfg, env, cfg.enabled_platforms)))
+
+
+async def account_of(cfg: Config, platform: str, name: str, env: dict[str, str]) -> tuple[Any, dict[str, str]]:
+    """A platform command run `--identity NAME`: the stored identity's config section and environment (its
+    credentials in place of the default account's), as its running adapter has them."""
+    store = store_for_url(cfg.database_url, cfg.database.pool_size)
+    await store.open()
+    try:
+        identity = (await _fleet(cfg, store.fleet, env).load()).identities.get(name)
+    finally:
+        await store.close()
+    if identity is None or identity.platform != platform:
+        raise FleetError(f"no {platform} identity named {name!r} (`bothub identities` lists them)")
+    _, section, own = made_for(cfg, env, identity)
+    return section, own
 
 
 def _say(cfg: Config, key: str, *, aside: bool = False, **values: object) -> None:

@@ -83,7 +83,9 @@ def build_parser(specs: Sequence[AdapterSpec[Any]] = (), lang: str = "en") -> ar
     skills_cli.arguments(add("skills", h("skills")), h)
     for spec in specs:
         for extra in spec.commands:
-            extra.arguments(add(extra.name, extra.help))
+            contributed = add(extra.name, extra.help)
+            extra.arguments(contributed)
+            contributed.add_argument("--identity", metavar="NAME", help=h("as_identity"))
             sub.choices[extra.name].set_defaults(adapter_command=(spec, extra))
     return parser
 
@@ -185,6 +187,10 @@ async def _adapter_command(cfg: Config, spec: AdapterSpec[Any], command: CliComm
                            args: argparse.Namespace, env: dict[str, str]) -> int:
     section = cfg.sections.get(spec.name) or spec.config_model()
     try:
+        if getattr(args, "identity", None):  # the command for a stored identity's account, not the default one
+            from bot.cli.fleet import account_of
+
+            section, env = await account_of(cfg, spec.name, args.identity, env)
         return await command.run(section, env, args, menu())
     except ConfigError as e:
         print(f"bothub: {e}", file=sys.stderr)

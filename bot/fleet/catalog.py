@@ -53,10 +53,10 @@ class Catalog:
             if spec is None:
                 found.append(f"identity {identity.name}: no platform named {identity.platform!r}")
                 continue
-            unknown = sorted(set(identity.credentials) - set(spec.secrets))
+            unknown = sorted(set(identity.credentials) - set(spec.account))
             if unknown:
                 found.append(f"identity {identity.name}: {identity.platform} reads no credential named "
-                             f"{', '.join(unknown)} (it reads {', '.join(spec.secrets)})")
+                             f"{', '.join(unknown)} (it reads {', '.join(spec.account)})")
             if identity.name != identity.platform and find_spec(identity.name) is not None:
                 found.append(f"identity {identity.name}: that name is a platform's; choose another")
         return found

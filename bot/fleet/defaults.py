@@ -1,6 +1,6 @@
 """The agent and identities an existing deployment already has, derived from its workspace, config and env, so
 it runs unchanged: the `default` agent is today's workspace and model; each platform that runs has a default
-identity named after it, holding the credentials its spec reads from the environment."""
+identity named after it, holding the account its spec reads from the environment."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ def default_identities(cfg: Config, env: Mapping[str, str], platforms: Sequence[
     identities = []
     for platform in platforms:
         spec = find_spec(platform)
-        secrets = spec.secrets if spec is not None else ()
+        account = spec.account if spec is not None else ()
         identities.append(Identity(name=platform, platform=platform,
-                                   credentials={name: env[name] for name in secrets if env.get(name)}))
+                                   credentials={name: env[name] for name in account if env.get(name)}))
     return identities
 
 

@@ -5,7 +5,7 @@
 - An **Agent** is a persona and its means: a workspace folder (SOUL.md, AGENTS.md, roles, skills), a model or
   failover chain from `llm.chains`, a tools policy, a language and its own admins.
 - An **Identity** is one bot account on one platform (a bot token, an application, an app …) with its
-  credentials, named after the env vars the platform's spec reads (its `secrets`), and settings that
+  credentials, named after the env vars the platform's spec reads (its `account`: ids and secrets), and settings that
   overlay the platform's config section (another `webhook_path`). The platform's default identity is named
   after the platform and keeps today's session keys; another one is reached as `platform@name`.
 - A **Binding** routes an identity's messages to an agent, optionally narrowed to a chat, a thread, a user or

@@ -47,14 +47,14 @@ def tagged(handler: MessageHandler, name: str) -> MessageHandler:
 
 def made_for(cfg: Config, env: Mapping[str, str], identity: Identity) -> tuple[AdapterSpec[Any], Any, dict[str, str]]:
     """What the identity's adapter is made from: its platform's spec, the platform's section under the identity's
-    settings, and the environment with the platform's secrets replaced by the identity's credentials."""
+    settings, and the environment with the platform's account (its ids and secrets) replaced by the identity's."""
     spec = find_spec(identity.platform)
     if spec is None:
         raise ConfigError(f"identity {identity.name}: no platform named {identity.platform!r}")
     base = cfg.sections.get(identity.platform) or spec.config_model()
     section = spec.config_model.model_validate({**base.model_dump(exclude_unset=True), **identity.settings,
                                                 "enabled": True})
-    own = {k: v for k, v in env.items() if k not in spec.secrets} | identity.credentials
+    own = {k: v for k, v in env.items() if k not in spec.account} | identity.credentials
     return spec, section, own
 
 

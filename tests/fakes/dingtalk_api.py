@@ -47,11 +47,13 @@ class Failure:
 
 
 class FakeDingTalk(Gateway, RobotMessages, Judged):
-    def __init__(self) -> None:
+    def __init__(self, client_id: str = CLIENT_ID, client_secret: str = CLIENT_SECRET) -> None:
+        """`client_id` and `client_secret`: the app's (another robot beside the default, for a cloud)."""
         Gateway.__init__(self)
         RobotMessages.__init__(self)
         Judged.__init__(self)
-        self.client_id, self.client_secret = CLIENT_ID, CLIENT_SECRET
+        self.client_id, self.client_secret = client_id, client_secret
+        self.token_secret = client_secret  # what accessToken checks (a test may make the gateway's differ)
         self.calls: list[Call] = []
         self.cards: dict[str, Shown] = {}
         self._pending: dict[str, dict[str, str]] = {}  # created, not yet delivered: outTrackId → cardParamMap
@@ -108,7 +110,7 @@ class FakeDingTalk(Gateway, RobotMessages, Judged):
     def _over_qps(self) -> bool:
         """The app's OpenAPI calls within any second: judged, and refused beyond the limit."""
         if self._app_judge.over():
-            self.breach("app QPS", CLIENT_ID)
+            self.breach("app QPS", self.client_id)
         self._app_window.limit = self.app_qps
         return self._app_window.over()
 
@@ -125,9 +127,9 @@ class FakeDingTalk(Gateway, RobotMessages, Judged):
     async def _token(self, request: web.Request) -> web.Response:
         body = await request.json()
         self.record(request, body)
-        if body.get("appKey") != CLIENT_ID or body.get("appSecret") != CLIENT_SECRET:
+        if (body.get("appKey"), body.get("appSecret")) != (self.client_id, self.token_secret):
             return refuse(400, "invalidClientIdOrSecret", "appKey or appSecret is wrong")
-        token = f"at-{next(self._ids)}"
+        token = f"at-{self.client_id}-{next(self._ids)}"
         self._tokens[token] = time.monotonic() + self.token_lifetime
         self.issued_tokens.append(token)
         return web.json_response({"accessToken": token, "expireIn": self.token_lifetime})
@@ -162,7 +164,7 @@ class FakeDingTalk(Gateway, RobotMessages, Judged):
             return self.robot_send(body)
         if route == ("POST", "/v1.0/robot/messageFiles/download"):
             code = body.get("downloadCode")
-            if body.get("robotCode") != CLIENT_ID or code not in self.files:
+            if body.get("robotCode") != self.client_id or code not in self.files:
                 return refuse(400, "invalidDownloadCode", "download code is invalid")
             return web.json_response({"downloadUrl": f"{self.base}/files/{code}"})
         return refuse(404, "NotFound", f"no such API {request.method} {request.path}")
@@ -198,7 +200,7 @@ class FakeDingTalk(Gateway, RobotMessages, Judged):
             return refuse(400, "param.outTrackId.notExist", "no created card with this outTrackId")
         if kind not in ("IM_GROUP", "IM_ROBOT") or not chat_id or not isinstance(model, dict):
             return refuse(400, "param.openSpaceId.invalid", "openSpaceId or its deliver model is invalid")
-        if kind == "IM_GROUP" and model.get("robotCode") != CLIENT_ID:
+        if kind == "IM_GROUP" and model.get("robotCode") != self.client_id:
             return refuse(400, "InvalidParameter", "imGroupOpenDeliverModel.robotCode is required")
         refused = self.new_message(chat_id, kind == "IM_GROUP")
         if refused is not None:

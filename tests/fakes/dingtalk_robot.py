@@ -34,6 +34,7 @@ class Shown:
 
 class RobotMessages:
     base: str
+    client_id: str
     shown_messages: list[Shown]
 
     def __init__(self) -> None:
@@ -68,13 +69,13 @@ class RobotMessages:
         chat = data["conversationId"] if str(data.get("conversationType")) == "2" else data["senderStaffId"]
         data["sessionWebhook"], data["sessionWebhookExpiredTime"] = self.open_webhook(
             chat, is_group=str(data.get("conversationType")) == "2")
-        data["robotCode"] = data["chatbotUserId"] = CLIENT_ID
+        data["robotCode"] = data["chatbotUserId"] = self.client_id
         return data
 
     def robot_send(self, body: dict[str, Any]) -> web.Response:
         group = body.get("openConversationId")
         users = body.get("userIds")
-        if body.get("robotCode") != CLIENT_ID or body.get("msgKey") not in ROBOT_KEYS:
+        if body.get("robotCode") != self.client_id or body.get("msgKey") not in ROBOT_KEYS:
             return refuse(400, "InvalidParameter", "robotCode or msgKey is invalid")
         try:
             param = json.loads(body.get("msgParam", ""))

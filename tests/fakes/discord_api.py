@@ -29,8 +29,8 @@ from aiohttp import WSMsgType, web
 from tests.fakes.budgets import Judged, SlidingWindows
 from tests.fakes.discord_events import DiscordEvents, Interaction
 from tests.fakes.discord_files import AttachmentFiles
+from tests.fakes.discord_guild import APP_ID as APP_ID
 from tests.fakes.discord_guild import (
-    APP_ID,
     BOT_ROLE_ID,
     BOT_USER,
     DM_CHANNEL_ID,
@@ -73,15 +73,17 @@ class Call:
 
 
 class FakeDiscord(AttachmentFiles, DiscordEvents, Judged):
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time, token: str = TOKEN, user: dict = BOT_USER) -> None:
+        """`token` and `user`: the application's bot (another one beside the default, for a DiscordCloud)."""
         super().__init__()
+        self.token, self.user, self.app_id = token, user, str(user["id"])  # a bot's user id is its app's id
         Judged.__init__(self)
         # what Discord allows, only recorded (budgets.py): the route limits, and 50 requests a second per bot
         self.judge, self.global_judge = RouteLimits(), SlidingWindows(GLOBAL_PER_SECOND, 1.0)
         self.clock = clock  # unix seconds: interaction deadlines and token lifetimes
         self.limits = RouteLimits()
         self.enabled_intents = 1 << 15  # privileged intents switched on in the developer portal
-        self.gateway_token = TOKEN  # what IDENTIFY must carry (a test may revoke it after REST login)
+        self.gateway_token = token  # what IDENTIFY must carry (a test may revoke it after REST login)
         self.expired: list[str] = []  # interaction ids acknowledged too late: "This interaction failed"
         self.gateway_closes: list[int] = []
         self.calls: list[Call] = []
@@ -164,7 +166,7 @@ class FakeDiscord(AttachmentFiles, DiscordEvents, Judged):
         ws = self._shards.get(self.shard_of(d.get("guild_id")))
         assert ws is not None and not ws.closed, "gateway not connected"
         if event == "MESSAGE_CREATE":
-            d = as_seen_by(d, int((self.identify or {}).get("intents", 0)), APP_ID, BOT_ROLE_ID)
+            d = as_seen_by(d, int((self.identify or {}).get("intents", 0)), self.app_id, BOT_ROLE_ID)
         await self._send(ws, event, d)
 
     async def _send(self, ws: web.WebSocketResponse, event: str, d: dict) -> None:
@@ -194,9 +196,11 @@ class FakeDiscord(AttachmentFiles, DiscordEvents, Judged):
                 every = (guild_payload(self.extra_channels, self.extra_threads), *self.other_guilds)
                 guilds = [g for g in every if self.shard_of(g["id"]) == shard]
                 await self._send(ws, "READY", {
-                    "v": 10, "user": BOT_USER, "session_id": f"session-{shard}", "resume_gateway_url": self.gateway_url,
+                    "v": 10, "user": self.user, "session_id": f"session-{shard}",
+                    "resume_gateway_url": self.gateway_url,
                     "guilds": [{"id": g["id"], "unavailable": True} for g in guilds], "private_channels": [],
-                    "relationships": [], "application": {"id": APP_ID, "flags": 0}, "shard": [shard, self.shard_count]})
+                    "relationships": [], "application": {"id": self.app_id, "flags": 0},
+                    "shard": [shard, self.shard_count]})
                 for guild in guilds:
                     await self._send(ws, "GUILD_CREATE", guild)
                 self.ready.set()
@@ -223,7 +227,7 @@ class FakeDiscord(AttachmentFiles, DiscordEvents, Judged):
                 del self._failures[i]
                 return response()
         # interaction callbacks and followups authenticate with the token in the URL, not the bot token
-        if parts[0] not in ("interactions", "webhooks") and request.headers.get("Authorization") != f"Bot {TOKEN}":
+        if parts[0] not in ("interactions", "webhooks") and request.headers.get("Authorization") != f"Bot {self.token}":
             return error_response(401, 0, "401: Unauthorized")
         if parts[0] not in ("interactions", "webhooks") and self.global_judge.over():
             self.breach("global", "bot")
@@ -242,11 +246,11 @@ class FakeDiscord(AttachmentFiles, DiscordEvents, Judged):
 
     def _route(self, method: str, path: str, parts: list[str], body: Any) -> web.Response:
         if path == "/users/@me":
-            return json_response(BOT_USER)
+            return json_response(self.user)
         if path == "/oauth2/applications/@me":
-            return json_response({"id": APP_ID, "name": "hub", "description": "", "icon": None, "bot_public": False,
-                          "bot_require_code_grant": False, "owner": HUMAN, "verify_key": "00" * 32,
-                          "flags": 0, "summary": "", "team": None})
+            return json_response({"id": self.app_id, "name": self.user["username"], "description": "", "icon": None,
+                                  "bot_public": False, "bot_require_code_grant": False, "owner": HUMAN,
+                                  "verify_key": "00" * 32, "flags": 0, "summary": "", "team": None})
         if path == "/gateway/bot":
             return json_response({"url": self.gateway_url, "shards": 1, "session_start_limit": {
                 "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}})
@@ -276,7 +280,7 @@ class FakeDiscord(AttachmentFiles, DiscordEvents, Judged):
                     not 1 <= len(command.get("description", "")) <= 100:
                 return error_response(400, 50035, "Invalid Form Body")
         guild_id = parts[3] if len(parts) > 3 else None
-        self.registered[guild_id] = [{**c, "id": self.snowflake(), "application_id": APP_ID, "version": "1",
+        self.registered[guild_id] = [{**c, "id": self.snowflake(), "application_id": self.app_id, "version": "1",
                                       "guild_id": guild_id, "default_member_permissions": None} for c in body]
         return json_response(self.registered[guild_id])
 
@@ -315,7 +319,7 @@ class FakeDiscord(AttachmentFiles, DiscordEvents, Judged):
         if self.clock() - state.created > TOKEN_LIFETIME:
             return error_response(401, 50027, "Invalid Webhook Token")
         if method == "POST" and target is None:
-            return self._create(state.channel_id, body or {}, webhook_id=APP_ID)
+            return self._create(state.channel_id, body or {}, webhook_id=self.app_id)
         if method == "PATCH" and target is not None:
             message_id = state.original_id if target == "@original" else target
             return self._update(message_id or "", body or {})
@@ -343,7 +347,7 @@ class FakeDiscord(AttachmentFiles, DiscordEvents, Judged):
         return json_response(self._apply(message_id, body))
 
     def _store(self, channel_id: str, body: dict, flags: int = 0, **extra: Any) -> dict:
-        message = {"id": self.snowflake(), "channel_id": channel_id, "author": BOT_USER,
+        message = {"id": self.snowflake(), "channel_id": channel_id, "author": self.user,
                    "content": body.get("content") or "", "timestamp": now_iso(), "edited_timestamp": None,
                    "tts": False, "mention_everyone": False, "mentions": [], "mention_roles": [],
                    "embeds": body.get("embeds") or [], "components": body.get("components") or [],

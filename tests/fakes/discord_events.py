@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from tests.fakes.discord_guild import (
-    APP_ID,
     CHANNEL_ID,
     DM_CHANNEL_ID,
     GUILD_ID,
@@ -36,6 +35,7 @@ class DiscordEvents:
     """Payload builders of FakeDiscord (it provides the state below)."""
 
     clock: Callable[[], float]
+    app_id: str
     messages: dict[str, dict]
     dm_channels: set[str]
     _interactions: dict[str, Interaction]
@@ -71,7 +71,7 @@ class DiscordEvents:
         self._interactions[token] = Interaction(interaction_id, itype, channel_id, self.clock() - age,
                                                  original_id=message["id"] if message else None)
         payload: dict[str, Any] = {
-            "id": interaction_id, "application_id": APP_ID, "type": itype, "token": token, "version": 1,
+            "id": interaction_id, "application_id": self.app_id, "type": itype, "token": token, "version": 1,
             "data": data, "channel_id": channel_id, "locale": "en-US", "app_permissions": "2248473465835073",
             "entitlements": [], "attachment_size_limit": 26214400,
             "authorizing_integration_owners": {"0": GUILD_ID} if not dm else {"1": USER_ID},

@@ -54,7 +54,10 @@ class Failure:
 
 
 class FakeFeishu(ResourceFiles, CardKit, Judged):
-    def __init__(self) -> None:
+    def __init__(self, app_id: str = APP_ID, app_secret: str = APP_SECRET, open_id: str = BOT_OPEN_ID,
+                 name: str = "Hub") -> None:
+        """The app's id, secret and bot (another app beside the default, for a cloud)."""
+        self.app_id, self.app_secret, self.open_id, self.name = app_id, app_secret, open_id, name
         ResourceFiles.__init__(self)
         CardKit.__init__(self)
         Judged.__init__(self)
@@ -138,9 +141,9 @@ class FakeFeishu(ResourceFiles, CardKit, Judged):
         self.calls.append(Call("POST", request.path, dict(request.query), body, dict(request.headers)))
         if self.token_gate is not None:
             await self.token_gate.wait()
-        if body.get("app_id") != APP_ID or body.get("app_secret") != APP_SECRET:
+        if (body.get("app_id"), body.get("app_secret")) != (self.app_id, self.app_secret):
             return self._error(10014, "app secret invalid")
-        token = f"t-fake-{next(self._ids)}"
+        token = f"t-{self.app_id}-{next(self._ids)}"
         self._valid_tokens.add(token)
         self.issued_tokens.append(token)
         return web.json_response({"code": 0, "msg": "ok", "tenant_access_token": token, "expire": self.token_expire})
@@ -163,7 +166,7 @@ class FakeFeishu(ResourceFiles, CardKit, Judged):
         p = request.path.removeprefix("/open-apis/").split("/")
         route = (request.method, *p[:3], len(p))
         if route == ("GET", "bot", "v3", "info", 3):
-            return web.json_response({"code": 0, "msg": "ok", "bot": {"open_id": BOT_OPEN_ID, "app_name": "Hub"}})
+            return web.json_response({"code": 0, "msg": "ok", "bot": {"open_id": self.open_id, "app_name": self.name}})
         if route[:4] == ("GET", "im", "v1", "chats"):
             return self._ok({"chat_id": p[3], "chat_mode": self.chat_modes.get(p[3], "group")})
         if route[:3] == ("POST", "im", "v1") and p[2] in ("images", "files") and len(p) == 3:
@@ -258,7 +261,7 @@ class FakeFeishu(ResourceFiles, CardKit, Judged):
     async def _ws_endpoint(self, request: web.Request) -> web.Response:
         body = await request.json()
         self.calls.append(Call("POST", request.path, {}, body, dict(request.headers)))
-        if body.get("AppID") != APP_ID or body.get("AppSecret") != APP_SECRET:
+        if (body.get("AppID"), body.get("AppSecret")) != (self.app_id, self.app_secret):
             return web.json_response({"code": 1000040343, "msg": "app secret invalid"})
         return web.json_response({"code": 0, "msg": "ok", "data": {
             "URL": f"ws://127.0.0.1:{self.port}/ws?device_id=dev-1&service_id=7",

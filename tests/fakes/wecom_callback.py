@@ -29,24 +29,24 @@ TOKEN = "fakeCallbackToken"
 ENCODING_AES_KEY = base64.b64encode(bytes(range(1, 33))).decode().rstrip("=")  # 43 characters
 
 
-def _key() -> bytes:
-    return base64.b64decode(ENCODING_AES_KEY + "=")
+def _key(aes_key: str) -> bytes:
+    return base64.b64decode(aes_key + "=")
 
 
 def sign(token: str, timestamp: str, nonce: str, encrypted: str) -> str:
     return hashlib.sha1("".join(sorted([token, timestamp, nonce, encrypted])).encode()).hexdigest()
 
 
-def seal(plain: str) -> str:
-    key, data = _key(), plain.encode()
+def seal(plain: str, aes_key: str = ENCODING_AES_KEY) -> str:
+    key, data = _key(aes_key), plain.encode()
     raw = os.urandom(16) + struct.pack(">I", len(data)) + data  # an AI bot's receive id is empty
     raw += bytes([32 - len(raw) % 32]) * (32 - len(raw) % 32)
     enc = Cipher(algorithms.AES(key), modes.CBC(key[:16])).encryptor()
     return base64.b64encode(enc.update(raw) + enc.finalize()).decode()
 
 
-def unseal(encrypted: str) -> str:
-    key = _key()
+def unseal(encrypted: str, aes_key: str = ENCODING_AES_KEY) -> str:
+    key = _key(aes_key)
     dec = Cipher(algorithms.AES(key), modes.CBC(key[:16])).decryptor()
     raw = dec.update(base64.b64decode(encrypted)) + dec.finalize()
     raw = raw[:-raw[-1]]
@@ -56,8 +56,9 @@ def unseal(encrypted: str) -> str:
 
 
 class FakeWeComCallbacks:
-    def __init__(self, bot_url: str) -> None:
-        self.bot_url = bot_url
+    def __init__(self, bot_url: str, token: str = TOKEN, aes_key: str = ENCODING_AES_KEY) -> None:
+        """`token` and `aes_key`: the bot's (another bot beside the default one)."""
+        self.bot_url, self.token, self.aes_key = bot_url, token, aes_key
         self.posts: list[tuple[float, dict[str, Any]]] = []  # what reached a response_url, with its time
         self.answers: list[dict[str, Any]] = []  # every decrypted answer of the bot
         self._used: set[str] = set()
@@ -80,28 +81,28 @@ class FakeWeComCallbacks:
 
     def query(self, encrypted: str, *, signature: str | None = None) -> dict[str, str]:
         stamp, nonce = str(int(time.time())), os.urandom(4).hex()
-        sig = sign(TOKEN, stamp, nonce, encrypted) if signature is None else signature
+        sig = sign(self.token, stamp, nonce, encrypted) if signature is None else signature
         return {"msg_signature": sig, "timestamp": stamp, "nonce": nonce}
 
     async def verify_url(self, *, signature: str | None = None) -> tuple[int, str]:
         """The console's check: the echostr decrypted and echoed back as plain text."""
-        echostr = seal("echo-" + os.urandom(4).hex())
+        echostr = seal("echo-" + os.urandom(4).hex(), self.aes_key)
         params = {**self.query(echostr, signature=signature), "echostr": echostr}
         async with self.http.get(self.bot_url, params=params) as resp:
             return resp.status, await resp.text()
 
     async def post(self, body: dict[str, Any], *, signature: str | None = None) -> tuple[int, dict[str, Any] | None]:
         """One callback; the bot's decrypted answer (None for an empty one), its signature checked."""
-        encrypted = seal(json.dumps(body, ensure_ascii=False))
+        encrypted = seal(json.dumps(body, ensure_ascii=False), self.aes_key)
         async with self.http.post(self.bot_url, params=self.query(encrypted, signature=signature),
                                   json={"encrypt": encrypted}) as resp:
             text = await resp.text()
             if resp.status != 200 or not text:
                 return resp.status, None
         sealed = json.loads(text)
-        expected = sign(TOKEN, sealed["timestamp"], sealed["nonce"], sealed["encrypt"])
+        expected = sign(self.token, sealed["timestamp"], sealed["nonce"], sealed["encrypt"])
         assert sealed["msgsignature"] == expected, "the bot's answer is not signed"
-        answer: dict[str, Any] = json.loads(unseal(sealed["encrypt"]))
+        answer: dict[str, Any] = json.loads(unseal(sealed["encrypt"], self.aes_key))
         self.answers.append(answer)
         return resp.status, answer
 
