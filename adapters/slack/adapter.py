@@ -43,7 +43,8 @@ class SlackAdapter:
     name = "slack"
     # 3000 characters: a section block's limit, so a part fits as plain text and beside buttons alike.
     # Slack allows about one new message per second per channel (threads included), short bursts above it;
-    # chat.update is Tier 3 (50+/min per workspace), the stream's appends Tier 4.
+    # chat.update is Tier 3 (50+/min per app and workspace), the stream's appends Tier 4, its stop Tier 3: every
+    # edit counts against one window of 50 a minute, which keeps each of those methods inside its tier.
     capabilities = Capabilities(
         max_text=3000,
         can_edit=True,
@@ -58,6 +59,7 @@ class SlackAdapter:
         rate=1.0,
         group_send_window=None,
         global_window=(300, 60.0),
+        edit_window=(50, 60.0),
         threads_paced_apart=False,  # a thread's messages count against its channel
         interactions_paced_apart=False,
         replace_pressed=True,  # chat.update replaces the message holding the pressed button
