@@ -62,6 +62,7 @@ class FakeSlack(SocketMode, FileMethods, Judged):
         self.scopes = scopes
         self.apps: dict[str, SlackApp] = {MAIN_APP.app_id: MAIN_APP}  # every app installed, by id
         self.calls: list[Call] = []
+        self.refused: list[Call] = []  # calls answered 429 because they went over a limit
         self.limits: RateLimits | None = RateLimits()  # enforced (429); None only where a test says why
         self.judge = RateLimits()  # the same limits, only recorded: a breach fails the test (budgets.py)
         self.channels: dict[str, str] = {}  # id → "im" | "channel" | "group" | "mpim"
@@ -123,6 +124,15 @@ class FakeSlack(SocketMode, FileMethods, Judged):
     def calls_of(self, method: str, app: SlackApp | None = None) -> list[Call]:
         return [c for c in self.calls if c.method == method and (app is None or c.app == app.app_id)]
 
+    def calls_in(self, channel: str, methods: frozenset[str], app: SlackApp = MAIN_APP) -> list[Call]:
+        """The app's calls of these methods into the channel, oldest first."""
+        return [c for c in self.calls
+                if c.method in methods and c.app == app.app_id and c.params.get("channel") == channel]
+
+    def settled(self, channel: str, app: SlackApp = MAIN_APP) -> bool:
+        """No message of the app in the channel is still streaming."""
+        return not any(m.streaming for m in self.messages.get(channel, ()) if m.user == app.bot_user)
+
     def shown(self, channel: str, thread_ts: str | None = None, app: SlackApp = MAIN_APP) -> list[str]:
         """The app's messages in the channel (or one thread of it), oldest first, as they read now."""
         return [m.text for m in self.messages.get(channel, ())
@@ -149,6 +159,7 @@ class FakeSlack(SocketMode, FileMethods, Judged):
             if (rule := self.judge.over(method, params, app.app_id)) is not None:
                 self.breach(f"{method} {rule}", f"{app.name} {params.get('channel', '')}")
             if self.limits is not None and (refused := self.limits.refusal(method, params, app.app_id)) is not None:
+                self.refused.append(self.calls[-1])
                 raise refused
             handler = getattr(self, "m_" + method.replace(".", "_"), None)
             if handler is None:
