@@ -42,11 +42,17 @@ async def say(fake: FakeSlack, channel: str, text: str, *, app: SlackApp = MAIN_
     return await fake.push("events_api", event_callback(event, app_id=app.app_id), app)
 
 
-async def command(fake: FakeSlack, channel: str, text: str, *, name: str = "/bothub", user: str = ANN) -> Envelope:
+def command_form(fake: FakeSlack, channel: str, text: str, *, name: str = "/bothub",
+                 user: str = ANN) -> dict[str, str]:
+    """A slash command as Slack sends it (Socket Mode envelope payload, or the Events API's form)."""
     fake.open_channel(channel, KINDS[channel[0]])
-    form = {"team_id": TEAM_ID, "channel_id": channel, "user_id": user, "user_name": "ann", "command": name,
+    return {"team_id": TEAM_ID, "channel_id": channel, "user_id": user, "user_name": "ann", "command": name,
             "text": text, "trigger_id": f"trigger-{len(fake.envelopes)}", "response_url": "http://127.0.0.1:9/none"}
-    return await fake.push("slash_commands", form)
+
+
+async def command(fake: FakeSlack, channel: str, text: str, *, name: str = "/bothub", user: str = ANN,
+                  app: SlackApp = MAIN_APP) -> Envelope:
+    return await fake.push("slash_commands", command_form(fake, channel, text, name=name, user=user), app)
 
 
 async def press(fake: FakeSlack, channel: str, message_ts: str, value: str, *, user: str = ANN) -> Envelope:
