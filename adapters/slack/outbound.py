@@ -21,6 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import render
 from adapters.slack.inbound import is_direct
+from adapters.slack.responses import PREFIX, Responses
 from bot.adapter import ChatUnavailable, RateLimited, SendFailed
 from bot.messages import ChatRef, IncomingMessage, ReplyTo, SentRef
 from bot.replies import Reply
@@ -43,8 +44,10 @@ class _Stream:
 
 
 class SlackOutbound:
-    def __init__(self, web: AsyncWebClient, team_id: Callable[[], str], streaming: bool) -> None:
+    def __init__(self, web: AsyncWebClient, team_id: Callable[[], str], streaming: bool,
+                 responses: Responses) -> None:
         self.web = web
+        self.responses = responses
         self._team_id = team_id
         self._streaming = streaming
         self._streams: dict[str, _Stream] = {}  # message ts → its open stream
@@ -100,9 +103,15 @@ class SlackOutbound:
         return ts
 
     async def _post(self, chat: ChatRef, text: str, blocks: list[dict[str, Any]] | None) -> str:
-        answer = await self.call(chat, lambda: self.web.chat_postMessage(
-            channel=chat.chat_id, text=text, blocks=blocks, thread_ts=chat.thread_id, unfurl_links=False,
-            unfurl_media=False))
+        try:
+            answer = await self.call(chat, lambda: self.web.chat_postMessage(
+                channel=chat.chat_id, text=text, blocks=blocks, thread_ts=chat.thread_id, unfurl_links=False,
+                unfurl_media=False))
+        except SendFailed as e:
+            key = self.responses.usable(chat) if str(e) == "not_in_channel" else None
+            if key is None:
+                raise
+            return await self.responses.post(key, text, blocks, replace=False)
         return str(answer["ts"])
 
     # ---- editing ----------------------------------------------------------------------------------
@@ -117,9 +126,21 @@ class SlackOutbound:
         parts = render.render_parts(reply)
         if len(parts) > 1:  # the hub splits below max_text; only pathological rendering gets here
             log.warning("slack: edit of %s rendered into %d parts; showing the first", ref.message_id, len(parts))
-        text = parts[0]
-        await self.call(ref.chat, lambda: self.web.chat_update(
-            channel=ref.chat.chat_id, ts=ref.message_id, text=text, blocks=render.blocks(text, reply.buttons) or []))
+        text, blocks = parts[0], render.blocks(parts[0], reply.buttons)
+        if ref.message_id.startswith(PREFIX):  # posted through a response_url: replaced through it
+            key = ref.message_id[len(PREFIX):]
+            if not self.responses.live(key):
+                raise SendFailed("response_url used up or expired")
+            await self.responses.post(key, text, blocks, replace=True)
+            return
+        try:
+            await self.call(ref.chat, lambda: self.web.chat_update(
+                channel=ref.chat.chat_id, ts=ref.message_id, text=text, blocks=blocks or []))
+        except SendFailed as e:  # a press on a message in a channel the app is not in: its response_url
+            key = self.responses.usable(ref.chat) if str(e) == "not_in_channel" else None
+            if key is None:
+                raise
+            await self.responses.post(key, text, blocks, replace=True)
 
     async def _extend(self, ref: SentRef, stream: _Stream, added: str, *, final: bool) -> None:
         if final:

@@ -20,6 +20,7 @@ from aiohttp import web
 from tests.fakes.budgets import Judged
 from tests.fakes.serve import serve_local
 from tests.fakes.slack_files import FileMethods
+from tests.fakes.slack_hooks import ResponseUrls
 from tests.fakes.slack_rules import (
     CALLER,
     MAIN_APP,
@@ -54,11 +55,12 @@ class Posted:
     streaming: bool = False
 
 
-class FakeSlack(SocketMode, FileMethods, Judged):
+class FakeSlack(SocketMode, FileMethods, ResponseUrls, Judged):
     def __init__(self, scopes: tuple[str, ...] = SCOPES) -> None:
         Judged.__init__(self)
         SocketMode.__init__(self)
         FileMethods.__init__(self)
+        ResponseUrls.__init__(self)
         self.scopes = scopes
         self.apps: dict[str, SlackApp] = {MAIN_APP.app_id: MAIN_APP}  # every app installed, by id
         self.calls: list[Call] = []
@@ -88,6 +90,7 @@ class FakeSlack(SocketMode, FileMethods, Judged):
         app.router.add_route("*", "/api/{method}", self._handle)
         self.add_file_routes(app)
         self.add_socket_routes(app)
+        self.add_hook_routes(app)
         self._runner, self.port = await serve_local(app, handler_cancellation=True)
 
     async def stop(self) -> None:
@@ -140,6 +143,15 @@ class FakeSlack(SocketMode, FileMethods, Judged):
 
     def message(self, channel: str, ts: str) -> Posted:
         return next(m for m in self.messages.get(channel, ()) if m.ts == ts)
+
+    def post_as(self, channel: str, app: SlackApp, text: str, blocks: Any) -> Posted:
+        """A message of the app's posted by Slack itself (through a response_url)."""
+        posted = Posted(self._next_ts(), app.bot_user, text, blocks, None)
+        self.messages.setdefault(channel, []).append(posted)
+        return posted
+
+    def find_in(self, channel: str, ts: str) -> Posted | None:
+        return next((m for m in self.messages.get(channel, ()) if m.ts == ts), None)
 
     # ---- the Web API ----------------------------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.StreamResponse:

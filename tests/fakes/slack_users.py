@@ -42,23 +42,28 @@ async def say(fake: FakeSlack, channel: str, text: str, *, app: SlackApp = MAIN_
     return await fake.push("events_api", event_callback(event, app_id=app.app_id), app)
 
 
-def command_form(fake: FakeSlack, channel: str, text: str, *, name: str = "/bothub",
-                 user: str = ANN) -> dict[str, str]:
-    """A slash command as Slack sends it (Socket Mode envelope payload, or the Events API's form)."""
-    fake.open_channel(channel, KINDS[channel[0]])
+def command_form(fake: FakeSlack, channel: str, text: str, *, name: str = "/bothub", user: str = ANN,
+                 app: SlackApp = MAIN_APP, invited: bool = True) -> dict[str, str]:
+    """A slash command as Slack sends it (Socket Mode envelope payload, or the Events API's form); a command may
+    be run in a channel the app was never invited to (`invited=False`)."""
+    if invited:
+        fake.open_channel(channel, KINDS[channel[0]])
     return {"team_id": TEAM_ID, "channel_id": channel, "user_id": user, "user_name": "ann", "command": name,
-            "text": text, "trigger_id": f"trigger-{len(fake.envelopes)}", "response_url": "http://127.0.0.1:9/none"}
+            "text": text, "trigger_id": f"trigger-{len(fake.envelopes)}-{len(fake.hooks)}",
+            "response_url": fake.response_url(channel, app)}
 
 
 async def command(fake: FakeSlack, channel: str, text: str, *, name: str = "/bothub", user: str = ANN,
-                  app: SlackApp = MAIN_APP) -> Envelope:
-    return await fake.push("slash_commands", command_form(fake, channel, text, name=name, user=user), app)
+                  app: SlackApp = MAIN_APP, invited: bool = True) -> Envelope:
+    form = command_form(fake, channel, text, name=name, user=user, app=app, invited=invited)
+    return await fake.push("slash_commands", form, app)
 
 
 async def press(fake: FakeSlack, channel: str, message_ts: str, value: str, *, user: str = ANN) -> Envelope:
     posted = fake.message(channel, message_ts)
     payload = {"type": "block_actions", "user": {"id": user, "username": "ann"}, "team": {"id": TEAM_ID},
                "channel": {"id": channel}, "trigger_id": f"trigger-{len(fake.envelopes)}",
+               "response_url": fake.response_url(channel, original=message_ts),
                "container": {"type": "message", "message_ts": message_ts, "channel_id": channel,
                              **({"thread_ts": posted.thread_ts} if posted.thread_ts else {})},
                "message": {"ts": message_ts, "text": posted.text},

@@ -11,6 +11,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.adapter import SlackAdapter
 from adapters.slack.files import SlackFiles
 from adapters.slack.outbound import SlackOutbound
+from adapters.slack.responses import Responses
 from bot.adapter import ChatUnavailable, RateLimited, SendFailed
 from bot.messages import Attachment, AttachmentKind, ChatRef
 from bot.replies import Reply
@@ -89,8 +90,9 @@ async def test_a_file_download_without_the_token_is_the_sign_in_page_and_refused
         socket_adapter: Socket, slack: FakeSlack) -> None:
     adapter, _ = socket_adapter
     shared = slack.store_file("notes.txt", "text/plain", b"notes")
-    outbound = SlackOutbound(AsyncWebClient(token=BOT_TOKEN, base_url=slack.api_base), lambda: "T0FAKE", True)
     async with aiohttp.ClientSession() as session:
+        web = AsyncWebClient(token=BOT_TOKEN, base_url=slack.api_base)
+        outbound = SlackOutbound(web, lambda: "T0FAKE", True, Responses(lambda: session))
         careless = SlackFiles(outbound, "not-this-workspaces-token", 1000, lambda: session)
         with pytest.raises(SendFailed, match="sign-in page"):
             async for _ in careless.download(Attachment(AttachmentKind.FILE, handle=shared["id"])):
