@@ -9,6 +9,7 @@ SendFailed.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -22,7 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack import render
 from adapters.slack.inbound import is_direct
 from adapters.slack.responses import PREFIX, Responses
-from bot.adapter import ChatUnavailable, RateLimited, SendFailed
+from bot.adapter import ChatUnavailable, RateLimited, SendError, SendFailed
 from bot.messages import ChatRef, IncomingMessage, ReplyTo, SentRef
 from bot.replies import Reply
 
@@ -52,6 +53,9 @@ class SlackOutbound:
         self._streaming = streaming
         self._streams: dict[str, _Stream] = {}  # message ts → its open stream
         self._senders: OrderedDict[tuple[str, str], str] = OrderedDict()  # (channel, message ts) → user id
+        # message ts → what it shows (text and blocks): an edit to the same is not made (chat.update is Tier 3,
+        # and the hub's final edit often repeats the last intermediate one)
+        self._shown: OrderedDict[str, str] = OrderedDict()
 
     def remember(self, msg: IncomingMessage) -> None:
         self._senders[(msg.chat_id, msg.message_id)] = msg.user_id
@@ -112,7 +116,19 @@ class SlackOutbound:
             if key is None:
                 raise
             return await self.responses.post(key, text, blocks, replace=False)
+        self._showing(str(answer["ts"]), text, blocks)
         return str(answer["ts"])
+
+    def _showing(self, ts: str, text: str, blocks: list[dict[str, Any]] | None) -> bool:
+        """Note what the message shows now; False if it showed exactly that already."""
+        shown = json.dumps([text, blocks or []], ensure_ascii=False)
+        if self._shown.get(ts) == shown:
+            return False
+        self._shown[ts] = shown
+        self._shown.move_to_end(ts)
+        while len(self._shown) > REMEMBERED:
+            self._shown.popitem(last=False)
+        return True
 
     # ---- editing ----------------------------------------------------------------------------------
     async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
@@ -133,12 +149,15 @@ class SlackOutbound:
                 raise SendFailed("response_url used up or expired")
             await self.responses.post(key, text, blocks, replace=True)
             return
+        if not self._showing(ref.message_id, text, blocks):
+            return
         try:
             await self.call(ref.chat, lambda: self.web.chat_update(
                 channel=ref.chat.chat_id, ts=ref.message_id, text=text, blocks=blocks or []))
-        except SendFailed as e:  # a press on a message in a channel the app is not in: its response_url
-            key = self.responses.usable(ref.chat) if str(e) == "not_in_channel" else None
-            if key is None:
+        except SendError as e:
+            self._shown.pop(ref.message_id, None)  # not shown after all: a retry must make the call
+            key = self.responses.usable(ref.chat) if isinstance(e, SendFailed) and str(e) == "not_in_channel" else None
+            if key is None:  # else a press on a message in a channel the app is not in: its response_url
                 raise
             await self.responses.post(key, text, blocks, replace=True)
 

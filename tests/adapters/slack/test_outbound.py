@@ -139,3 +139,18 @@ async def test_the_fake_judges_a_channel_flooded_past_one_message_a_second(slack
     for n in range(10):
         await bot.chat_postMessage(channel=DM, text=f"m{n}")
     assert [b.rule for b in slack.budget_breaches] == ["chat.postMessage per channel"] * 2
+
+
+async def test_an_edit_to_what_the_message_already_shows_is_not_made_but_a_refused_one_is_retried(
+        socket_adapter: Socket, slack: FakeSlack) -> None:
+    adapter, _ = socket_adapter
+    slack.open_channel(CHANNEL, "channel")
+    chat = ChatRef("slack", CHANNEL, None, True)
+    ref = await adapter.send(chat, Reply("partial"), final=False)
+    await adapter.edit(ref, Reply("partial"), final=True)  # chat.update is Tier 3: nothing to change, no call
+    assert slack.calls_of("chat.update") == []
+    slack.rate_limit("chat.update")
+    with pytest.raises(RateLimited):
+        await adapter.edit(ref, Reply("whole"), final=True)
+    await adapter.edit(ref, Reply("whole"), final=True)  # the hub's retry is made, though the text was tried
+    assert len(slack.calls_of("chat.update")) == 2 and slack.shown(CHANNEL) == ["whole"]
