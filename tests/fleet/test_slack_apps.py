@@ -8,17 +8,20 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 import pytest_asyncio
 
 from bot.app import App
+from bot.config import ConfigError
 from bot.fleet.model import Binding, Identity
+from bot.live.bots import verify
 from tests.fakes import slack_users as people
 from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_events import EventsPoster, event_callback
 from tests.fakes.slack_rules import MAIN_APP, SlackApp, second_app
 from tests.fleet.conftest import KEY, by_model, seed, system_and_model
-from tests.harness import running_app, wait_for
+from tests.harness import make_config, running_app, wait_for
 
 SUPPORT, CODER = second_app("support", 2), second_app("coder", 3)
 SECRET = "support-signing-secret-for-tests"
@@ -109,3 +112,15 @@ async def test_three_apps_in_one_channel_never_see_each_others_data(
     await wait_for(lambda: len(workspace.shown(SHARED, app=CODER)) == 2, within=15)
     listing = workspace.shown(SHARED, app=CODER)[-1]
     assert "what do you remember" in listing and "launch code" not in listing
+
+
+async def test_an_apps_tokens_are_checked_with_auth_test_before_it_is_stored(tmp_path: Path,
+                                                                          workspace: FakeSlack) -> None:
+    """What `bothub identities add … --platform slack` runs first (the spec's doctor, with the identity's own
+    credentials and settings)."""
+    cfg, env = make_config(tmp_path, "http://127.0.0.1:9/v1", env={"SLACK_API_BASE": workspace.api_base})
+    assert await verify(cfg, env, IDENTITIES[0]) == "bot @support in Fake Team (events mode), scopes ok"
+    assert "bot @coder" in await verify(cfg, env, IDENTITIES[1])
+    with pytest.raises(ConfigError, match="invalid_auth"):
+        await verify(cfg, env, IDENTITIES[1].model_copy(update={"credentials": {
+            "SLACK_BOT_TOKEN": "xoxb-not-installed", "SLACK_APP_TOKEN": CODER.app_token}}))
