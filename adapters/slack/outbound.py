@@ -112,7 +112,7 @@ class SlackOutbound:
                 channel=chat.chat_id, text=text, blocks=blocks, thread_ts=chat.thread_id, unfurl_links=False,
                 unfurl_media=False))
         except SendFailed as e:
-            key = self.responses.usable(chat) if str(e) == "not_in_channel" else None
+            key = self._outside(chat, e)
             if key is None:
                 raise
             return await self.responses.post(key, text, blocks, replace=False)
@@ -156,10 +156,16 @@ class SlackOutbound:
                 channel=ref.chat.chat_id, ts=ref.message_id, text=text, blocks=blocks or []))
         except SendError as e:
             self._shown.pop(ref.message_id, None)  # not shown after all: a retry must make the call
-            key = self.responses.usable(ref.chat) if isinstance(e, SendFailed) and str(e) == "not_in_channel" else None
-            if key is None:  # else a press on a message in a channel the app is not in: its response_url
+            outside = self._outside(ref.chat, e)  # a press on a message in a channel the app is not in
+            if outside is None:
                 raise
-            await self.responses.post(key, text, blocks, replace=True)
+            await self.responses.post(outside, text, blocks, replace=True)
+
+    def _outside(self, chat: ChatRef, error: SendError) -> str | None:
+        """The command or press whose response_url answers, when Slack refused because the app is not a member."""
+        if isinstance(error, SendFailed) and str(error) == "not_in_channel":
+            return self.responses.usable(chat)
+        return None
 
     async def _extend(self, ref: SentRef, stream: _Stream, added: str, *, final: bool) -> None:
         if final:
