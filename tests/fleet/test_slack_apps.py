@@ -86,7 +86,7 @@ async def test_each_app_answers_with_its_own_tokens_connection_budget_and_agent(
         assert workspace.calls_of("auth.test", each) and workspace.calls_of("chat.postMessage", each)
         assert {c.token for c in workspace.calls if c.app == each.app_id} <= {each.bot_token, each.app_token}
     assert not workspace.calls_of("apps.connections.open", SUPPORT)  # the Events API app has no socket
-    assert workspace.calls_of("apps.connections.open", CODER) and workspace.connections == 2
+    assert workspace.calls_of("apps.connections.open", CODER) and workspace.linked(CODER)
     deliveries = [app.hub.delivery(name) for name in ("slack", "slack@support", "slack@coder")]
     assert all(deliveries) and len({id(d.pacer) for d in deliveries if d}) == 3  # a pacing budget each
     assert workspace.refused == []
