@@ -195,6 +195,11 @@ class Pacer:
                 return Slot(budgets, now)
             await asyncio.sleep(wait)
 
+    def withdraw(self) -> None:
+        """A partial message that could not be sent after all: it promises no final edit."""
+        if self._edits is not None:
+            self._edits.kept()
+
     def penalize(self, chat: ChatRef, seconds: float) -> None:
         now = time.monotonic()
         for b in self._budgets(chat, False):

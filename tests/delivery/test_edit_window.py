@@ -7,9 +7,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
+from bot.adapter import RateLimited
+from bot.delivery import Delivery
 from bot.delivery.pacing import SAFETY, Pacer
 from bot.messages import ChatRef
-from tests.harness import ROOMY
+from bot.replies import Reply
+from tests.harness import ROOMY, RecordingAdapter
 
 LIMIT = 10
 CAPACITY = int(LIMIT * SAFETY)
@@ -52,3 +55,12 @@ async def test_intermediate_edits_keep_the_reserve_and_a_429_does_not_close_the_
     paced.penalize(chat(1), 30.0)  # the chat is short; the method's window is not
     final = await asyncio.wait_for(paced.take(chat(0)), 0.5)
     final.release()
+
+
+async def test_a_partial_message_the_platform_refused_promises_nothing() -> None:
+    rec = RecordingAdapter(dataclasses.replace(ROOMY, edit_window=(LIMIT, 60.0)))
+    delivery = Delivery(rec)
+    rec.fail_sends = [RateLimited(1.0)] * CAPACITY
+    for n in range(CAPACITY):  # every one refused: none holds back an edit
+        assert await delivery.send_if_budget(chat(n), Reply("partial")) is None
+    assert await delivery.send_if_budget(chat(50), Reply("partial")) is not None
