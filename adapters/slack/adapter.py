@@ -78,7 +78,8 @@ class SlackAdapter:
         self._http: aiohttp.ClientSession | None = None
         self._web = AsyncWebClient(token=self._bot_token, base_url=api_base, proxy=proxy)
         self._team_id = self._bot_user = self._bot_id = ""
-        self._outbound = SlackOutbound(self._web, lambda: self._team_id, settings.streaming, Responses(self._session))
+        self._outbound = SlackOutbound(self._web, lambda: self._team_id, settings.streaming,
+                                       Responses(self._session, api_base))
         self.files = SlackFiles(self._outbound, self._bot_token, services.max_file_bytes, self._session)
         self._assistant = assistant.Assistant(self._web, services.language)
         self._threads: OrderedDict[tuple[str, str], bool] = OrderedDict()  # assistant thread → titled yet

@@ -2,24 +2,25 @@
 chat.postMessage and chat.update there (not_in_channel), but every command and press comes with a
 `response_url` that may post into its channel — up to five times within 30 minutes — and replace the message
 it belongs to. So a command's reply still arrives before anyone invited the app; once invited, replies go
-through the Web API as everywhere.
+through the Web API as everywhere. Only Slack's own hooks host (or the configured API base's host, for a proxy
+or a fake) is posted to: the URL comes inside an event, and the hub must not POST wherever one says.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
 from bot.adapter import SendFailed
 from bot.messages import ButtonPress, ChatRef, Interaction
 
-log = logging.getLogger("bothub.slack")
+HOOKS = "https://hooks.slack.com"
 USES = 5  # posts Slack allows through one response_url
 VALID = 30 * 60.0  # seconds a response_url stays valid
 REMEMBERED = 1024
@@ -33,15 +34,21 @@ class _Url:
     used: int = 0
 
 
+def host_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 class Responses:
-    def __init__(self, session: Callable[[], aiohttp.ClientSession], clock: Callable[[], float] = time.monotonic
-                 ) -> None:
+    def __init__(self, session: Callable[[], aiohttp.ClientSession], api_base: str,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._session = session
+        self._hosts = frozenset({HOOKS, host_of(api_base)})
         self._clock = clock
         self._urls: OrderedDict[str, _Url] = OrderedDict()  # a command's trigger or a press's id → its response_url
 
     def remember(self, origin: str, url: object) -> None:
-        if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+        if not isinstance(url, str) or host_of(url) not in self._hosts:
             return
         self._urls[origin] = _Url(url, self._clock())
         while len(self._urls) > REMEMBERED:

@@ -92,7 +92,7 @@ async def test_a_file_download_without_the_token_is_the_sign_in_page_and_refused
     shared = slack.store_file("notes.txt", "text/plain", b"notes")
     async with aiohttp.ClientSession() as session:
         web = AsyncWebClient(token=BOT_TOKEN, base_url=slack.api_base)
-        outbound = SlackOutbound(web, lambda: "T0FAKE", True, Responses(lambda: session))
+        outbound = SlackOutbound(web, lambda: "T0FAKE", True, Responses(lambda: session, slack.api_base))
         careless = SlackFiles(outbound, "not-this-workspaces-token", 1000, lambda: session)
         with pytest.raises(SendFailed, match="sign-in page"):
             async for _ in careless.download(Attachment(AttachmentKind.FILE, handle=shared["id"])):
