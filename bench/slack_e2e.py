@@ -103,10 +103,10 @@ BOTS = [Bot("bothub", python("bot", "run")), Bot("baseline", python("bench.basel
         Bot("streaming baseline", python("bench.baselines.slack", "--stream"))]
 
 
-TIER_NOTE = ("chat.update is a Tier 3 method (50 per minute for the whole workspace, every channel sharing it); the "
-             "hub's pacing has per-chat buckets and one global window for sends and edits together, no workspace-wide "
-             "budget for edits alone, so under the pressing load the final edits queue behind chat.update's 429s "
-             "(with Slack's Retry-After, nothing lost). Threads stream with chat.appendStream (Tier 4) instead.")
+TIER_NOTE = ("chat.update is a Tier 3 method (50 per minute per app for the whole workspace, every channel sharing "
+             "it), as is the stream's stop; the adapter declares it as an edits window (Capabilities.edit_window), "
+             "so under the pressing load streams edit less often and, with the window short, answers are posted "
+             "whole instead of streamed. Threads stream with chat.appendStream (Tier 4).")
 
 
 async def run() -> Section:

@@ -119,6 +119,9 @@ class Capabilities:
     rate: float  # per-chat sends+edits per second after the burst
     group_send_window: tuple[int, float] | None  # at most N new messages into one group per T s; None: no rule
     global_window: tuple[int, float]  # at most N sends+edits over all chats per T seconds
+    # at most N edits over all chats per T seconds, apart from sends (a per-method tier, such as an update method
+    # limited per workspace); None: edits count only against the chat's and the global budgets
+    edit_window: tuple[int, float] | None
     threads_paced_apart: bool  # a thread has its own per-chat budget (it is a channel of its own)
     interactions_paced_apart: bool  # replies to an interaction or press go through its own webhook, not the chat's
     replace_pressed: bool  # the first reply to a button press may replace the pressed message

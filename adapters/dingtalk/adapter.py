@@ -46,6 +46,7 @@ class DingTalkAdapter:
         rate=2.0,
         group_send_window=(20, 60.0),
         global_window=(20, 1.0),
+        edit_window=None,
         threads_paced_apart=False,
         interactions_paced_apart=False,
         replace_pressed=True,

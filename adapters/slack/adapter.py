@@ -27,6 +27,7 @@ from adapters.slack import SlackConfig, assistant, inbound
 from adapters.slack.events import EventsEndpoint, Verifier
 from adapters.slack.files import SlackFiles
 from adapters.slack.outbound import SlackOutbound, typed
+from adapters.slack.responses import Responses
 from bot.adapter import AdapterServices, Capabilities, MessageHandler
 from bot.config import ConfigError, proxy_for
 from bot.messages import ChatRef, IncomingMessage, Overheard, SentRef
@@ -43,7 +44,8 @@ class SlackAdapter:
     name = "slack"
     # 3000 characters: a section block's limit, so a part fits as plain text and beside buttons alike.
     # Slack allows about one new message per second per channel (threads included), short bursts above it;
-    # chat.update is Tier 3 (50+/min per workspace), the stream's appends Tier 4.
+    # chat.update is Tier 3 (50+/min per app and workspace), the stream's appends Tier 4, its stop Tier 3: every
+    # edit counts against one window of 50 a minute, which keeps each of those methods inside its tier.
     capabilities = Capabilities(
         max_text=3000,
         can_edit=True,
@@ -58,6 +60,7 @@ class SlackAdapter:
         rate=1.0,
         group_send_window=None,
         global_window=(300, 60.0),
+        edit_window=(50, 60.0),
         threads_paced_apart=False,  # a thread's messages count against its channel
         interactions_paced_apart=False,
         replace_pressed=True,  # chat.update replaces the message holding the pressed button
@@ -75,7 +78,8 @@ class SlackAdapter:
         self._http: aiohttp.ClientSession | None = None
         self._web = AsyncWebClient(token=self._bot_token, base_url=api_base, proxy=proxy)
         self._team_id = self._bot_user = self._bot_id = ""
-        self._outbound = SlackOutbound(self._web, lambda: self._team_id, settings.streaming)
+        self._outbound = SlackOutbound(self._web, lambda: self._team_id, settings.streaming,
+                                       Responses(self._session, api_base))
         self.files = SlackFiles(self._outbound, self._bot_token, services.max_file_bytes, self._session)
         self._assistant = assistant.Assistant(self._web, services.language)
         self._threads: OrderedDict[tuple[str, str], bool] = OrderedDict()  # assistant thread → titled yet
@@ -173,10 +177,12 @@ class SlackAdapter:
             elif kind == "slash_commands":
                 command = inbound.parse_command(payload, self._settings.command)
                 if command is not None:
+                    self._outbound.responses.remember(command.message_id, payload.get("response_url"))
                     await self._deliver(f"slack:command:{command.message_id}", command)
             elif kind == "interactive":
                 press = inbound.parse_action(payload)
                 if press is not None:
+                    self._outbound.responses.remember(press.message_id, payload.get("response_url"))
                     await self._deliver(f"slack:press:{press.message_id}", press)
         except Exception:
             log.exception("slack: handling a %s envelope failed", kind)

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bot.messages import Attachment, AttachmentKind, ButtonPress, IncomingMessage, Overheard
+from bot.messages import Attachment, AttachmentKind, ButtonPress, IncomingMessage, Interaction, Overheard
 
 PLATFORM = "slack"
 _KEPT_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})  # edits, joins, bot posts: not talk
@@ -127,7 +127,8 @@ def parse_command(form: dict[str, str], entry: str) -> IncomingMessage | None:
         return None
     trigger = form.get("trigger_id") or f"{channel}:{command}:{form.get('text', '')}"
     return IncomingMessage(PLATFORM, channel, None, trigger, user, form.get("user_name") or user,
-                           not is_direct(channel), True, command_text(command, form.get("text", ""), entry))
+                           not is_direct(channel), True, command_text(command, form.get("text", ""), entry),
+                           origin=Interaction(trigger))
 
 
 def parse_action(payload: dict[str, Any]) -> IncomingMessage | None:

@@ -9,6 +9,7 @@ SendFailed.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -21,7 +22,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import render
 from adapters.slack.inbound import is_direct
-from bot.adapter import ChatUnavailable, RateLimited, SendFailed
+from adapters.slack.responses import PREFIX, Responses
+from bot.adapter import ChatUnavailable, RateLimited, SendError, SendFailed
 from bot.messages import ChatRef, IncomingMessage, ReplyTo, SentRef
 from bot.replies import Reply
 
@@ -43,12 +45,17 @@ class _Stream:
 
 
 class SlackOutbound:
-    def __init__(self, web: AsyncWebClient, team_id: Callable[[], str], streaming: bool) -> None:
+    def __init__(self, web: AsyncWebClient, team_id: Callable[[], str], streaming: bool,
+                 responses: Responses) -> None:
         self.web = web
+        self.responses = responses
         self._team_id = team_id
         self._streaming = streaming
         self._streams: dict[str, _Stream] = {}  # message ts → its open stream
         self._senders: OrderedDict[tuple[str, str], str] = OrderedDict()  # (channel, message ts) → user id
+        # message ts → what it shows (text and blocks): an edit to the same is not made (chat.update is Tier 3,
+        # and the hub's final edit often repeats the last intermediate one)
+        self._shown: OrderedDict[str, str] = OrderedDict()
 
     def remember(self, msg: IncomingMessage) -> None:
         self._senders[(msg.chat_id, msg.message_id)] = msg.user_id
@@ -100,10 +107,28 @@ class SlackOutbound:
         return ts
 
     async def _post(self, chat: ChatRef, text: str, blocks: list[dict[str, Any]] | None) -> str:
-        answer = await self.call(chat, lambda: self.web.chat_postMessage(
-            channel=chat.chat_id, text=text, blocks=blocks, thread_ts=chat.thread_id, unfurl_links=False,
-            unfurl_media=False))
+        try:
+            answer = await self.call(chat, lambda: self.web.chat_postMessage(
+                channel=chat.chat_id, text=text, blocks=blocks, thread_ts=chat.thread_id, unfurl_links=False,
+                unfurl_media=False))
+        except SendFailed as e:
+            key = self._outside(chat, e)
+            if key is None:
+                raise
+            return await self.responses.post(key, text, blocks, replace=False)
+        self._showing(str(answer["ts"]), text, blocks)
         return str(answer["ts"])
+
+    def _showing(self, ts: str, text: str, blocks: list[dict[str, Any]] | None) -> bool:
+        """Note what the message shows now; False if it showed exactly that already."""
+        shown = json.dumps([text, blocks or []], ensure_ascii=False)
+        if self._shown.get(ts) == shown:
+            return False
+        self._shown[ts] = shown
+        self._shown.move_to_end(ts)
+        while len(self._shown) > REMEMBERED:
+            self._shown.popitem(last=False)
+        return True
 
     # ---- editing ----------------------------------------------------------------------------------
     async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
@@ -117,9 +142,30 @@ class SlackOutbound:
         parts = render.render_parts(reply)
         if len(parts) > 1:  # the hub splits below max_text; only pathological rendering gets here
             log.warning("slack: edit of %s rendered into %d parts; showing the first", ref.message_id, len(parts))
-        text = parts[0]
-        await self.call(ref.chat, lambda: self.web.chat_update(
-            channel=ref.chat.chat_id, ts=ref.message_id, text=text, blocks=render.blocks(text, reply.buttons) or []))
+        text, blocks = parts[0], render.blocks(parts[0], reply.buttons)
+        if ref.message_id.startswith(PREFIX):  # posted through a response_url: replaced through it
+            key = ref.message_id[len(PREFIX):]
+            if not self.responses.live(key):
+                raise SendFailed("response_url used up or expired")
+            await self.responses.post(key, text, blocks, replace=True)
+            return
+        if not self._showing(ref.message_id, text, blocks):
+            return
+        try:
+            await self.call(ref.chat, lambda: self.web.chat_update(
+                channel=ref.chat.chat_id, ts=ref.message_id, text=text, blocks=blocks or []))
+        except SendError as e:
+            self._shown.pop(ref.message_id, None)  # not shown after all: a retry must make the call
+            outside = self._outside(ref.chat, e)  # a press on a message in a channel the app is not in
+            if outside is None:
+                raise
+            await self.responses.post(outside, text, blocks, replace=True)
+
+    def _outside(self, chat: ChatRef, error: SendError) -> str | None:
+        """The command or press whose response_url answers, when Slack refused because the app is not a member."""
+        if isinstance(error, SendFailed) and str(error) == "not_in_channel":
+            return self.responses.usable(chat)
+        return None
 
     async def _extend(self, ref: SentRef, stream: _Stream, added: str, *, final: bool) -> None:
         if final:

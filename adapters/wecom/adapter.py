@@ -50,6 +50,7 @@ class WeComAdapter:
         rate=1.0,
         group_send_window=(30, 60.0),
         global_window=(30, 1.0),
+        edit_window=None,
         threads_paced_apart=False,
         interactions_paced_apart=False,
         replace_pressed=True,

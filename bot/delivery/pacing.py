@@ -5,6 +5,10 @@ group: sliding windows ("at most N in any T seconds"), the shape those limits ha
 call from when it is made until a full window after it *completed*: the platform saw it somewhere in
 between, so requests that bunch up in transit can never push it over. Rates keep a little margin.
 
+Where a platform limits edits apart from sends (a method tier per workspace), edits also count against an
+edits window; a partial first message promises its stream's final edit, so intermediate updates are made only
+while every promised final still has room, and under pressure answers go out whole instead.
+
 The platform-wide window is one bot's, whatever the number of replicas sending for it: each replica allows
 itself an equal part of it (the live replicas are counted once a second), and the margin is the reserve that
 covers the second in which a joining replica is not counted by all yet.
@@ -22,6 +26,7 @@ from bot.adapter import Capabilities
 from bot.messages import ButtonPress, ChatRef, Interaction
 
 SAFETY = 0.9  # fraction of a platform's rate the bot allows itself
+PROMISE_KEPT = 2.0  # windows after which a promised final edit is no longer reserved (its stream ended otherwise)
 
 
 class Budget(Protocol):
@@ -105,6 +110,27 @@ class Window:
         self._blocked_until = max(self._blocked_until, now + seconds)
 
 
+class Edits(Window):
+    """The edits window, and the final edits promised by partial first messages still streaming."""
+
+    def __init__(self, limit: int, seconds: float, sharers: Callable[[], int] = alone) -> None:
+        super().__init__(limit, seconds, sharers)
+        self._promised: deque[float] = deque()  # when each open stream's partial message was allowed
+
+    def spare(self, now: float) -> float:
+        """Edits available beyond the finals promised."""
+        while self._promised and now - self._promised[0] > PROMISE_KEPT * self.seconds:
+            self._promised.popleft()
+        return self.available(now) - len(self._promised)
+
+    def promise(self, now: float) -> None:
+        self._promised.append(now)
+
+    def kept(self) -> None:
+        if self._promised:
+            self._promised.popleft()
+
+
 class Pacer:
     """Per-chat and platform-wide budgets. Intermediate edits use `try_take`, final sends `take`."""
 
@@ -113,6 +139,7 @@ class Pacer:
         self._chats: dict[tuple[str, str | None], Bucket] = {}
         self._group_sends: dict[tuple[str, str | None], Window] = {}  # a chat is one replica's: not shared
         self._global = Window(*caps.global_window, replicas)
+        self._edits = Edits(*caps.edit_window, replicas) if caps.edit_window is not None else None
 
     def _budgets(self, chat: ChatRef, new_message: bool) -> list[Budget]:
         budgets: list[Budget] = [self._global]
@@ -127,6 +154,8 @@ class Pacer:
             if window is None:
                 window = self._group_sends[key] = Window(*group_window)
             budgets.append(window)
+        if not new_message and self._edits is not None:
+            budgets.append(self._edits)
         return budgets
 
     def _key(self, chat: ChatRef) -> tuple[str, str | None]:
@@ -141,11 +170,17 @@ class Pacer:
 
     def try_take(self, chat: ChatRef, new_message: bool = False, reserve: float = 1.0) -> Slot | None:
         """A slot only if `reserve` more stay available: intermediate stream updates must never spend
-        the budget a final answer needs."""
+        the budget a final answer needs. With an edits window, a partial new message (which will need a final
+        edit) needs room for it beyond the finals already promised, and an intermediate edit `reserve` more."""
         now = time.monotonic()
         budgets = self._budgets(chat, new_message)
         if any(b.available(now) < 1 + min(reserve, b.capacity - 1) for b in budgets):
             return None
+        if self._edits is not None:
+            if self._edits.spare(now) < 1 + (0.0 if new_message else reserve):
+                return None
+            if new_message:
+                self._edits.promise(now)
         return Slot(budgets, now)
 
     async def take(self, chat: ChatRef, new_message: bool = False) -> Slot:
@@ -155,13 +190,20 @@ class Pacer:
             budgets = self._budgets(chat, new_message)
             wait = max(b.wait_time(now) for b in budgets)
             if wait <= 0:
+                if not new_message and self._edits is not None:
+                    self._edits.kept()  # a final edit: the promise of its partial message is kept
                 return Slot(budgets, now)
             await asyncio.sleep(wait)
+
+    def withdraw(self) -> None:
+        """A partial message that could not be sent after all: it promises no final edit."""
+        if self._edits is not None:
+            self._edits.kept()
 
     def penalize(self, chat: ChatRef, seconds: float) -> None:
         now = time.monotonic()
         for b in self._budgets(chat, False):
-            if b is not self._global:
+            if b is not self._global and b is not self._edits:  # a 429 says the chat is short, not the method
                 b.penalize(seconds, now)
 
 

@@ -112,6 +112,8 @@ class Delivery:
             log.warning("stream update in %s failed: %s", chat.chat_id, e)
         finally:
             slot.release()
+        if ref is None:  # a partial message not sent: no final edit to keep room for
+            self.pacer.withdraw()
         return None
 
     async def _platform_call(self, chat: ChatRef, reply: Reply, ref: SentRef | None, *, final: bool) -> SentRef:

@@ -116,6 +116,24 @@ async def test_a_button_press_runs_its_command_in_place_of_the_pressed_message(
     assert "first answer" not in slack.message(DM, pressed).text
 
 
+async def test_commands_and_presses_in_a_channel_the_app_was_never_invited_to_answer_through_response_url(
+        app: App, slack: FakeSlack, fake: FakeOpenAI) -> None:
+    outside = "C0OUTSIDE"
+    await slack.acked(await people.command(slack, outside, "new", invited=False))
+    await wait_for(lambda: len(slack.shown(outside)) == 1, 10.0)
+    await slack.acked(await people.command(slack, outside, "list", invited=False))
+    await wait_for(lambda: people.bot_buttons(slack, outside) != [], 10.0)
+    assert len(slack.calls_of("chat.postMessage")) == 2  # each refused once (not_in_channel), never retried
+    pressed, action = next((ts, v) for ts, v in people.bot_buttons(slack, outside) if v.startswith("/switch"))
+    shown = slack.shown(outside)
+    await slack.acked(await people.press(slack, outside, pressed, action))
+    await wait_for(lambda: slack.shown(outside) != shown, 10.0)
+    assert len(slack.shown(outside)) == len(shown)  # the pressed message replaced in place, nothing new
+    bodies = [body for hook in slack.hooks.values() for body in hook.posted]
+    assert [b["response_type"] for b in bodies] == ["in_channel"] * 3 and bodies[-1]["replace_original"]
+    assert not fake.requests
+
+
 async def test_a_socket_cut_mid_answer_loses_nothing(app: App, slack: FakeSlack, fake: FakeOpenAI) -> None:
     thread, opened = await people.open_assistant(slack, DM)
     await slack.acked(opened)

@@ -20,15 +20,15 @@ from aiohttp import web
 from tests.fakes.budgets import Judged
 from tests.fakes.serve import serve_local
 from tests.fakes.slack_files import FileMethods
+from tests.fakes.slack_hooks import ResponseUrls
 from tests.fakes.slack_rules import (
-    APP_TOKEN,
-    BOT_ID,
-    BOT_TOKEN,
-    BOT_USER_ID,
+    CALLER,
+    MAIN_APP,
     TEAM_ID,
     ApiError,
     Call,
     RateLimits,
+    SlackApp,
     check_blocks,
     check_markdown,
     check_message,
@@ -55,13 +55,16 @@ class Posted:
     streaming: bool = False
 
 
-class FakeSlack(SocketMode, FileMethods, Judged):
+class FakeSlack(SocketMode, FileMethods, ResponseUrls, Judged):
     def __init__(self, scopes: tuple[str, ...] = SCOPES) -> None:
         Judged.__init__(self)
         SocketMode.__init__(self)
         FileMethods.__init__(self)
+        ResponseUrls.__init__(self)
         self.scopes = scopes
+        self.apps: dict[str, SlackApp] = {MAIN_APP.app_id: MAIN_APP}  # every app installed, by id
         self.calls: list[Call] = []
+        self.refused: list[Call] = []  # calls answered 429 because they went over a limit
         self.limits: RateLimits | None = RateLimits()  # enforced (429); None only where a test says why
         self.judge = RateLimits()  # the same limits, only recorded: a breach fails the test (budgets.py)
         self.channels: dict[str, str] = {}  # id → "im" | "channel" | "group" | "mpim"
@@ -87,6 +90,7 @@ class FakeSlack(SocketMode, FileMethods, Judged):
         app.router.add_route("*", "/api/{method}", self._handle)
         self.add_file_routes(app)
         self.add_socket_routes(app)
+        self.add_hook_routes(app)
         self._runner, self.port = await serve_local(app, handler_cancellation=True)
 
     async def stop(self) -> None:
@@ -95,6 +99,10 @@ class FakeSlack(SocketMode, FileMethods, Judged):
             await self._runner.cleanup()
 
     # ---- test controls --------------------------------------------------------------------------
+    def add_app(self, app: SlackApp) -> None:
+        """Install another app in the workspace: its own tokens, bot user, limits and Socket Mode link."""
+        self.apps[app.app_id] = app
+
     def open_channel(self, channel: str, kind: str) -> None:
         self.channels.setdefault(channel, kind)
         self.messages.setdefault(channel, [])
@@ -116,16 +124,34 @@ class FakeSlack(SocketMode, FileMethods, Judged):
     def fail(self, method: str, error: str) -> None:
         self._failures.append((method, lambda: ApiError(error)))
 
-    def calls_of(self, method: str) -> list[Call]:
-        return [c for c in self.calls if c.method == method]
+    def calls_of(self, method: str, app: SlackApp | None = None) -> list[Call]:
+        return [c for c in self.calls if c.method == method and (app is None or c.app == app.app_id)]
 
-    def shown(self, channel: str, thread_ts: str | None = None) -> list[str]:
-        """The bot's messages in the channel (or one thread of it), oldest first, as they read now."""
+    def calls_in(self, channel: str, methods: frozenset[str], app: SlackApp = MAIN_APP) -> list[Call]:
+        """The app's calls of these methods into the channel, oldest first."""
+        return [c for c in self.calls
+                if c.method in methods and c.app == app.app_id and c.params.get("channel") == channel]
+
+    def settled(self, channel: str, app: SlackApp = MAIN_APP) -> bool:
+        """No message of the app in the channel is still streaming."""
+        return not any(m.streaming for m in self.messages.get(channel, ()) if m.user == app.bot_user)
+
+    def shown(self, channel: str, thread_ts: str | None = None, app: SlackApp = MAIN_APP) -> list[str]:
+        """The app's messages in the channel (or one thread of it), oldest first, as they read now."""
         return [m.text for m in self.messages.get(channel, ())
-                if m.user == BOT_USER_ID and m.thread_ts == thread_ts]
+                if m.user == app.bot_user and m.thread_ts == thread_ts]
 
     def message(self, channel: str, ts: str) -> Posted:
         return next(m for m in self.messages.get(channel, ()) if m.ts == ts)
+
+    def post_as(self, channel: str, app: SlackApp, text: str, blocks: Any) -> Posted:
+        """A message of the app's posted by Slack itself (through a response_url)."""
+        posted = Posted(self._next_ts(), app.bot_user, text, blocks, None)
+        self.messages.setdefault(channel, []).append(posted)
+        return posted
+
+    def find_in(self, channel: str, ts: str) -> Posted | None:
+        return next((m for m in self.messages.get(channel, ()) if m.ts == ts), None)
 
     # ---- the Web API ----------------------------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.StreamResponse:
@@ -133,15 +159,19 @@ class FakeSlack(SocketMode, FileMethods, Judged):
         try:
             params = await read_params(request)
             token = self._token(request, params)
-            self.calls.append(Call(method, params, token))
-            self._check_token(method, token)
+            app = self._app_of(token)
+            self.calls.append(Call(method, params, token, app=app.app_id if app else ""))
+            self._check_token(method, token, app)
+            assert app is not None
+            CALLER.set(app)
             for i, (failing, make) in enumerate(self._failures):
                 if failing == method:
                     del self._failures[i]
                     raise make()
-            if (rule := self.judge.over(method, params)) is not None:
-                self.breach(f"{method} {rule}", params.get("channel", ""))
-            if self.limits is not None and (refused := self.limits.refusal(method, params)) is not None:
+            if (rule := self.judge.over(method, params, app.app_id)) is not None:
+                self.breach(f"{method} {rule}", f"{app.name} {params.get('channel', '')}")
+            if self.limits is not None and (refused := self.limits.refusal(method, params, app.app_id)) is not None:
+                self.refused.append(self.calls[-1])
                 raise refused
             handler = getattr(self, "m_" + method.replace(".", "_"), None)
             if handler is None:
@@ -157,13 +187,16 @@ class FakeSlack(SocketMode, FileMethods, Judged):
         header = request.headers.get("Authorization", "")
         return header[len("Bearer "):] if header.startswith("Bearer ") else str(params.get("token", ""))
 
+    def _app_of(self, token: str) -> SlackApp | None:
+        return next((a for a in self.apps.values() if token in (a.bot_token, a.app_token)), None)
+
     @staticmethod
-    def _check_token(method: str, token: str) -> None:
+    def _check_token(method: str, token: str, app: SlackApp | None) -> None:
         if not token:
             raise ApiError("not_authed")
-        if token not in (BOT_TOKEN, APP_TOKEN):
+        if app is None:
             raise ApiError("invalid_auth")
-        if (token == APP_TOKEN) != (method in APP_METHODS):
+        if (token == app.app_token) != (method in APP_METHODS):
             raise ApiError("not_allowed_token_type")
 
     def _next_ts(self) -> str:
@@ -186,8 +219,9 @@ class FakeSlack(SocketMode, FileMethods, Judged):
         raise ApiError("message_not_found")
 
     def m_auth_test(self, _params: dict[str, Any]) -> dict[str, Any]:
-        return {"url": "https://fake.slack.invalid/", "team": "Fake Team", "user": "hub", "team_id": TEAM_ID,
-                "user_id": BOT_USER_ID, "bot_id": BOT_ID, "is_enterprise_install": False}
+        app = CALLER.get()
+        return {"url": "https://fake.slack.invalid/", "team": "Fake Team", "user": app.name, "team_id": TEAM_ID,
+                "user_id": app.bot_user, "bot_id": app.bot_id, "is_enterprise_install": False}
 
     def m_chat_postMessage(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = self._channel(params)
@@ -196,14 +230,14 @@ class FakeSlack(SocketMode, FileMethods, Judged):
         thread_ts = params.get("thread_ts") or None
         if thread_ts is not None:
             self._find(channel, thread_ts)  # a reply needs its parent
-        posted = Posted(self._next_ts(), BOT_USER_ID, text or "", blocks, thread_ts)
+        posted = Posted(self._next_ts(), CALLER.get().bot_user, text or "", blocks, thread_ts)
         self.messages[channel].append(posted)
         return {"channel": channel, "ts": posted.ts, "message": {"text": posted.text, "ts": posted.ts}}
 
     def m_chat_update(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = self._channel(params)
         posted = self._find(channel, params.get("ts"))
-        if posted.user != BOT_USER_ID:
+        if posted.user != CALLER.get().bot_user:  # another app's, or a person's
             raise ApiError("cant_update_message")
         if posted.streaming:
             raise ApiError("cant_update_message")  # a stream is finished by chat.stopStream first
@@ -215,7 +249,7 @@ class FakeSlack(SocketMode, FileMethods, Judged):
     def m_chat_delete(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = self._channel(params)
         posted = self._find(channel, params.get("ts"))
-        if posted.user != BOT_USER_ID:
+        if posted.user != CALLER.get().bot_user:  # another app's, or a person's
             raise ApiError("cant_delete_message")
         self.messages[channel].remove(posted)
         return {"channel": channel, "ts": posted.ts}
@@ -232,7 +266,7 @@ class FakeSlack(SocketMode, FileMethods, Judged):
         if self.channels[channel] != "im" and not (params.get("recipient_user_id") and params.get("recipient_team_id")):
             raise ApiError("invalid_arguments")  # in channels Slack must know whom the stream is for
         text = str(params.get("markdown_text") or "")
-        posted = Posted(self._next_ts(), BOT_USER_ID, text, None, thread_ts, streaming=True)
+        posted = Posted(self._next_ts(), CALLER.get().bot_user, text, None, thread_ts, streaming=True)
         check_markdown(posted.text)
         self.messages[channel].append(posted)
         return {"channel": channel, "ts": posted.ts}
@@ -259,7 +293,7 @@ class FakeSlack(SocketMode, FileMethods, Judged):
     def _open_stream(self, params: dict[str, Any]) -> tuple[str, Posted]:
         channel = self._channel(params)
         posted = self._find(channel, params.get("ts"))
-        if not posted.streaming:
+        if not posted.streaming or posted.user != CALLER.get().bot_user:
             raise ApiError("message_not_in_streaming_state")
         return channel, posted
 

@@ -27,8 +27,8 @@ def signature(secret: str, timestamp: str, body: bytes) -> str:
     return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
 
 
-def event_callback(event: dict[str, Any], event_id: str | None = None) -> dict[str, Any]:
-    return {"token": "deprecated-verification-token", "team_id": TEAM_ID, "api_app_id": APP_ID, "event": event,
+def event_callback(event: dict[str, Any], event_id: str | None = None, app_id: str = APP_ID) -> dict[str, Any]:
+    return {"token": "deprecated-verification-token", "team_id": TEAM_ID, "api_app_id": app_id, "event": event,
             "type": "event_callback", "event_id": event_id or f"Ev{next(_event_ids):08d}",
             "event_time": int(time.time())}
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.slack_rules import BOT_TOKEN, ApiError, json_field
+from tests.fakes.slack_rules import ApiError, SlackApp, json_field
 
 LOGIN_PAGE = "<!DOCTYPE html><html><body>Sign in to Slack</body></html>"
 
@@ -42,6 +42,7 @@ class Upload:
 
 class FileMethods:
     port: int
+    apps: dict[str, SlackApp]  # every app installed: any of their bot tokens may download
 
     def __init__(self) -> None:
         self.files: dict[str, StoredFile] = {}
@@ -73,7 +74,7 @@ class FileMethods:
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
         stored = self.files.get(request.match_info["id"])
-        authed = request.headers.get("Authorization") == f"Bearer {BOT_TOKEN}"
+        authed = request.headers.get("Authorization") in {f"Bearer {a.bot_token}" for a in self.apps.values()}
         self.downloads.append((request.match_info["id"], authed))
         if not authed:
             return web.Response(text=LOGIN_PAGE, content_type="text/html")

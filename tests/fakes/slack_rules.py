@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -44,11 +45,34 @@ CHANNEL_LIMIT, CHANNEL_WINDOW = 8, 5.0
 
 
 @dataclass(frozen=True)
+class SlackApp:
+    """One app installed in the fake workspace: its bot token (xoxb-), app-level token (xapp-) and bot user.
+    Slack counts every limit per app: each has its own tiers and per-channel budgets."""
+
+    name: str
+    bot_token: str
+    app_token: str
+    app_id: str
+    bot_user: str
+    bot_id: str
+
+
+MAIN_APP = SlackApp("hub", BOT_TOKEN, APP_TOKEN, APP_ID, BOT_USER_ID, BOT_ID)
+CALLER: ContextVar[SlackApp] = ContextVar("CALLER")  # the app whose Web API request is handled (one per task)
+
+
+def second_app(name: str, n: int) -> SlackApp:
+    """Another app of the same workspace, its ids and tokens as obviously fake as the first's."""
+    return SlackApp(name, f"xoxb-fake-{name}", f"xapp-fake-{name}", f"A{n}FAKE", f"U{n}BOT", f"B{n}BOT")
+
+
+@dataclass(frozen=True)
 class Call:
     method: str
     params: dict[str, Any]
     token: str
     at: float = field(default_factory=time.monotonic)
+    app: str = ""  # the calling app's id ("" when the token was no app's)
 
 
 class ApiError(Exception):
@@ -180,18 +204,18 @@ class RateLimits:
         self._methods = {m: SlidingWindows(TIER_PER_MINUTE[t], 60.0) for m, t in TIERS.items()}
         self._channels = SlidingWindows(CHANNEL_LIMIT, CHANNEL_WINDOW)
 
-    def over(self, method: str, params: dict[str, Any]) -> str | None:
+    def over(self, method: str, params: dict[str, Any], app: str = "") -> str | None:
         if method in PER_CHANNEL:
-            return "per channel" if self._channels.over(str(params.get("channel", ""))) else None
+            return "per channel" if self._channels.over(f"{app}:{params.get('channel', '')}") else None
         window = self._methods.get(method)
-        return f"tier {TIERS[method]}" if window is not None and window.over() else None
+        return f"tier {TIERS[method]}" if window is not None and window.over(app) else None
 
-    def refusal(self, method: str, params: dict[str, Any]) -> ApiError | None:
+    def refusal(self, method: str, params: dict[str, Any], app: str = "") -> ApiError | None:
         """The 429 for a call over a limit, with the Retry-After Slack gives: whole seconds until there is room."""
-        if self.over(method, params) is None:
+        if self.over(method, params, app) is None:
             return None
         window = self._channels if method in PER_CHANNEL else self._methods[method]
-        target = str(params.get("channel", "")) if method in PER_CHANNEL else ""
+        target = f"{app}:{params.get('channel', '')}" if method in PER_CHANNEL else app
         return retry_after(max(1, math.ceil(window.free_in(target))))
 
 

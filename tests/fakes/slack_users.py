@@ -7,7 +7,7 @@ from typing import Any
 
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_events import event_callback
-from tests.fakes.slack_rules import BOT_USER_ID, TEAM_ID
+from tests.fakes.slack_rules import MAIN_APP, TEAM_ID, SlackApp
 from tests.fakes.slack_socket import Envelope
 
 ANN = "U0ANN"
@@ -15,14 +15,15 @@ KINDS = {"D": "im", "C": "channel", "G": "group"}
 
 
 def message_event(fake: FakeSlack, channel: str, text: str, *, user: str = ANN, thread_ts: str | None = None,
-                  mention: bool = False, files: tuple[dict[str, Any], ...] = ()) -> dict[str, Any]:
-    """The person's message, posted in the fake; its event (app_mention if `mention`). Like Slack, the text
-    arrives with `&`, `<` and `>` escaped: a bare `<…>` is Slack's own markup (a mention, a link)."""
+                  mention: bool = False, files: tuple[dict[str, Any], ...] = (), app: SlackApp = MAIN_APP
+                  ) -> dict[str, Any]:
+    """The person's message, posted in the fake; its event (app_mention of `app` if `mention`). Like Slack, the
+    text arrives with `&`, `<` and `>` escaped: a bare `<…>` is Slack's own markup (a mention, a link)."""
     kind = KINDS[channel[0]]
     fake.open_channel(channel, kind)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     if mention:
-        text = f"<@{BOT_USER_ID}> {text}"
+        text = f"<@{app.bot_user}> {text}"
     ts = fake.user_message(channel, text, user, thread_ts)
     event: dict[str, Any] = {"type": "app_mention" if mention else "message", "channel": channel, "user": user,
                              "text": text, "ts": ts, "team": TEAM_ID, "event_ts": ts}
@@ -35,21 +36,34 @@ def message_event(fake: FakeSlack, channel: str, text: str, *, user: str = ANN, 
     return event
 
 
-async def say(fake: FakeSlack, channel: str, text: str, **options: Any) -> Envelope:
-    return await fake.push("events_api", event_callback(message_event(fake, channel, text, **options)))
+async def say(fake: FakeSlack, channel: str, text: str, *, app: SlackApp = MAIN_APP, **options: Any) -> Envelope:
+    """The message's event, to `app` over its socket."""
+    event = message_event(fake, channel, text, app=app, **options)
+    return await fake.push("events_api", event_callback(event, app_id=app.app_id), app)
 
 
-async def command(fake: FakeSlack, channel: str, text: str, *, name: str = "/bothub", user: str = ANN) -> Envelope:
-    fake.open_channel(channel, KINDS[channel[0]])
-    form = {"team_id": TEAM_ID, "channel_id": channel, "user_id": user, "user_name": "ann", "command": name,
-            "text": text, "trigger_id": f"trigger-{len(fake.envelopes)}", "response_url": "http://127.0.0.1:9/none"}
-    return await fake.push("slash_commands", form)
+def command_form(fake: FakeSlack, channel: str, text: str, *, name: str = "/bothub", user: str = ANN,
+                 app: SlackApp = MAIN_APP, invited: bool = True) -> dict[str, str]:
+    """A slash command as Slack sends it (Socket Mode envelope payload, or the Events API's form); a command may
+    be run in a channel the app was never invited to (`invited=False`)."""
+    if invited:
+        fake.open_channel(channel, KINDS[channel[0]])
+    return {"team_id": TEAM_ID, "channel_id": channel, "user_id": user, "user_name": "ann", "command": name,
+            "text": text, "trigger_id": f"trigger-{len(fake.envelopes)}-{len(fake.hooks)}",
+            "response_url": fake.response_url(channel, app)}
+
+
+async def command(fake: FakeSlack, channel: str, text: str, *, name: str = "/bothub", user: str = ANN,
+                  app: SlackApp = MAIN_APP, invited: bool = True) -> Envelope:
+    form = command_form(fake, channel, text, name=name, user=user, app=app, invited=invited)
+    return await fake.push("slash_commands", form, app)
 
 
 async def press(fake: FakeSlack, channel: str, message_ts: str, value: str, *, user: str = ANN) -> Envelope:
     posted = fake.message(channel, message_ts)
     payload = {"type": "block_actions", "user": {"id": user, "username": "ann"}, "team": {"id": TEAM_ID},
                "channel": {"id": channel}, "trigger_id": f"trigger-{len(fake.envelopes)}",
+               "response_url": fake.response_url(channel, original=message_ts),
                "container": {"type": "message", "message_ts": message_ts, "channel_id": channel,
                              **({"thread_ts": posted.thread_ts} if posted.thread_ts else {})},
                "message": {"ts": message_ts, "text": posted.text},
@@ -68,8 +82,9 @@ async def open_assistant(fake: FakeSlack, channel: str, *, user: str = ANN) -> t
     return thread_ts, await fake.push("events_api", event_callback(event))
 
 
-def bot_buttons(fake: FakeSlack, channel: str, thread_ts: str | None = None) -> list[tuple[str, str]]:
-    """(message ts, button value) of every button the bot shows in the channel."""
+def bot_buttons(fake: FakeSlack, channel: str, thread_ts: str | None = None,
+                app: SlackApp = MAIN_APP) -> list[tuple[str, str]]:
+    """(message ts, button value) of every button the app shows in the channel."""
     return [(m.ts, element["value"]) for m in fake.messages.get(channel, ())
-            if m.user == BOT_USER_ID and m.thread_ts == thread_ts
+            if m.user == app.bot_user and m.thread_ts == thread_ts
             for block in m.blocks or () if block["type"] == "actions" for element in block["elements"]]

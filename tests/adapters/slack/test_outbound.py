@@ -11,6 +11,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.adapter import SlackAdapter
 from adapters.slack.files import SlackFiles
 from adapters.slack.outbound import SlackOutbound
+from adapters.slack.responses import Responses
 from bot.adapter import ChatUnavailable, RateLimited, SendFailed
 from bot.messages import Attachment, AttachmentKind, ChatRef
 from bot.replies import Reply
@@ -89,8 +90,9 @@ async def test_a_file_download_without_the_token_is_the_sign_in_page_and_refused
         socket_adapter: Socket, slack: FakeSlack) -> None:
     adapter, _ = socket_adapter
     shared = slack.store_file("notes.txt", "text/plain", b"notes")
-    outbound = SlackOutbound(AsyncWebClient(token=BOT_TOKEN, base_url=slack.api_base), lambda: "T0FAKE", True)
     async with aiohttp.ClientSession() as session:
+        web = AsyncWebClient(token=BOT_TOKEN, base_url=slack.api_base)
+        outbound = SlackOutbound(web, lambda: "T0FAKE", True, Responses(lambda: session, slack.api_base))
         careless = SlackFiles(outbound, "not-this-workspaces-token", 1000, lambda: session)
         with pytest.raises(SendFailed, match="sign-in page"):
             async for _ in careless.download(Attachment(AttachmentKind.FILE, handle=shared["id"])):
@@ -137,3 +139,18 @@ async def test_the_fake_judges_a_channel_flooded_past_one_message_a_second(slack
     for n in range(10):
         await bot.chat_postMessage(channel=DM, text=f"m{n}")
     assert [b.rule for b in slack.budget_breaches] == ["chat.postMessage per channel"] * 2
+
+
+async def test_an_edit_to_what_the_message_already_shows_is_not_made_but_a_refused_one_is_retried(
+        socket_adapter: Socket, slack: FakeSlack) -> None:
+    adapter, _ = socket_adapter
+    slack.open_channel(CHANNEL, "channel")
+    chat = ChatRef("slack", CHANNEL, None, True)
+    ref = await adapter.send(chat, Reply("partial"), final=False)
+    await adapter.edit(ref, Reply("partial"), final=True)  # chat.update is Tier 3: nothing to change, no call
+    assert slack.calls_of("chat.update") == []
+    slack.rate_limit("chat.update")
+    with pytest.raises(RateLimited):
+        await adapter.edit(ref, Reply("whole"), final=True)
+    await adapter.edit(ref, Reply("whole"), final=True)  # the hub's retry is made, though the text was tried
+    assert len(slack.calls_of("chat.update")) == 2 and slack.shown(CHANNEL) == ["whole"]
