@@ -49,9 +49,10 @@ system-packages:  # what the tests drive (PostgreSQL, bubblewrap, Chromium…): 
 # child processes' included, is added up over both phases.
 TEST_WORKERS ?= 2
 test: system-packages lint
-	$(BIN)/pytest -q -n 0 --cov --cov-report= --cov-fail-under=0 tests/replicas
+	$(BIN)/pytest -q -n 0 --cov --cov-report= --cov-fail-under=0 tests/replicas; replicas=$$?; \
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --cov --cov-append --cov-report=term:skip-covered \
-		--ignore=tests/replicas
+		--ignore=tests/replicas; rest=$$?; \
+	exit $$(( replicas || rest ))  # both phases run whatever the first found
 
 # Mutation testing of the security-critical modules ([tool.mutmut] in pyproject.toml); MUTATE=path/to/module.py
 # runs one of them. The score is killed / (killed + survived); `mutmut browse` shows each survivor.
