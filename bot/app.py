@@ -25,7 +25,7 @@ from bot.agent.skill_tools import SkillTools
 from bot.agent.skills import SkillSet
 from bot.agent.titles import Titler
 from bot.agent.tools import browser as browser_tool
-from bot.agent.tools import default_registry, egress, shell, web_search
+from bot.agent.tools import default_registry, delegate, egress, shell, web_search
 from bot.agent.tools import schedule as schedule_tool
 from bot.agent.tools import transcribe as transcribe_tool
 from bot.agent.tools import web as web_tool
@@ -56,6 +56,7 @@ from bot.httpkit.netguard import allow_list
 from bot.hub.hub import Hub
 from bot.hub.intake import MediaIntake
 from bot.hub.scheduled import JobTurns
+from bot.hub.tasks import TaskTurns
 from bot.lanes import Lanes
 from bot.live.bots import Bots, Routes, tagged
 from bot.live.watch import FleetWatch
@@ -142,14 +143,17 @@ class App:
         self.fleet = Fleet(self.store.fleet, env, lambda: ([default], default_identities(cfg, env, platforms)))
         self.roster = Roster(build([default], [], [], None), {default.name: self.runner})
         self.lanes = Lanes(self.store.claims, self.store.inbox)  # the one door into every chat's lane
+        self.tasks = TaskTurns(self.lanes, lambda reached: self.hub.delivery(reached), self.conversations,
+                               self.roster.for_chat, self.store, cfg.llm, cfg.max_tasks)
         services = CommandServices(self.conversations, self.store, self.prompts, self.memory, self.approvals,
                                    Pairing(self.store.pairing), self.lanes, cfg.llm, self.tools, self.mcp,
                                    self.compactor, self.housekeeping, self.schedules, self.usage,
                                    Handoffs(self.store, self.conversations, cfg.data_dir, cfg.media.max_bytes),
                                    Forgetting(self.store, cfg.data_dir, self.memory, self.traces), self.traces,
-                                   self.metrics)
+                                   self.metrics, self.tasks)
         media = MediaIntake(cfg.media, self.llm.transcriber(cfg.llm.transcription_model))
         self.hub = Hub(cfg, self.store, services, self.runner, self.metrics, media, self.group_context, self.roster)
+        self.hub.tasks = self.tasks.pulled
         self.scheduler: Scheduler | None = None
         if self.schedules is not None:
             turns = JobTurns(self.lanes, self.hub.delivery, self.conversations, self.roster.for_chat, self.store,
@@ -167,7 +171,8 @@ class App:
         self.bots = Bots(cfg, env, self.services(), self.routes, self._attach, self._detach, self._start_adapter,
                          lambda name: self.lanes.settled(f"{name}:", cfg.shutdown_grace))
         self.fleet_watch = FleetWatch(self.fleet, self._apply_fleet, cfg.fleet.poll)
-        self.health = Health(self.adapters, self.metrics, self._replica_report)
+        self.health = Health(self.adapters, self.metrics,
+                             lambda: self.partitions.report(lambda: self.lanes.owners.chats))
         self.starter = Starter(self._start_adapter)
         self.watchdog = Watchdog(self.adapters, self._start_adapter, self.metrics, skip=self.starter.retrying)
         self.auth: Auth | None = None
@@ -200,6 +205,7 @@ class App:
         if transcriber := self.llm.transcriber(self.cfg.llm.transcription_model):
             transcribe_tool.register(tools, transcriber)
         tools.add_source(self.mcp.refresh)
+        delegate.register(tools, lambda ctx, task: self.tasks.delegated(ctx, task))  # background sub-agents
         skill_tools = SkillTools(tools, self._make_loop, self._skill_model)
         skill_tools.register(skills)
         if not own_workspace:  # skill_create saves into the configured workspace, then reads its skills afresh
@@ -278,15 +284,6 @@ class App:
                                self.hub.answered, menu(), self.cfg.media.max_bytes,
                                ApiTokens(self.store.api_tokens, self.store.dashboard).check,
                                self.partitions.share, ChatHistory(self.store.conversations).page, self.store.relay)
-
-    def _replica_report(self) -> dict[str, object] | None:
-        """For /readyz: who this replica is and what it holds (nothing to say for the one-process store)."""
-        claims = self.store.claims
-        if not claims.shared:
-            return None
-        chats = self.lanes.owners.chats
-        return {"id": claims.replica, "roles": self.partitions.held(), "partitions": len(claims.partitions),
-                "chats_active": len(chats), "chats": chats[:200]}
 
     def _load_adapter(self, platform: str) -> Adapter:
         """Adapters are found by name (their spec) so the core never depends on a platform package."""

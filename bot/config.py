@@ -150,6 +150,7 @@ class Config(_Section):
     log_level: str = "INFO"
     max_queue: int = Field(default=20, ge=1)  # messages waiting per session before "busy"
     shutdown_grace: float = Field(default=8.0, ge=0)
+    max_tasks: int = Field(default=3, ge=1)  # background tasks (sub-agents) running at once per chat
     llm: LLMConfig = Field(default_factory=LLMConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     media: MediaConfig = Field(default_factory=MediaConfig)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from bot.i18n_cli import CLI_STRINGS
 from bot.i18n_fleet import FLEET_STRINGS
 from bot.i18n_help import HELP_STRINGS
+from bot.i18n_tasks import TASK_STRINGS
 from bot.i18n_tree import TREE_STRINGS
 from bot.i18n_web import WEB_STRINGS
 
@@ -302,6 +303,7 @@ STRINGS.update(FLEET_STRINGS)
 STRINGS.update(CLI_STRINGS)  # the CLI's and doctor's words, and --help's, kept in files of their own
 STRINGS.update(HELP_STRINGS)
 STRINGS.update(TREE_STRINGS)  # the tree features' words: /merge, /handoff, /forget_me, /duel, /replay
+STRINGS.update(TASK_STRINGS)  # background tasks' words
 CHAT_KEYS = frozenset(STRINGS)  # what the chats and the CLI say; the web's words must not shadow any (a test checks)
 STRINGS.update(WEB_STRINGS)  # the dashboard's and web chat's words, kept in a file of their own, in this one table
 

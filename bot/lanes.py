@@ -14,6 +14,10 @@ process, which owns every chat, and everything runs at once where it arrives):
   at once when it does or can claim it, else after the owner, asked for the chat's partition, hands it
   over (once the chat is idle) or dies; never while another replica owns it. Such work is held in memory:
   if this process stops before it owns the chat, the work is gone.
+- A background task's run (bot/hub/tasks.py) is an inbox entry of its chat, routed like any other, that runs
+  `aside`: in a lane of its own beside the chat's, so the chat goes on answering meanwhile; it runs only on the
+  chat's owner, its writes are fenced by the chat's partition, and a halt or shutdown cuts it with the chat's
+  runs (its entry stays for the next owner). The chat's partition is not handed to another replica while it runs.
 """
 
 from __future__ import annotations
@@ -46,7 +50,8 @@ class Lanes:
         self._reorders: Reorders = lambda _platform: False
         self._halting = False  # runs are being cancelled for good: their inbox entries wait for the next owner
         self._stopping = False
-        self.owners = ChatOwnership(claims, inbox, self._pulled, self._sessions.busy_at, self.forget, self.halt,
+        self._aside: dict[str, tuple[str, Lane]] = {}  # name → (its chat's storage key, its lane)
+        self.owners = ChatOwnership(claims, inbox, self._pulled, self._busy_at, self.forget, self.halt,
                                     lambda: self._platforms(), lambda platform: self._reorders(platform))
 
     @property
@@ -125,6 +130,42 @@ class Lanes:
 
         self._sessions.lane(key).submit(job, entry, seq)
 
+    def aside(self, key: SessionKey, name: str, work: Callable[[], Awaitable[None]]) -> bool:
+        """Run `work` for the chat beside its lane (a background task's run; the module docstring says how), under
+        `name`, unique while it runs; False when one of that name is running already (routed twice)."""
+        if name in self._aside:
+            return False
+        claims, lane = self.owners.claims, Lane(name)
+        self._aside[name] = (key.storage_key, lane)
+
+        async def job() -> None:
+            try:
+                if not claims.holds(key.storage_key):
+                    return  # the chat moved while this waited: its owner runs it
+                if claims.shared:
+                    answering.set(lambda: claims.confirm(key.storage_key))
+                await work()
+            except NotOwner as e:  # fenced off: the chat's new owner runs it
+                log.warning("replica %s: %s abandoned: %s", claims.replica, name, e)
+            finally:
+                if self._aside.get(name, (None, None))[1] is lane:
+                    del self._aside[name]
+
+        lane.submit(job)
+        return True
+
+    async def cancel_aside(self, name: str) -> bool:
+        """Cut the work running aside under `name` and wait until it has wound down; False if none runs here."""
+        found = self._aside.get(name)
+        if found is None:
+            return False
+        running, _ = await found[1].interrupt()
+        return running
+
+    def _busy_at(self, storage_key: str) -> bool:
+        """The chat's lane works, or something of the chat runs aside: its partition stays here."""
+        return self._sessions.busy_at(storage_key) or any(chat == storage_key for chat, _ in self._aside.values())
+
     def queued(self, key: SessionKey) -> int:
         return self._sessions.lane(key).queued
 
@@ -162,8 +203,8 @@ class Lanes:
             await asyncio.wait([asyncio.ensure_future(lane.join()) for lane in busy], timeout=grace)
 
     def active(self) -> list[Lane]:
-        """Lanes running or holding work, for the dashboard's overview."""
-        return [lane for lane in self._sessions.lanes() if lane.busy or lane.queued]
+        """Lanes running or holding work (background tasks' among them), for the dashboard's overview."""
+        return [lane for lane in self._lanes() if lane.busy or lane.queued]
 
     async def halt(self) -> None:
         """This replica lost its claims: stop every run now (their entries stay in the inbox for the chat's
@@ -191,8 +232,11 @@ class Lanes:
         for lane in lanes:
             await lane.join()
 
+    def _lanes(self) -> list[Lane]:
+        return [*self._sessions.lanes(), *(lane for _, lane in list(self._aside.values()))]
+
     def _busy(self) -> list[Lane]:
-        return [lane for lane in self._sessions.lanes() if lane.busy]
+        return [lane for lane in self._lanes() if lane.busy]
 
     async def stop_taking(self) -> None:
         """Shutdown, first step: no more entries from wake-ups or sweeps."""

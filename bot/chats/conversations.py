@@ -98,7 +98,10 @@ class Conversations:
         async def write() -> None:
             if previous is not None:
                 await previous
-            await self.store.append(chat, conv_id, [message], await held if held is not None else None)
+            if session.aside:
+                await self.store.attach(chat, conv_id, [message])
+            else:
+                await self.store.append(chat, conv_id, [message], await held if held is not None else None)
 
         task = session.writing = asyncio.create_task(write())
         task.add_done_callback(lambda t: self._written(session, t))

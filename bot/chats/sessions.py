@@ -70,6 +70,7 @@ class Session:
     writing: asyncio.Task[None] | None = None  # the newest message write still in flight
     last_chat: ChatRef | None = None  # where this session's latest message came from (for shutdown notes)
     loaded: bool = False
+    aside: bool = False  # a side branch's own view (a background task's): its writes never move the cursor
     intake: asyncio.Lock = field(default_factory=asyncio.Lock)  # keeps accepting and queueing in arrival order
 
     @property

@@ -14,6 +14,7 @@ from bot.commands import info as info  # isort: skip
 from bot.commands import memory as memory  # isort: skip
 from bot.commands import forget_me as forget_me  # isort: skip
 from bot.commands import schedule as schedule  # isort: skip
+from bot.commands import tasks as tasks  # isort: skip
 from bot.commands import tools as tools  # isort: skip
 from bot.commands import usage as usage  # isort: skip
 from bot.commands import voice as voice  # isort: skip

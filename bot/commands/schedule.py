@@ -11,10 +11,12 @@ from datetime import timedelta
 from bot.chats.handoff import looks_like_code
 from bot.commands.handoff import resume_handed_off
 from bot.commands.registry import CommandContext, UsageError, command
+from bot.commands.tasks import cancel_task
 from bot.replies import Button, Reply
 from bot.scheduler.service import HEARTBEAT_FILE, JobAction, Owner, Schedules, TooManyJobs, describe_every, local_time
 from bot.scheduler.when import Schedule, TimeFormError, parse_every, parse_remind
 from bot.store import Job
+from bot.store.tasks import parse_label
 
 PREVIEW = 40
 BUTTON_JOBS = 10  # jobs that get buttons in /jobs (each is one row)
@@ -109,9 +111,12 @@ def _job_id(ctx: CommandContext) -> str:
     return job_id
 
 
-@command("cancel", "Cancel a scheduled job", "取消定时任务", "/cancel <id>", immediate=True, navigation=True)
+@command("cancel", "Cancel a scheduled job or a background task", "取消定时任务或后台任务", "/cancel <id>",
+         immediate=True, navigation=True)
 async def cancel(ctx: CommandContext) -> Reply:
     job_id = _job_id(ctx)
+    if (task_id := parse_label(job_id)) is not None:  # t3: a background task's
+        return await cancel_task(ctx, task_id)
     if await _schedules(ctx).cancel(_chat(ctx), job_id):
         return Reply(ctx.t("job_cancelled", id=job_id))
     return Reply(ctx.t("job_not_found", id=job_id))

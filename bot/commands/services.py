@@ -30,6 +30,7 @@ from bot.llmconfig import LLMConfig
 from bot.ops.metrics import Metrics
 from bot.scheduler.service import Schedules
 from bot.store import Store
+from bot.store.tasks import NewTask, Task
 from bot.tree.model import Message
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ class CommandServices:
     forgetting: Forgetting | None = None  # /forget-me; None: not offered
     traces: TraceWriter | None = None  # /tree names the models of an answer that failed over
     metrics: Metrics | None = None  # duel votes and win rates for /metrics
+    tasks: TaskControl | None = None  # /task, /tasks, /cancel t<n>; None: background tasks are not offered
 
     async def set_setting(self, session: Session, **values: str) -> None:
         """Persist a per-chat choice and apply it to the live session at once."""
@@ -69,6 +71,22 @@ class CommandServices:
             prompts.reload(workspace_skills(prompts.workspace))
 
         await asyncio.to_thread(load)
+
+
+class TaskControl(Protocol):
+    """Background tasks of a chat (bot/hub/tasks.py makes them)."""
+
+    limit: int  # running at once per chat
+
+    async def start(self, spec: NewTask) -> Task:
+        """Store the task and start it (TooManyTasks at the chat's limit)."""
+        ...
+
+    async def cancel(self, chat: str, task_id: int) -> Task | None:
+        """Cancel the chat's task if it runs; the task as it was, None if the chat has no such task."""
+        ...
+
+    async def recent(self, chat: str) -> list[Task]: ...
 
 
 class Rerun(Protocol):

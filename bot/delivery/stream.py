@@ -59,11 +59,18 @@ class StreamWriter:
 
     def feed(self, delta: str) -> None:
         self._text += delta
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush())
+        self._kick()
+
+    def show(self, text: str) -> None:
+        """Show `text` instead of what was fed so far: a status that changes in place (a background task's)."""
+        self._text = text
+        self._kick()
 
     def feed_reasoning(self, delta: str) -> None:
         self._reasoning += delta
+        self._kick()
+
+    def _kick(self) -> None:
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush())
 

@@ -35,6 +35,7 @@ from bot.run.turn import Ticket, TurnContext
 from bot.store import InboxEntry, Store
 from bot.store.claims import NotOwner
 from bot.store.inbox import Accepted
+from bot.store.tasks import task_of
 from bot.tree.model import AttachedFile
 
 log = logging.getLogger("bothub.hub")
@@ -64,6 +65,7 @@ class Hub:
         self.deliveries: dict[str, Delivery] = {}
         self._accepting = True
         self.scheduled: Callable[[InboxEntry], Awaitable[bool]] | None = None  # routes a job's run (JobTurns)
+        self.tasks: Callable[[InboxEntry], Awaitable[bool]] | None = None  # routes a background task (TaskTurns)
 
     def attach(self, adapter: Adapter) -> None:
         """Each bot account gets its own delivery (its own pacing budget), under its address: the adapter of
@@ -210,6 +212,8 @@ class Hub:
         platform counted what that process sent there a moment ago, which this one's pacing never saw."""
         if entry.job is not None:
             return self.scheduled is not None and await self.scheduled(entry)
+        if task_of(entry.event) is not None:
+            return self.tasks is not None and await self.tasks(entry)
         msg = decode_message(entry.event)
         delivery = self.deliveries.get(msg.address)
         if delivery is None:

@@ -50,6 +50,15 @@ class Partitions:
     def held(self) -> dict[str, list[int]]:
         return {name: sorted(group.held or ()) for name, group in self._groups.items()}
 
+    def report(self, chats: Callable[[], list[str]]) -> dict[str, object] | None:
+        """For /readyz: who this replica is and what it holds, its active `chats` among it (nothing to say for the
+        one-process store)."""
+        if not self._claims.shared:
+            return None
+        active = chats()
+        return {"id": self._claims.replica, "roles": self.held(), "partitions": len(self._claims.partitions),
+                "chats_active": len(active), "chats": active[:200]}
+
     async def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()

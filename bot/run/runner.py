@@ -195,8 +195,16 @@ class AgentRunner:
             conversation_id=session.conversation_id,
             send_file=lambda file: delivery.send_file(turn.chat, file),
             user_text=turn.user_text,
+            lang=turn.lang,
             sees_images=model in self.cfg.llm.vision_models,
+            anchor=lambda: self._anchor(session),
         )
+
+    async def _anchor(self, session: Session) -> str | None:
+        """The newest message of the branch that is no tool call or result (a background task's side branch hangs
+        there, so the sub-agent never reads a call left without its result), once stored."""
+        await self.conversations.flush(session)
+        return next((m.id for m in reversed(session.path) if m.role != "tool" and not m.tool_calls), session.root_id)
 
     async def _follow(self, events: AsyncIterator[AgentEvent], trace: RunTrace, out: ReplyOut,
                       transcript: Transcript) -> End:

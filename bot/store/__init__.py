@@ -23,6 +23,7 @@ from bot.store.pairing import PairingStore
 from bot.store.quotas import QuotaStore
 from bot.store.settings import ChatSettings, SettingsStore
 from bot.store.summaries import Summary, SummaryStore
+from bot.store.tasks import Task, TaskStore
 from bot.store.traces import PromptSection, Trace, TraceStep, TraceStore
 from bot.store.usage import UsageRecord, UsageStore, UsageTotals
 from bot.store.votes import VoteStore
@@ -57,6 +58,8 @@ class Store(Protocol):
     def forget(self) -> ForgetStore: ...
     @property
     def jobs(self) -> JobStore: ...
+    @property
+    def tasks(self) -> TaskStore: ...
     @property
     def dashboard(self) -> DashboardStore: ...
     @property
@@ -125,6 +128,8 @@ __all__ = [
     "Store",
     "Summary",
     "SummaryStore",
+    "Task",
+    "TaskStore",
     "Trace",
     "TraceStep",
     "TraceStore",

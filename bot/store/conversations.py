@@ -86,6 +86,11 @@ class ConversationStore(Protocol):
         """
         ...
 
+    async def attach(self, chat: str, conv_id: str, msgs: Sequence[Message]) -> None:
+        """`append` for a side branch growing beside the conversation (a background task's steps): the messages
+        name their parents, and the cursor stays where the conversation is, whatever else is written meanwhile."""
+        ...
+
     async def set_cursor(self, chat: str, conv_id: str, message_id: str) -> None: ...
 
     async def chain(self, chat: str, conv_id: str, message_id: str) -> list[Message]:

@@ -15,6 +15,7 @@ BY_CHAT: tuple[tuple[str, str], ...] = (
     ("messages", "chat"), ("summaries", "chat"), ("conversations", "chat"), ("memories", "chat"),
     ("group_context", "chat"), ("traces", "chat"), ("jobs", "chat"), ("approval_rules", "chat"),
     ("handoffs", "chat"), ("votes", "chat"), ("duels", "chat"), ("chat_links", "alias"), ("chat_links", "home"),
+    ("tasks", "chat"),
     ("usage", "chat"), ("quotas", "subject"), ("inbox", "session"), ("inbox_order", "session"),
     ("chats", "key"),
 )

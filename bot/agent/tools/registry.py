@@ -39,6 +39,8 @@ class ToolContext:
     tool_results: list[str] = field(default_factory=list)  # this turn's tool results so far, oldest first
     sees_images: bool = False  # the run's model takes images: a tool may show it one (browse's screenshots)
     images: list[tuple[str, bytes]] = field(default_factory=list)  # (mime, bytes) for the model after this step
+    # the run's newest message, once its writes so far are stored: what a side branch started now hangs under
+    anchor: Callable[[], Awaitable[str | None]] | None = None
 
 
 ToolFunc = Callable[..., Awaitable[str]]

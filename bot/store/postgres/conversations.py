@@ -203,6 +203,15 @@ class PostgresConversations:
             await self._guard(chat, lambda fence: _insert(self._db.pool, chat, conv_id, msgs, finishes=finishes,
                                                           fence=fence))
 
+    async def attach(self, chat: str, conv_id: str, msgs: Sequence[Message]) -> None:
+        async def write(fence: Fence) -> None:
+            async with self._db.pool.acquire() as db, db.transaction():  # the cursor read and kept under its row lock
+                info = await _require_conv(db, chat, conv_id, lock=True)
+                await _insert(db, chat, conv_id, msgs, info.current_message_id, fence=fence)
+
+        if msgs:
+            await self._guard(chat, write)
+
     async def import_tree(self, chat: str, conv: Conversation, role: str = "default") -> ConversationInfo:
         async with self._db.pool.acquire() as db, db.transaction():
             info = await _insert_conv(db, chat, conv.root_id, role, conv.id)

@@ -105,4 +105,28 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE messages ADD COLUMN author_id TEXT;
     ALTER TABLE group_context ADD COLUMN sender_id TEXT;
     """ + derived(APPEND_FUNCTION, TRACE_IDS, AUTHOR_IDS),
+    # 29: background tasks (sub-agents, bot/store/tasks.py); each one's run waits in its chat's inbox
+    """
+    CREATE TABLE tasks (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        chat TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        parent_id TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        role TEXT NOT NULL,
+        model TEXT NOT NULL,
+        tools TEXT,
+        where_ref TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        user_name TEXT NOT NULL,
+        lang TEXT NOT NULL,
+        state TEXT NOT NULL,
+        result TEXT NOT NULL DEFAULT '',
+        branch_id TEXT NOT NULL DEFAULT '',
+        progress_id TEXT NOT NULL DEFAULT '',
+        created_at TIMESTAMPTZ NOT NULL,
+        finished_at TIMESTAMPTZ
+    );
+    CREATE INDEX tasks_by_chat ON tasks (chat, state);
+    """,
 )

@@ -26,6 +26,7 @@ from bot.store.postgres.quotas import PostgresQuotas
 from bot.store.postgres.relay import PostgresRelay
 from bot.store.postgres.settings import PostgresSettings
 from bot.store.postgres.summaries import PostgresSummaries
+from bot.store.postgres.tasks import PostgresTasks
 from bot.store.postgres.traces import PostgresTraces
 from bot.store.postgres.usage import PostgresUsage
 from bot.store.postgres.votes import PostgresVotes
@@ -49,6 +50,7 @@ class PostgresStore:
         self.votes = PostgresVotes(self._db)
         self.forget = PostgresForget(self._db)
         self.jobs = PostgresJobs(self._db)
+        self.tasks = PostgresTasks(self._db, self.claims.write)
         self.dashboard = PostgresDashboard(self._db)
         self.housekeeping = PostgresHousekeeping(self._db)
         self.summaries = PostgresSummaries(self._db)

@@ -147,7 +147,8 @@ def _insert(db: sqlite3.Connection, info: ConversationInfo, msgs: Sequence[Messa
                 # message has no children yet and simply takes another id.
                 if len(msgs) > 1 or attempt == ID_ATTEMPTS - 1:
                     raise ValueError(f"duplicate message id {msg.id!r}") from None
-                msg.id = cursor = new_id()
+                taken, msg.id = msg.id, new_id()
+                cursor = msg.id if cursor == taken else cursor
         known.add(msg.id)
         parent_default = msg.id
         if not title and msg.role == "user":
@@ -234,6 +235,14 @@ class SqliteConversations:
             _insert(db, _require_conv(db, chat, conv_id), msgs, msgs[-1].id)
             if finishes is not None:
                 db.execute("DELETE FROM inbox WHERE id = ?", (finishes,))
+
+        if msgs:
+            await self._db.write(op)
+
+    async def attach(self, chat: str, conv_id: str, msgs: Sequence[Message]) -> None:
+        def op(db: sqlite3.Connection) -> None:
+            info = _require_conv(db, chat, conv_id)
+            _insert(db, info, msgs, info.current_message_id)
 
         if msgs:
             await self._db.write(op)

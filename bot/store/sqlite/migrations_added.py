@@ -142,4 +142,28 @@ ADDED: tuple[str, ...] = (
         INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
     END;
     """,
+    # 26: background tasks (sub-agents, bot/store/tasks.py); each one's run waits in its chat's inbox
+    """
+    CREATE TABLE tasks (
+        id INTEGER PRIMARY KEY,
+        chat TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        parent_id TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        role TEXT NOT NULL,
+        model TEXT NOT NULL,
+        tools TEXT,
+        where_ref TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        user_name TEXT NOT NULL,
+        lang TEXT NOT NULL,
+        state TEXT NOT NULL,
+        result TEXT NOT NULL DEFAULT '',
+        branch_id TEXT NOT NULL DEFAULT '',
+        progress_id TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL,
+        finished_at TEXT
+    );
+    CREATE INDEX tasks_by_chat ON tasks (chat, state);
+    """,
 )

@@ -26,6 +26,7 @@ from bot.store.sqlite.pairing import SqlitePairing
 from bot.store.sqlite.quotas import SqliteQuotas
 from bot.store.sqlite.settings import SqliteSettings
 from bot.store.sqlite.summaries import SqliteSummaries
+from bot.store.sqlite.tasks import SqliteTasks
 from bot.store.sqlite.traces import SqliteTraces
 from bot.store.sqlite.usage import SqliteUsage
 from bot.store.sqlite.vectors import load_vectors
@@ -46,6 +47,7 @@ class SqliteStore:
         self.votes = SqliteVotes(self._db)
         self.forget = SqliteForget(self._db)
         self.jobs = SqliteJobs(self._db)
+        self.tasks = SqliteTasks(self._db)
         self.dashboard = SqliteDashboard(self._db)
         self.housekeeping = SqliteHousekeeping(self._db)
         self.summaries = SqliteSummaries(self._db)
