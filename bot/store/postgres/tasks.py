@@ -62,10 +62,10 @@ class PostgresTasks:
                "WHERE fence.ok AND chat = $3 AND id = $4 AND state = 'running'")
 
         async def end(fence: Fence) -> bool:
-            status = await self._db.pool.execute(sql, *_of(fence), chat, task_id, state, result, utc_now())
+            status: str = await self._db.pool.execute(sql, *_of(fence), chat, task_id, state, result, utc_now())
             return status.split()[-1] != "0"  # "UPDATE <n>"
 
-        return bool(await self._guard(chat, end))
+        return await self._guard(chat, end)
 
 
 def _of(fence: Fence) -> tuple[int | None, int | None]:
