@@ -14,9 +14,9 @@ from pathlib import Path
 BOT = Path(__file__).resolve().parents[2] / "bot"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # bot.jail: no-follow opens inside chat folders; i18n: one table in six files
+    # bot.jail: no-follow opens inside chat folders; i18n: one table in seven files
     ("bot.messages", "bot.replies", "bot.i18n", "bot.i18n_web", "bot.i18n_cli", "bot.i18n_help", "bot.i18n_tree",
-     "bot.i18n_fleet", "bot.jail"),
+     "bot.i18n_fleet", "bot.i18n_tasks", "bot.jail"),
     ("bot.adapter",),  # the adapter contract and spec discovery
     ("bot.config", "bot.llmconfig", "bot.toolconfig"),  # platform sections from the specs; model and tools apart
     ("bot.httpkit",),  # what the HTTP adapters share with the dashboard: SSE, sign-in, CSRF, Markdown, netguard

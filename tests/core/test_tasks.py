@@ -12,24 +12,10 @@ from bot.chats.sessions import SessionKey
 from bot.tree.model import Conversation
 from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
 from tests.harness import RecordingAdapter, running_app, wait_for
+from tests.tasking import hold_tasks, task_requests
 
 CHAT = SessionKey("recording", "c1")
 QUICK = {"shutdown_grace": 0.2}
-
-
-def is_task(body: dict[str, Any]) -> bool:
-    """A sub-agent's request: its last user message is the task's prompt, which names the task."""
-    users = [m for m in body["messages"] if m["role"] == "user"]
-    return bool(users) and str(users[-1]["content"]).startswith("[t")
-
-
-def hold_tasks(fake: FakeOpenAI) -> asyncio.Event:
-    fake.hold, fake.hold_only = asyncio.Event(), is_task
-    return fake.hold
-
-
-def task_requests(fake: FakeOpenAI) -> list[dict[str, Any]]:
-    return [r["body"] for r in fake.requests if is_task(r["body"])]
 
 
 def shown(rec: RecordingAdapter, start: str) -> list[str]:
