@@ -1,6 +1,7 @@
 """`make bench`: every benchmark in order → bench/results.md (store, hub, HTTP API, flat cost, store backends,
-run traces, group context, concurrency, scheduler, dashboard, /search, recall by meaning, footprint of a real
-`bothub run`, Telegram, Discord and Feishu end to end, Discord pacing), each in a fresh interpreter.
+run traces, group context, concurrency, scheduler, background tasks, dashboard, /search, recall by meaning,
+footprint of a real `bothub run`, Telegram, Discord and Feishu end to end, Discord pacing), each in a fresh
+interpreter.
 
 The soak test (bench/soak.py, if present) is long and runs on its own.
 """
@@ -17,9 +18,9 @@ from pathlib import Path
 from bench.common import Section, print_section, render_markdown, section_from_json
 
 RESULTS = Path(__file__).with_name("results.md")
-MODULES = ("store", "hub", "api", "flat", "scale", "traces", "group_context", "concurrency", "scheduler", "dashboard",
-           "search", "memory_recall", "footprint", "telegram_e2e", "discord_e2e", "feishu_e2e", "dingtalk_e2e",
-           "slack_e2e", "wecom_e2e", "discord_answers", "reach")
+MODULES = ("store", "hub", "api", "flat", "scale", "traces", "group_context", "concurrency", "scheduler", "tasks",
+           "dashboard", "search", "memory_recall", "footprint", "telegram_e2e", "discord_e2e", "feishu_e2e",
+           "dingtalk_e2e", "slack_e2e", "wecom_e2e", "discord_answers", "reach")
 
 
 async def measure(name: str) -> Section:
