@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import Section, median, ms, run_standalone
-from bot.messages import ChatRef, SentRef
+from bench.hub import TimedAdapter
+from bot.messages import ChatRef
 from bot.replies import Reply
 from tests.fakes.openai_api import FakeOpenAI, Step, Text, ToolCalls
-from tests.harness import RecordingAdapter, running_app
+from tests.harness import running_app
 
 STEPS = 10
 ROUNDS = 15
@@ -38,30 +39,17 @@ def stepping(steps: dict[str, int]) -> Any:
     return respond
 
 
-class Watching(RecordingAdapter):
-    """Notes when a chat first shows a message starting with what a waiter expects."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.waiters: dict[str, tuple[str, asyncio.Future[float]]] = {}
+class Watching(TimedAdapter):
+    """Notes when a chat first shows a message that starts with what is expected (a task's result has a head)."""
 
     def _seen(self, chat: ChatRef, reply: Reply) -> None:
-        waiter = self.waiters.get(chat.chat_id)
-        if waiter is not None and reply.text.startswith(waiter[0]) and not waiter[1].done():
-            waiter[1].set_result(time.perf_counter())
-
-    async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
-        ref = await super().send(chat, reply, final=final)
-        self._seen(chat, reply)
-        return ref
-
-    async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
-        await super().edit(ref, reply, final=final)
-        self._seen(ref.chat, reply)
+        pending = self._waiting.get(chat.chat_id)
+        if pending is not None and reply.text.startswith(pending[0]) and not pending[1].done():
+            pending[1].set_result(time.perf_counter())
 
     async def timed(self, chat_id: str, text: str, expect: str) -> float:
         done: asyncio.Future[float] = asyncio.get_running_loop().create_future()
-        self.waiters[chat_id] = (expect, done)
+        self._waiting[chat_id] = (expect, done)
         started = time.perf_counter()
         await self.say(text, chat_id)
         return await asyncio.wait_for(done, 30) - started
