@@ -62,7 +62,7 @@ class TaskTurns:
             started.append(task)
             return Accepted(entry, None)
 
-        await self.lanes.arrive(SessionKey.at(spec.where), accept, lambda entry: self._go(started[0], entry.id))
+        await self.lanes.arrive(SessionKey.parse(spec.chat), accept, lambda entry: self._go(started[0], entry.id))
         return started[0]
 
     async def delegated(self, ctx: ToolContext, d: Delegation) -> str:
@@ -116,7 +116,7 @@ class TaskTurns:
 
     async def _go(self, task: Task, entry: int) -> None:
         """What the task's state asks for: run it, post its result, or, cancelled, say so and let it go."""
-        key, delivery = SessionKey.at(task.spec.where), self.delivery(task.spec.where.address)
+        key, delivery = SessionKey.parse(task.spec.chat), self.delivery(task.spec.where.address)
         if delivery is None:
             log.warning("task %s in %s has no running platform to post to", task.label, task.spec.chat)
         elif task.state == "running":
@@ -173,7 +173,7 @@ class TaskTurns:
         info = await store.get(spec.chat, spec.conversation_id)
         if info is None:
             raise LookupError(f"conversation {spec.conversation_id} of task {task.label} is gone")
-        view = Session(SessionKey.at(spec.where), info.id, info.root_id, spec.role or info.role,
+        view = Session(SessionKey.parse(spec.chat), info.id, info.root_id, spec.role or info.role,
                        settings=await self.store.settings.get(spec.chat), loaded=True, aside=True)
         if task.branch_id:
             view.path = await store.chain(spec.chat, info.id, task.branch_id)
@@ -187,7 +187,7 @@ class TaskTurns:
     def _post_later(self, task: Task, entry: int, delivery: Delivery) -> None:
         """The result goes in through the chat's lane, never beside an answer there; the entry leaves with it."""
         ticket = Ticket(entry, task.spec.chat, self.store.inbox)
-        self.lanes.answer(SessionKey.at(task.spec.where), entry,
+        self.lanes.answer(SessionKey.parse(task.spec.chat), entry,
                           lambda session: self._post(task, ticket, session, delivery), lambda: ticket.finished)
 
     async def _post(self, task: Task, ticket: Ticket, session: Session, delivery: Delivery) -> None:
