@@ -51,8 +51,9 @@ class Lanes:
         self._halting = False  # runs are being cancelled for good: their inbox entries wait for the next owner
         self._stopping = False
         self._aside: dict[str, tuple[str, Lane]] = {}  # name → (its chat's storage key, its lane)
-        self.owners = ChatOwnership(claims, inbox, self._pulled, self._busy_at, self.forget, self.halt,
-                                    lambda: self._platforms(), lambda platform: self._reorders(platform))
+        self.owners = ChatOwnership(claims, inbox, self._pulled, self._sessions.busy_at, self.forget, self.halt,
+                                    lambda: self._platforms(), lambda platform: self._reorders(platform),
+                                    self._aside_of)
 
     @property
     def shared(self) -> bool:
@@ -162,9 +163,9 @@ class Lanes:
         running, _ = await found[1].interrupt()
         return running
 
-    def _busy_at(self, storage_key: str) -> bool:
-        """The chat's lane works, or something of the chat runs aside: its partition stays here."""
-        return self._sessions.busy_at(storage_key) or any(chat == storage_key for chat, _ in self._aside.values())
+    def _aside_of(self, storage_key: str) -> bool:
+        """Something of the chat runs aside: its partition stays here."""
+        return any(chat == storage_key for chat, _ in self._aside.values())
 
     def queued(self, key: SessionKey) -> int:
         return self._sessions.lane(key).queued

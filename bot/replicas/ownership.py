@@ -33,11 +33,13 @@ SETTLING = 120.0  # seconds after chats changed hands during which arrivals are 
 class ChatOwnership:
     def __init__(self, claims: Claims, inbox: InboxStore, route: Callable[[InboxEntry], Awaitable[object]],
                  busy: Callable[[str], bool], forget: Callable[[str], None], abandon: Callable[[], Awaitable[None]],
-                 platforms: Callable[[], Sequence[str]], reorders: Callable[[str], bool]) -> None:
+                 platforms: Callable[[], Sequence[str]], reorders: Callable[[str], bool],
+                 working: Callable[[str], bool] = lambda _session: False) -> None:
         self.claims = claims
         self._inbox = inbox
         self._route = route  # routes an entry that arrived elsewhere or earlier
-        self._busy = busy
+        self._busy = busy  # the chat's lane works through its entries
+        self._working = working  # something of the chat runs beside its lane (a background task): it stays here
         self._forget = forget
         self._abandon = abandon
         self._platforms = platforms
@@ -243,6 +245,10 @@ class ChatOwnership:
                 log.exception("replica %s: sweep failed", self.claims.replica)
             await asyncio.sleep(SWEEP_EVERY)
 
+    def _kept(self, session: str) -> bool:
+        """The chat is in use here: its partition is not handed on, its session not forgotten."""
+        return self._busy(session) or self._working(session) or self._lock(session).locked()
+
     @property
     def chats(self) -> list[str]:
         """The chats owned here that had an entry in the last IDLE_FORGET seconds (for /readyz)."""
@@ -266,7 +272,7 @@ class ChatOwnership:
                 continue  # its lane is working through them
             await self._pull(session)
         self._fresh.difference_update(fresh)
-        busy = {partition(s) for s in self._active if self._busy(s) or self._lock(s).locked()}
+        busy = {partition(s) for s in self._active if self._kept(s)}
         taken, away = await self.share.balance(busy | self._fresh)
         self._fresh.update(taken)
         if taken or orphans:  # chats changed hands: what their old owner left may come again out of order
@@ -277,7 +283,7 @@ class ChatOwnership:
         gone = set(away)
         cutoff = time.monotonic() - IDLE_FORGET
         for session in [s for s, at in self._active.items() if partition(s) in gone or at < cutoff]:
-            if partition(session) in gone or not (self._busy(session) or self._lock(session).locked()):
+            if partition(session) in gone or not self._kept(session):
                 self._active.pop(session, None)
                 self._locks.pop(session, None)
                 self._forget(session)
