@@ -133,22 +133,18 @@ class TaskTurns:
 
     async def _run(self, task: Task, entry: int, delivery: Delivery) -> None:
         spec = task.spec
-        chat, runner = spec.chat, self.runner(spec.where, spec.user_id)
-        if not task.progress_id:  # its one message, sent for good so its id is kept for after a restart
-            sent = await delivery.send(spec.where, Reply(t(spec.lang, "task_running", id=task.label,
-                                                           prompt=task.headline)))
-            if sent is not None:
-                task = dataclasses.replace(task, progress_id=sent.message_id)
-                await self.store.tasks.noted(chat, task.id, progress_id=sent.message_id)
-        progress = Progress(self._stream(task, delivery), task)
+        chat, progress = spec.chat, None
         state: TaskState
         try:
+            task = await self._shown(task, delivery)
+            progress = Progress(self._stream(task, delivery), task)
             view = await self._branch(task)
-            state, result = await SubAgent(runner).run(task, view, delivery, progress)
+            state, result = await SubAgent(self.runner(spec.where, spec.user_id)).run(task, view, delivery, progress)
         except asyncio.CancelledError:
             if (chat, task.id) in self._cancelling:  # /cancel, not a halt or shutdown (those leave the entry)
                 self._cancelling.discard((chat, task.id))
-                await asyncio.shield(self._cancelled(task, entry, progress))
+                await asyncio.shield(self._cancelled(task, entry, progress or Progress(self._stream(task, delivery),
+                                                                                       task)))
             raise
         except NotOwner:
             raise  # another replica owns the chat now and runs the task
@@ -156,11 +152,24 @@ class TaskTurns:
             error_id = uuid.uuid4().hex[:8]
             log.exception("error %s in task %s of %s", error_id, task.label, chat)
             state, result = "failed", t(spec.lang, "internal_error", error_id=error_id)
+        progress = progress or Progress(self._stream(task, delivery), task)
         if not await self.store.tasks.end(chat, task.id, state, result):
             await self._cancelled(task, entry, progress)  # cancelled while it ended
             return
         await progress.end(state)
         self._post_later(dataclasses.replace(task, state=state, result=result), entry, delivery)
+
+    async def _shown(self, task: Task, delivery: Delivery) -> Task:
+        """The task with its one progress message, sent now for good the first time it runs (its id is kept, so a
+        run after a restart edits it)."""
+        if task.progress_id:
+            return task
+        spec = task.spec
+        sent = await delivery.send(spec.where, Reply(t(spec.lang, "task_running", id=task.label, prompt=task.headline)))
+        if sent is None:
+            return task
+        await self.store.tasks.noted(spec.chat, task.id, progress_id=sent.message_id)
+        return dataclasses.replace(task, progress_id=sent.message_id)
 
     async def _cancelled(self, task: Task, entry: int, progress: Progress) -> None:
         await progress.end("cancelled")
