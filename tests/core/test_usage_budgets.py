@@ -46,9 +46,9 @@ async def test_a_chat_without_room_for_a_request_is_refused_until_tomorrow(tmp_p
                                                                           chain: str | None) -> None:
     rec = RecordingAdapter()
     # a request uses about 800 tokens (0.8); its estimate counts the tool definitions too (about 3, with the
-    # built-in skills and skill_create): room for one request and not for a second
+    # built-in skills, skill_create and delegate): room for one request and not for a second
     llm = {"prices": PRICES, "chains": {"fast": [{"model": "fake-model"}]}, "allowed_models": ["fast"]}
-    config = {"llm": llm, "budgets": {"chat": {"daily": 3.5}, "admins_exempt": False, "reserve_output_tokens": 8}}
+    config = {"llm": llm, "budgets": {"chat": {"daily": 4.0}, "admins_exempt": False, "reserve_output_tokens": 8}}
     async with running_app(tmp_path, fake.base_url, adapters=(rec,), config=config) as app:
         if chain:
             await rec.say(f"/model {chain}")
@@ -59,7 +59,7 @@ async def test_a_chat_without_room_for_a_request_is_refused_until_tomorrow(tmp_p
         reset = (app.usage.today() + timedelta(days=1)).isoformat()
         assert len(fake.requests) == 1  # the refusal asked no model
         assert rec.texts()[-1].startswith("Sorry, this chat's daily budget has not enough left for this request (")
-        assert rec.texts()[-1].endswith(f"of 3.5 used). It resets at {reset} 00:00 UTC.")
+        assert rec.texts()[-1].endswith(f"of 4 used). It resets at {reset} 00:00 UTC.")
         await rec.say("/lang zh")
         await rec.say("/usage all")
         await app.hub.idle()
