@@ -124,8 +124,7 @@ class TaskTurns:
         elif task.state in ("done", "failed"):
             self._post_later(task, entry, delivery)
         else:
-            with_progress = Progress(self._stream(task, delivery), task)
-            await with_progress.end("cancelled")
+            await Progress(self._stream(task, delivery), task).end("cancelled")
             await self.store.inbox.finish(task.spec.chat, [entry])
 
     def _stream(self, task: Task, delivery: Delivery) -> StreamWriter:

@@ -86,6 +86,9 @@ async def test_two_tasks_run_at_once_up_to_the_limit_and_cancel_stops_one_mid_ru
         assert not shown(rec, "**Task t1**")  # a cancelled task posts nothing
         await rec.say("/cancel t9")
         await wait_for(lambda: rec.texts()[-1] == "There is no task `t9` in this chat.")
+        await rec.say("/lang zh")
+        await rec.say("/tasks")
+        await wait_for(lambda: "`t2` · 已完成 · second job" in rec.texts()[-1])
         assert await app.store.inbox.unfinished() == []
 
 
