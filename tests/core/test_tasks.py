@@ -87,6 +87,7 @@ async def test_two_tasks_run_at_once_up_to_the_limit_and_cancel_stops_one_mid_ru
         await rec.say("/cancel t9")
         await wait_for(lambda: rec.texts()[-1] == "There is no task `t9` in this chat.")
         await rec.say("/lang zh")
+        await app.hub.idle()  # /lang runs in the lane, /tasks at once
         await rec.say("/tasks")
         await wait_for(lambda: "`t2` · 已完成 · second job" in rec.texts()[-1])
         assert await app.store.inbox.unfinished() == []
