@@ -37,12 +37,9 @@ class Progress:
         return t(spec.lang, key, id=self._task.label, prompt=self._task.headline, steps=self.steps,
                  seconds=round(time.monotonic() - self._started), **values)
 
-    def running(self, tool: str = "") -> None:
-        self._stream.show(self._line("task_step", tool=tool) if tool else self._line("task_running"))
-
     def step(self, tool: str) -> None:
         self.steps += 1
-        self.running(tool)
+        self._stream.show(self._line("task_step", tool=tool))
 
     async def end(self, state: TaskState) -> None:
         await self._stream.finish(self._line(f"task_{state}"))
