@@ -55,6 +55,7 @@ class SubAgent:
         """Answer the task on `view` (its side branch, ending in its prompt); each step is stored as it comes."""
         runner, spec = self.runner, task.spec
         tools = runner.loop.tools
+        await tools.refresh()  # MCP servers' tools, found on a first run, are the sub-agent's to choose from too
         names = [n for n in (spec.tools if spec.tools is not None else tools.names) if n != DELEGATE]
         turns = runner.turns_with(tools.subset(names))
         model = spec.model or view.settings.model or None
