@@ -187,7 +187,8 @@ class TaskTurns:
             view.path = await store.chain(spec.chat, info.id, task.branch_id)
             return view
         view.path = await store.chain(spec.chat, info.id, spec.parent_id) if spec.parent_id != info.root_id else []
-        first = Message.new("user", f"[{task.label}] {spec.prompt}")
+        asker = {"author": spec.user_name, "author_id": spec.user_id} if spec.where.is_group else {}
+        first = Message.new("user", f"[{task.label}] {spec.prompt}", **asker)  # a member's /forget_me erases it
         await self.conversations.add(view, first)
         await self.store.tasks.noted(spec.chat, task.id, branch_id=first.id)
         return view

@@ -37,7 +37,8 @@ KEEP = {
 # A member's own part of a group chat (/forget_me in a group), in this order: $1 is the chat, $2 the member's id on
 # the platform, or with `by_person` their "platform:id". Their messages stay in the tree as ERASED (the answers
 # hang under them), with no files or name; the traces of the runs that answered them and the conversations'
-# summaries (which may quote them; compaction writes new ones) go; so do the lines the bot overheard from them.
+# summaries (which may quote them; compaction writes new ones) go; so do the lines the bot overheard from them and
+# the background tasks they started.
 ERASED = "[erased at the request of the person who wrote it]"
 BY_AUTHOR: tuple[tuple[str, str, bool], ...] = (
     ("traces", "DELETE FROM traces WHERE chat = $1 AND id IN (SELECT c.trace_id FROM messages AS c JOIN messages AS m "
@@ -48,6 +49,7 @@ BY_AUTHOR: tuple[tuple[str, str, bool], ...] = (
     ("messages", f"UPDATE messages SET content = '{ERASED}', files = NULL, author = NULL, author_id = NULL "
                  "WHERE chat = $1 AND author_id = $2", False),
     ("group_context", "DELETE FROM group_context WHERE chat = $1 AND sender_id = $2", False),
+    ("tasks", "DELETE FROM tasks WHERE chat = $1 AND user_id = $2", False),  # their prompts (a run ends as cancelled)
     ("usage", "DELETE FROM usage WHERE chat = $1 AND user_id = $2", True),
 )
 AUTHOR_FILES = "SELECT files FROM messages WHERE chat = $1 AND author_id = $2 AND files IS NOT NULL"

@@ -142,10 +142,11 @@ ADDED: tuple[str, ...] = (
         INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
     END;
     """,
-    # 26: background tasks (sub-agents, bot/store/tasks.py); each one's run waits in its chat's inbox
+    # 26: background tasks (sub-agents, bot/store/tasks.py); each one's run waits in its chat's inbox (keyed by the
+    # task's id, so ids are never reused)
     """
     CREATE TABLE tasks (
-        id INTEGER PRIMARY KEY,
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
         chat TEXT NOT NULL,
         conversation_id TEXT NOT NULL,
         parent_id TEXT NOT NULL,

@@ -41,8 +41,11 @@ async def test_a_task_is_stored_with_its_run_queued_and_ends_once(store: Store) 
     assert done.finished_at is not None and done.created_at <= done.finished_at
     third, _ = await store.tasks.start(spec("now there is room"), limit=2)
     assert [t.id for t in await store.tasks.recent("telegram:1")] == [third.id, second.id, first.id]
+    assert await store.forget.forget_author("telegram:1", "telegram", "u1") == ({"tasks": 3}, [])  # their prompts
+    assert await store.tasks.recent("telegram:1") == []
+    await store.tasks.start(spec("again"), limit=2)
     erased = await store.forget.forget_chat("telegram:1")
-    assert erased["tasks"] == 3
+    assert erased["tasks"] == 1
     assert await store.tasks.recent("telegram:1") == [] and len(await store.tasks.recent("telegram:2")) == 1
 
 
