@@ -199,12 +199,16 @@ async def pause_between_replies(victim: Replica, tg: FakeTelegram, url: str) -> 
             # a run whose reminder is out while its entry is not finished is in that window too (a test chat has
             # one job at most, so any text there that answers no message is its reminder)
             sent_unfinished = {c for c in runs if len(tg.bot_texts(c)) > len(answers(tg, c))}
-            if all(len(answers(tg, c)) == accepted.get(c, 0) - waiting.get(c, 0) for c in owned) \
-                    and not owned & sent_unfinished:
+            unanswered = {c for c in owned if len(answers(tg, c)) != accepted.get(c, 0) - waiting.get(c, 0)}
+            if not unanswered and not owned & sent_unfinished:
                 return owned
             victim.resume()
             await asyncio.sleep(0.01)
-        raise AssertionError("the replica was never between replies")
+        entries = "SELECT id, job, replies FROM inbox WHERE session = $1"
+        stuck = {c: (tg.bot_texts(c), [tuple(r) for r in await db.fetch(entries, f"telegram:{c}")])
+                 for c in owned & sent_unfinished}
+        raise AssertionError(f"the replica was never between replies: unanswered {sorted(unanswered)[:5]}, a job's "
+                             f"reply out and its entry waiting: {stuck}")
     finally:
         await db.close()
 
