@@ -130,6 +130,7 @@ class Capabilities:
     # events may come out of the platform's order (parallel webhook deliveries, a redelivery after a replica
     # died): a fresh arrival is held back a moment so an earlier one (by IncomingMessage.order) goes first
     reorders: bool
+    columns: int  # answers one message can show side by side (a duel as one card); 0: one answer per message
 
 
 class SendError(Exception):

@@ -1,4 +1,4 @@
-"""Neutral replies (text, title, buttons, the model's thinking) and splitting long Markdown without breaking
+"""Neutral replies (text, title, buttons, the model's thinking, answers side by side) and splitting long Markdown without breaking
 code blocks."""
 
 from __future__ import annotations
@@ -13,6 +13,15 @@ class Button:
 
 
 @dataclass(frozen=True, slots=True)
+class Column:
+    """One of several answers a message shows side by side (a duel's contenders, where the platform can)."""
+
+    title: str
+    text: str  # Markdown
+    buttons: tuple[tuple[Button, ...], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Reply:
     text: str  # Markdown; adapters render natively
     title: str | None = None
@@ -22,6 +31,9 @@ class Reply:
     # away (an expandable quote, a spoiler, a panel, <details>), else as a quote (`quoted_reasoning`); never
     # part of `text`. Only a message's first part carries it, cut to `reasoning_room` (its end).
     reasoning: str = ""
+    # answers side by side below `text`, each with its own buttons: sent only to a platform whose
+    # Capabilities.columns holds them all (bot/delivery/columns.py); elsewhere each goes in a message of its own
+    columns: tuple[Column, ...] = ()
 
 
 FENCE = "```"
@@ -47,6 +59,14 @@ def quoted_reasoning(reply: Reply) -> str:
         return reply.text
     quote = "\n".join("> " + line for line in reply.reasoning.split("\n"))
     return f"{quote}\n\n{reply.text}" if reply.text else quote
+
+
+def stacked(reply: Reply) -> str:
+    """The text with each column after it under its bold title: for a rendering that cannot place them side by side
+    (a platform's plain-text fallback)."""
+    sections = [reply.text] if reply.text else []
+    sections += [f"**{column.title}**\n{column.text}" for column in reply.columns]
+    return "\n\n".join(sections)
 
 
 def split_reply(reply: Reply, limit: int) -> list[Reply]:

@@ -13,6 +13,7 @@ import yaml
 
 from bot.adapter import Capabilities, MessageHandler, OutgoingFile, SendFailed
 from bot.agent.titles import TITLER
+from bot.agent.topics import TAGGER
 from bot.app import App
 from bot.config import load_config
 from bot.messages import Attachment, ChatRef, IncomingMessage, ReplyTo, SentRef
@@ -64,7 +65,7 @@ ROOMY = Capabilities(max_text=4000, can_edit=True, edit_interval=0.05, group_edi
                      groups=True, overhears=True, refuses_sends=True, tree_budget=3500, burst=1000, rate=1000.0,
                      group_send_window=(20, 60.0), global_window=(10_000, 1.0), edit_window=None,
                      threads_paced_apart=False, interactions_paced_apart=False, replace_pressed=True,
-                     closes_streams=False, restart_when_down=True, reorders=False)
+                     closes_streams=False, restart_when_down=True, reorders=False, columns=0)
 
 
 class RecordingFiles:
@@ -159,8 +160,8 @@ def answered_id(chat: ChatRef) -> str | None:
 
 
 def answer_requests(llm: FakeOpenAI) -> list[dict[str, Any]]:
-    """The model requests that answered messages: a conversation's title is asked for in the background too."""
-    return [r for r in llm.requests if r["body"]["messages"][0]["content"] != TITLER]
+    """The model requests that answered messages: a conversation's title (and a duel's topic) is asked for too."""
+    return [r for r in llm.requests if r["body"]["messages"][0]["content"] not in (TITLER, TAGGER)]
 
 
 async def wait_for(predicate: Callable[[], bool], within: float = 10.0, interval: float = 0.02) -> None:

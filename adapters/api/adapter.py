@@ -44,6 +44,7 @@ class ApiAdapter:
         threads_paced_apart=False, interactions_paced_apart=False, replace_pressed=False, closes_streams=False,
         restart_when_down=False,
         reorders=False,
+        columns=0,
     )
 
     def __init__(self, cfg: ApiConfig, services: AdapterServices) -> None:

@@ -39,6 +39,7 @@ class ConsoleAdapter:
         threads_paced_apart=False, interactions_paced_apart=False, replace_pressed=False, closes_streams=False,
         restart_when_down=False,
         reorders=False,
+        columns=0,
     )
 
     def __init__(self, chat: str, stdin: TextIO, stdout: TextIO, answered: Answered | None = None,

@@ -53,6 +53,7 @@ class DingTalkAdapter:
         closes_streams=True,  # an AI card shows "typing" until it is FINISHED
         restart_when_down=True,
         reorders=False,  # no order key parsed yet (IncomingMessage.order): nothing to hold for
+        columns=0,
     )
 
     def __init__(self, *, http: DingTalkHttp, client_secret: str, transport: str, template: str,

@@ -85,6 +85,7 @@ class DiscordAdapter:
         closes_streams=False,
         restart_when_down=True,
         reorders=True,
+        columns=0,
     )
 
     def __init__(self, token: str, settings: DiscordConfig, services: AdapterServices,

@@ -61,6 +61,7 @@ class FeishuAdapter:
         closes_streams=True,  # a streaming card shows its typing cursor until the final edit
         restart_when_down=True,
         reorders=True,
+        columns=4,
     )
 
     def __init__(

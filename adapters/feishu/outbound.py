@@ -2,6 +2,8 @@
 becomes a CardKit streaming card.
 
 A message costs one call whether or not more is coming, so a short answer is its send and one final PATCH.
+Answers side by side (a duel's columns) stay a plain card, every update one PATCH of the whole card: CardKit
+streams one element at a time.
 Only a stream still being written STREAM_AFTER seconds after its card went out turns into a CardKit entity
 (id_convert, then one whole-card update that switches streaming on): from then on intermediate edits update
 its Markdown element (the typewriter), and the final edit replaces the whole card with streaming off, in one
@@ -169,7 +171,7 @@ class FeishuOutbound:
 
     # ---- editing -------------------------------------------------------------------------------
     async def _apply_edit(self, message_id: str, sent: _Sent, reply: Reply, *, final: bool) -> None:
-        if sent.kind == "card" and not final and self._runs_long(sent):
+        if sent.kind == "card" and not final and self._runs_long(sent) and not reply.columns:
             with contextlib.suppress(_CardsRefused):
                 await self._open_stream(message_id, sent, reply)
                 return
@@ -179,7 +181,7 @@ class FeishuOutbound:
         elif sent.kind == "card":
             content = render.dumps(render.card(reply, streaming=False))
             await self._http.call("PATCH", f"/open-apis/im/v1/messages/{message_id}", body={"content": content})
-        elif final or reply.buttons or _layout(reply) != _layout(sent.reply):
+        elif final or reply.buttons or reply.columns or _layout(reply) != _layout(sent.reply):
             await self._replace_card(sent, reply)  # the end of the stream, or a new layout: whole card
         else:
             if not sent.streaming:  # an edit after the stream ended opens it again

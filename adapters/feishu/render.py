@@ -1,5 +1,5 @@
 """Reply → Feishu card JSON 2.0 (Markdown element, header, button rows, the model's thinking in a folded
-collapsible panel), sized in UTF-8 bytes."""
+collapsible panel, answers side by side in a column_set with their buttons under each), sized in UTF-8 bytes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import dataclasses
 import json
 from typing import Any
 
-from bot.replies import FENCE, Reply, quoted_reasoning, split_text
+from bot.replies import FENCE, Button, Column, Reply, quoted_reasoning, split_text, stacked
 
 CARD_LIMIT_BYTES = 30_000  # Feishu rejects cards over 30 KB (code 230025); CJK is 3 bytes a character
 ANSWER_ELEMENT = "answer"  # element_id CardKit updates while streaming
@@ -45,7 +45,10 @@ def card(reply: Reply, *, streaming: bool) -> dict[str, Any]:
     """A card JSON 2.0; `update_multi` so the message can be PATCHed later."""
     elements: list[dict[str, Any]] = [
         {"tag": "markdown", "content": markdown(reply), "element_id": ANSWER_ELEMENT}
-    ]
+    ] if reply.text or not reply.columns else []
+    if reply.columns:
+        elements.append({"tag": "column_set", "flex_mode": "none", "horizontal_spacing": "12px",
+                         "columns": [_column(column) for column in reply.columns]})
     if reply.reasoning:  # folded until opened
         elements.insert(0, {"tag": "collapsible_panel", "expanded": False,
                             "header": {"title": {"tag": "plain_text", "content": "💭"}},
@@ -65,27 +68,30 @@ def summary(reply: Reply) -> str:
     return text[:SUMMARY_CHARS] + ("…" if len(text) > SUMMARY_CHARS else "")
 
 
-def _button_row(row: tuple[Any, ...]) -> dict[str, Any]:
+def _column(column: Column) -> dict[str, Any]:
+    """One answer of several side by side: its title, its Markdown and its buttons, in an equal share of the width."""
+    elements: list[dict[str, Any]] = [{"tag": "markdown", "content": f"**{defuse_tags(column.title)}**"},
+                                      {"tag": "markdown", "content": defuse_tags(column.text)}]
+    elements.extend(_button(button) for row in column.buttons for button in row)
+    return {"tag": "column", "width": "weighted", "weight": 1, "vertical_align": "top", "elements": elements}
+
+
+def _button_row(row: tuple[Button, ...]) -> dict[str, Any]:
     return {
         "tag": "column_set",
         "flex_mode": "flow",
         "horizontal_spacing": "8px",
-        "columns": [
-            {
-                "tag": "column",
-                "width": "auto",
-                "elements": [
-                    {
-                        "tag": "button",
-                        "text": {"tag": "plain_text", "content": button.label},
-                        "type": "default",
-                        "size": "small",
-                        "behaviors": [{"type": "callback", "value": {"action": button.action}}],
-                    }
-                ],
-            }
-            for button in row
-        ],
+        "columns": [{"tag": "column", "width": "auto", "elements": [_button(button)]} for button in row],
+    }
+
+
+def _button(button: Button) -> dict[str, Any]:
+    return {
+        "tag": "button",
+        "text": {"tag": "plain_text", "content": button.label},
+        "type": "default",
+        "size": "small",
+        "behaviors": [{"type": "callback", "value": {"action": button.action}}],
     }
 
 
@@ -100,7 +106,7 @@ def size(obj: Any) -> int:
 
 def plain_text(reply: Reply) -> str:
     """The text-message fallback when cards are refused (thinking as a quote)."""
-    text = quoted_reasoning(reply)
+    text = stacked(reply) if reply.columns else quoted_reasoning(reply)
     return f"{reply.title}\n{text}" if reply.title else text
 
 
@@ -108,6 +114,8 @@ def split_to_fit(reply: Reply, limit: int = CARD_LIMIT_BYTES) -> list[Reply]:
     """Split a reply so each part's card stays under `limit` bytes; title first, buttons last."""
     if size(card(reply, streaming=True)) <= limit:
         return [reply]
+    if reply.columns:  # answers side by side stay in one card: each keeps its head
+        return [truncate_to_fit(reply, limit)]
     overhead = size(card(dataclasses.replace(reply, text=""), streaming=True))
     # 3 bytes per character covers CJK; rarer wider characters are caught by the recursion below
     chars = max(64, (limit - overhead) // 3)
@@ -130,8 +138,13 @@ def split_to_fit(reply: Reply, limit: int = CARD_LIMIT_BYTES) -> list[Reply]:
 
 def truncate_to_fit(reply: Reply, limit: int = CARD_LIMIT_BYTES) -> Reply:
     """An edit cannot split the message, so it keeps the head of the text and marks the cut."""
-    keep, fitted = len(reply.text), reply
+    keep, fitted = max([len(reply.text)] + [len(c.text) for c in reply.columns]), reply
     while size(card(fitted, streaming=True)) > limit and keep > 0:
         keep = keep * 3 // 4
-        fitted = dataclasses.replace(reply, text=reply.text[:keep] + "\n…")
+        fitted = dataclasses.replace(reply, text=_head(reply.text, keep), columns=tuple(
+            dataclasses.replace(c, text=_head(c.text, keep)) for c in reply.columns))
     return fitted
+
+
+def _head(text: str, keep: int) -> str:
+    return text if len(text) <= keep else text[:keep] + "\n…"

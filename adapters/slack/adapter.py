@@ -67,6 +67,7 @@ class SlackAdapter:
         closes_streams=True,  # a native stream shows as being written until chat.stopStream
         restart_when_down=True,
         reorders=False,  # no order key parsed yet (IncomingMessage.order): nothing to hold for
+        columns=0,
     )
 
     def __init__(self, settings: SlackConfig, tokens: tuple[str, str, str], services: AdapterServices,

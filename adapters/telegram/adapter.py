@@ -74,6 +74,7 @@ class TelegramAdapter:
         closes_streams=False,
         restart_when_down=True,
         reorders=True,
+        columns=0,
     )
 
     def __init__(self, token: str, api_base: str, webhook_url: str | None, webhook_secret: str,

@@ -49,6 +49,7 @@ class WebChatAdapter:
         threads_paced_apart=False, interactions_paced_apart=False, replace_pressed=False, closes_streams=False,
         restart_when_down=False,
         reorders=False,
+        columns=4,
     )
 
     def __init__(self, services: AdapterServices) -> None:

@@ -1,5 +1,5 @@
 """Reply → the JSON the page draws: Markdown as safe HTML (raw HTML off, unsafe links dropped; the model's
-thinking folded in <details>), buttons; and the same for a page of the conversation so far."""
+thinking folded in <details>), buttons, answers side by side (columns, each with its buttons); and the same for a page of the conversation so far."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from markupsafe import escape
 
 from bot.httpkit.markdown import markdown
 from bot.messages import HistoryMessage, HistoryPage
-from bot.replies import Reply
+from bot.replies import Button, Reply
 
 
 def render(reply: Reply) -> dict[str, Any]:
@@ -19,8 +19,14 @@ def render(reply: Reply) -> dict[str, Any]:
     return {
         "title": reply.title or "",
         "html": html,
-        "buttons": [[{"label": b.label, "action": b.action} for b in row] for row in reply.buttons],
+        "buttons": _buttons(reply.buttons),
+        "columns": [{"title": c.title, "html": str(markdown(c.text)), "buttons": _buttons(c.buttons)}
+                    for c in reply.columns],
     }
+
+
+def _buttons(rows: tuple[tuple[Button, ...], ...]) -> list[list[dict[str, str]]]:
+    return [[{"label": b.label, "action": b.action} for b in row] for row in rows]
 
 
 def history_entry(message: HistoryMessage) -> dict[str, Any]:

@@ -57,6 +57,7 @@ class WeComAdapter:
         closes_streams=True,  # a stream shows "typing" until `finish`
         restart_when_down=True,
         reorders=False,  # no order key parsed yet (IncomingMessage.order): nothing to hold for
+        columns=0,
     )
 
     def __init__(self, *, settings: WeComConfig, env: Mapping[str, str], services: AdapterServices) -> None:

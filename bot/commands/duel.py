@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from bot.commands.models import choosable
 from bot.commands.registry import CommandContext, UsageError, command
-from bot.replies import Button, Reply
+from bot.replies import Button, Column, Reply
 from bot.run.duel import MAX_CONTENDERS, question_path
+from bot.store.votes import Entry
+from bot.tree.model import Conversation
 
 
 @command("duel", "Answer your last message with two or more models at once, side by side (tools off)",
@@ -36,16 +38,27 @@ async def vote(ctx: CommandContext) -> Reply:
     n, session = int(ctx.args.strip()), ctx.session
     conv = await ctx.services.conversations.tree(session, "")
     target = conv.by_number(n)
-    chosen = None if target is None else await ctx.services.store.votes.vote(
+    votes = ctx.services.store.votes
+    chosen = None if target is None else await votes.vote(
         session.key.storage_key, conv.id, target.id, f"{ctx.msg.platform}:{ctx.msg.user_id}")
     if target is None or chosen is None:
         return Reply(ctx.t("vote_not_duel", n=n))
     await ctx.services.conversations.move_cursor(session, target.id)
     if ctx.services.metrics is not None:
-        rates = await ctx.services.store.votes.win_rates()
-        ctx.services.metrics.duel_vote(chosen.model, [(r.model, r.rate) for r in rates])
+        rates = await votes.win_rates()
+        ctx.services.metrics.duel_vote(chosen.model, [(r.name, r.rate) for r in rates])
     title = ctx.t("vote_done", n=n, model=chosen.model)
     tree = ((Button("/tree", "/tree"),),)
-    if ctx.msg.is_button and ctx.caps.replace_pressed:  # the pressed answer is replaced: it stays, marked chosen
-        return Reply(target.content, title=title, buttons=tree)
-    return Reply(title, buttons=tree)
+    if not (ctx.msg.is_button and ctx.caps.replace_pressed):
+        return Reply(title, buttons=tree)
+    rivals = await votes.rivals(session.key.storage_key, conv.id, target.id)
+    if 2 <= len(rivals) <= ctx.caps.columns:  # the pressed card shows the duel in columns: it stays, choice marked
+        return Reply("", title, tree, columns=tuple(_column(ctx, conv, i, e, target.id)
+                                                    for i, e in enumerate(rivals, 1)))
+    return Reply(target.content, title=title, buttons=tree)  # the pressed answer is replaced: it stays, marked
+
+
+def _column(ctx: CommandContext, conv: Conversation, i: int, entry: Entry, chosen: str) -> Column:
+    node = conv.messages.get(entry.message_id)
+    head = ctx.t("duel_title", i=i, model=entry.model)
+    return Column(f"🏆 {head}" if entry.message_id == chosen else head, "" if node is None else node.content)

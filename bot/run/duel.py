@@ -1,10 +1,13 @@
 """Duels: the last question answered by several models at once, each answer a sibling branch under it.
 
-Every contender streams into a platform message of its own, headed with its model, all at the same time (the
-chat's pacing shares its budget between them); tools are off, so the answers differ by model alone and nothing
-runs twice. Once all have ended, the answers are stored in one write as children of the question (the shape
-/retry gives: the question once, the answers side by side in /tree), the cursor goes to the first, the duel is
-recorded (bot/store/votes.py) and each message gets its vote button, `/vote <N>` with the answer's number.
+All contenders stream at the same time, each headed with its model: side by side in one message where the
+platform shows columns (Capabilities.columns: a Feishu card, the web chat; bot/delivery/columns.py), else each
+into a platform message of its own (the chat's pacing shares its budget between them). Tools are off, so the
+answers differ by model alone and nothing runs twice; meanwhile the cheaper model gives the question a topic tag
+(bot/agent/topics.py). Once all have ended, the answers are stored in one write as children of the question (the
+shape /retry gives: the question once, the answers side by side in /tree), the cursor goes to the first, the duel
+is recorded with its agent and tag (bot/store/votes.py) and each answer gets its vote button, `/vote <N>` with
+the answer's number.
 """
 
 from __future__ import annotations
@@ -13,13 +16,18 @@ import asyncio
 import contextlib
 import dataclasses
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from secrets import token_hex
+from typing import Protocol
 
 from bot.agent.events import ReasoningDelta, RunFailed, RunFinished, TextDelta
 from bot.agent.tools.registry import ToolRegistry
+from bot.agent.topics import Topics
 from bot.chats.sessions import Session
 from bot.delivery import Delivery, StreamWriter
+from bot.delivery.columns import Buttons, ColumnStream
+from bot.messages import ChatRef
 from bot.i18n import t
 from bot.replies import Button, Reply
 from bot.run.runner import AgentRunner
@@ -30,10 +38,37 @@ from bot.tree.model import Message
 MAX_CONTENDERS = 4  # answers of one duel: each is a model request and a message in the chat
 
 
+class Board(Protocol):
+    """Where the contenders' answers show while they grow: one message with columns, or a message each."""
+
+    def feed(self, column: int, delta: str) -> None: ...
+
+    def feed_reasoning(self, column: int, delta: str) -> None: ...
+
+    async def finish(self, texts: Sequence[str], buttons: Sequence[Buttons]) -> None: ...
+
+
+class Separate:
+    """Each answer in a message of its own (a platform without columns), all streaming at once."""
+
+    def __init__(self, delivery: Delivery, chat: ChatRef, heads: Sequence[str]) -> None:
+        self.streams = [StreamWriter(delivery, chat, title=head, sharing=len(heads)) for head in heads]
+
+    def feed(self, column: int, delta: str) -> None:
+        self.streams[column].feed(delta)
+
+    def feed_reasoning(self, column: int, delta: str) -> None:
+        self.streams[column].feed_reasoning(delta)
+
+    async def finish(self, texts: Sequence[str], buttons: Sequence[Buttons]) -> None:
+        for stream, text, row in zip(self.streams, texts, buttons, strict=True):
+            await stream.finish(text, buttons=row)
+
+
 @dataclass
 class Contender:
     model: str
-    stream: StreamWriter
+    column: int
     text: str = ""  # the whole answer, once finished
     shown: str = ""  # what has streamed so far
     trace_id: str = ""
@@ -52,20 +87,29 @@ class Duels:
         self.runner = runner
         self.votes = votes
         self.turns = runner.turns_with(ToolRegistry())  # tools off: none offered
+        self.topics = Topics(runner.loop.llm, runner.cfg.llm.skill_model or runner.cfg.llm.chat_model)
 
     async def run(self, session: Session, turn: TurnContext, delivery: Delivery, path: list[Message],
                   models: list[str]) -> None:
         """Answer `path`'s last message with each model, side by side, and store the answers as its children."""
         question = path[-1]
-        await delivery.send(turn.chat, Reply(t(turn.lang, "duel_start", models=" · ".join(models))))
+        heads = [t(turn.lang, "duel_title", i=i, model=model) for i, model in enumerate(models, 1)]
+        start = t(turn.lang, "duel_start", models=" · ".join(models))
+        board: Board
+        if 2 <= len(models) <= delivery.caps.columns:
+            board = ColumnStream(delivery, turn.chat, start, heads)
+        else:
+            await delivery.send(turn.chat, Reply(start))
+            board = Separate(delivery, turn.chat, heads)
         view = dataclasses.replace(session, path=path)  # the history each contender reads; the session stays
-        contenders = [Contender(model, StreamWriter(delivery, turn.chat, title=self._title(turn, i, model),
-                                                    sharing=len(models)))
-                      for i, model in enumerate(models, 1)]
+        contenders = [Contender(model, i) for i, model in enumerate(models)]
+        tagging = asyncio.create_task(self.topics.tag(question.content))
         try:
-            await asyncio.gather(*(self._contend(view, turn, delivery, c) for c in contenders))
-        except asyncio.CancelledError:  # /stop or shutdown: each message keeps what it showed, nothing is stored
-            await asyncio.shield(self._cut(turn, contenders))
+            await asyncio.gather(*(self._contend(view, turn, delivery, board, c) for c in contenders))
+            topic = await tagging
+        except asyncio.CancelledError:  # /stop or shutdown: each answer keeps what it showed, nothing is stored
+            tagging.cancel()
+            await asyncio.shield(self._cut(turn, board, contenders))
             raise
         answers = [c for c in contenders if c.answered]
         for c in answers:
@@ -74,17 +118,16 @@ class Duels:
             stored = [c.message for c in answers if c.message is not None]
             await self.runner.conversations.branch_off(session, stored, stored[0].id)
             assert session.conversation_id is not None
+            agent = self.runner.agent.name if self.runner.agent is not None else ""
             await self.votes.entered(session.key.storage_key, session.conversation_id, token_hex(8),
-                                     [Entry(m.id, c.model) for c, m in zip(answers, stored, strict=True)])
-        for i, c in enumerate(contenders, 1):
-            await self._close(turn, c, i)
+                                     [Entry(m.id, c.model, agent) for c, m in zip(answers, stored, strict=True)],
+                                     topic)
+        finals = [self._final(turn, c) for c in contenders]
+        await board.finish([text for text, _ in finals], [buttons for _, buttons in finals])
 
-    @staticmethod
-    def _title(turn: TurnContext, i: int, model: str) -> str:
-        return t(turn.lang, "duel_title", i=i, model=model)
-
-    async def _contend(self, view: Session, turn: TurnContext, delivery: Delivery, c: Contender) -> None:
-        """One model's answer, streamed into its own message; its trace is stored like any run's."""
+    async def _contend(self, view: Session, turn: TurnContext, delivery: Delivery, board: Board,
+                       c: Contender) -> None:
+        """One model's answer, streamed into its place on the board; its trace is stored like any run's."""
         runner = self.runner
         trace = runner.tracer.start(view.key.storage_key, view.conversation_id, c.model)
         c.trace_id, started = trace.id, time.monotonic()
@@ -96,9 +139,9 @@ class Duels:
                     trace.observe(event)
                     if isinstance(event, TextDelta):
                         c.shown += event.text
-                        c.stream.feed(event.text)
+                        board.feed(c.column, event.text)
                     elif isinstance(event, ReasoningDelta):
-                        c.stream.feed_reasoning(event.text)
+                        board.feed_reasoning(c.column, event.text)
                     elif isinstance(event, RunFinished):
                         c.text, c.answered = event.text, True
                     elif isinstance(event, RunFailed):
@@ -110,17 +153,17 @@ class Duels:
             runner.tracer.finish(trace)
 
     @staticmethod
-    async def _cut(turn: TurnContext, contenders: list[Contender]) -> None:
+    async def _cut(turn: TurnContext, board: Board, contenders: list[Contender]) -> None:
         note = t(turn.lang, "interrupted")
-        for c in contenders:
-            with contextlib.suppress(Exception):
-                await c.stream.finish(f"{c.shown}\n\n{note}" if c.shown.strip() else note)
+        with contextlib.suppress(Exception):
+            await board.finish([f"{c.shown}\n\n{note}" if c.shown.strip() else note for c in contenders],
+                               [() for _ in contenders])
 
-    async def _close(self, turn: TurnContext, c: Contender, i: int) -> None:
-        """The answer's final edit, with its vote button; a failed contender says so instead."""
+    @staticmethod
+    def _final(turn: TurnContext, c: Contender) -> tuple[str, Buttons]:
+        """The answer's final text, with its vote button; a failed contender says so instead."""
         if c.message is None or c.message.number is None:
-            await c.stream.finish(t(turn.lang, "duel_failed", model=c.model))
-            return
+            return t(turn.lang, "duel_failed", model=c.model), ()
         n = c.message.number
-        vote = Button(t(turn.lang, "duel_vote", i=i, n=n), f"/vote {n}")
-        await c.stream.finish(c.text or t(turn.lang, "empty_answer"), buttons=((vote,),))
+        vote = Button(t(turn.lang, "duel_vote", i=c.column + 1, n=n), f"/vote {n}")
+        return c.text or t(turn.lang, "empty_answer"), ((vote,),)

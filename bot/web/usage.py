@@ -1,6 +1,7 @@
 """The usage page: tokens and cost per UTC day over the last 30 days (a bar chart drawn like the overview's),
-this period's spending per model and per user (bars scaled to the largest), from the usage totals; and each
-model's win rate in duels (/duel, /vote), over every vote."""
+this period's spending per model and per user (bars scaled to the largest), from the usage totals; and the win
+rates in duels (/duel, /vote) per model and per agent, over every vote or those of one topic tag (`?tag=`; an
+empty tag is the untagged duels)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from aiohttp import web
 
 from bot.agent.usage import utc_today
 from bot.store.usage import UsageTotals
+from bot.store.votes import By, VoteStore
 from bot.web.dashboard import DEPS, render_page
 from bot.web.overview import CHART_HEIGHT, bars, nice_top
 
@@ -35,9 +37,18 @@ async def usage_page(request: web.Request) -> web.Response:
     context = {"chart": chart, "since": since.isoformat(), "period": sum(totals, UsageTotals()),
                "models": _rows(await usage.breakdown(since, "model", TOP)),
                "users": _rows(await usage.breakdown(since, "user_id", TOP)),
-               "duels": [{"model": r.model, "wins": r.wins, "ballots": r.ballots, "width": round(ROW * r.rate, 1)}
-                         for r in await request.app[DEPS].store.votes.win_rates(TOP)]}
+               **await _duels(request.app[DEPS].store.votes, request.query.get("tag"))}
     return render_page("usage.html", request, context)
+
+
+async def _duels(votes: VoteStore, tag: str | None) -> dict[str, Any]:
+    """Win rates per model and per agent, of the chosen tag (None: every duel), and the tags to choose from."""
+    async def rates(by: By) -> list[dict[str, Any]]:
+        return [{"name": r.name, "wins": r.wins, "ballots": r.ballots, "width": round(ROW * r.rate, 1)}
+                for r in await votes.win_rates(TOP, by=by, topic=tag)]
+
+    return {"duels": await rates("model"), "duel_agents": await rates("agent"), "tag": tag,
+            "tags": await votes.topics(TOP)}
 
 
 def _rows(found: list[tuple[str, UsageTotals]]) -> list[dict[str, Any]]:

@@ -46,4 +46,4 @@ async def _duel(app: App, server: FakeDiscord) -> None:
     await wait_for(lambda: "chosen" in server.messages[beta["id"]]["content"])
     assert server.messages[beta["id"]]["content"].endswith("beta59")  # the pressed answer, kept and marked
     rates = await app.store.votes.win_rates()
-    assert [(r.model, r.wins) for r in rates] == [("beta", 1), ("alpha", 0)]
+    assert [(r.name, r.wins) for r in rates] == [("beta", 1), ("alpha", 0)]

@@ -13,7 +13,7 @@ import pytest_asyncio
 from tests.e2e.test_telegram_e2e import _env
 from tests.fakes.openai_api import FakeOpenAI, Step, Text
 from tests.fakes.telegram_api import FakeTelegram
-from tests.harness import running_app, wait_for
+from tests.harness import answer_requests, running_app, wait_for
 
 WORDS = 80
 
@@ -56,12 +56,12 @@ async def test_a_duel_streams_both_answers_and_a_vote_picks_the_branch(
         await wait_for(lambda: "chosen" in beta.text)
         assert query in tg.answered and beta.text.endswith(f"beta{WORDS - 1}")  # replaced, the answer kept
         rates = await app.store.votes.win_rates()
-        assert [(r.model, r.wins, r.ballots) for r in rates] == [("beta", 1, 1), ("alpha", 0, 1)]
+        assert [(r.name, r.wins, r.ballots) for r in rates] == [("beta", 1, 1), ("alpha", 0, 1)]
         metrics = app.metrics.render().decode()
         assert 'bothub_duel_votes_total{model="beta"} 1.0' in metrics
         assert 'bothub_duel_win_rate{model="beta"} 1.0' in metrics
         assert 'bothub_duel_win_rate{model="alpha"} 0.0' in metrics
         tg.inject_message(42, "and now?")
-        await wait_for(lambda: len(fake.requests) == 4)
-        history = [m["content"] for m in fake.requests[-1]["body"]["messages"][1:]]
+        await wait_for(lambda: len(answer_requests(fake)) == 4)
+        history = [m["content"] for m in answer_requests(fake)[-1]["body"]["messages"][1:]]
         assert history[-2].startswith("beta0") and not any(str(h).startswith("alpha0") for h in history)

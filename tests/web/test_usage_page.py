@@ -45,14 +45,30 @@ async def test_usage_per_day_model_and_user(dashboard: Dashboard, http: aiohttp.
     assert "每日令牌数（UTC），最近 30 天" in zh and "按用户，最近 30 天" in zh
 
 
-async def test_duel_win_rates_per_model(dashboard: Dashboard, http: aiohttp.ClientSession) -> None:
+async def test_duel_win_rates_per_model_and_agent_by_topic(dashboard: Dashboard, http: aiohttp.ClientSession) -> None:
     votes = dashboard.app.store.votes
-    await votes.entered("telegram:5", "conv1", "d1", [Entry("a1", "gpt-x"), Entry("b1", "claude-y")])
-    await votes.entered("telegram:5", "conv1", "d2", [Entry("a2", "gpt-x"), Entry("b2", "claude-y")])
+    await votes.entered("telegram:5", "conv1", "d1", [Entry("a1", "gpt-x", "main"), Entry("b1", "claude-y", "main")],
+                        "coding")
+    await votes.entered("telegram:5", "conv1", "d2", [Entry("a2", "gpt-x", "main"), Entry("b2", "claude-y", "helper")],
+                        "travel")
     for node in ("a1", "b2"):
         await votes.vote("telegram:5", "conv1", node, "telegram:u1")
     await votes.vote("telegram:5", "conv1", "b1", "telegram:u2")
     await signed_in(http, dashboard)
-    page = await (await http.get(dashboard.url("/usage"))).text()
-    rows = re.findall(r"<tr><td>([^<]+)</td><td>won (\d+) of (\d+) votes</td><td>([\d.]+)%</td>", page)
-    assert rows == [("claude-y", "2", "3", "66.7"), ("gpt-x", "1", "3", "33.3")]
+
+    async def tables(query: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+        page = await (await http.get(dashboard.url("/usage" + query))).text()
+        found = [re.findall(r"<tr><td>([^<]+)</td><td>won (\d+) of (\d+) votes</td><td>([\d.]+)%</td>", table)
+                 for table in re.findall(r'<table class="list usage-(?:duels|duel-agents)">(.*?)</table>', page, re.S)]
+        return found[0], found[1]
+
+    assert await tables("") == ([("claude-y", "2", "3", "66.7"), ("gpt-x", "1", "3", "33.3")],
+                                [("main", "2", "3", "66.7"), ("helper", "1", "1", "100.0")])
+    assert await tables("?tag=coding") == ([("claude-y", "1", "2", "50.0"), ("gpt-x", "1", "2", "50.0")],
+                                           [("main", "2", "2", "100.0")])
+    assert await tables("?tag=travel") == ([("claude-y", "1", "1", "100.0"), ("gpt-x", "0", "1", "0.0")],
+                                           [("helper", "1", "1", "100.0"), ("main", "0", "1", "0.0")])
+    page = await (await http.get(dashboard.url("/usage?tag=travel"))).text()
+    assert '<a href="/usage?tag=travel" class="here">travel (1)</a>' in page and "coding (1)" in page
+    await http.get(dashboard.url("/lang?to=zh&next=%2Fusage"))
+    assert "各智能体胜率" in await (await http.get(dashboard.url("/usage"))).text()

@@ -43,7 +43,7 @@ async def test_a_duel_streams_side_by_side_and_the_vote_moves_the_cursor(tmp_pat
         await votes.last.click()
         await expect(page.locator("#log").get_by_text("#4 (beta) chosen")).to_be_visible()
         rates = await hub.app.store.votes.win_rates()
-        assert [(r.model, r.wins) for r in rates] == [("beta", 1), ("alpha", 0)]
+        assert [(r.name, r.wins) for r in rates] == [("beta", 1), ("alpha", 0)]
         await page.fill("#composer textarea", "/tree")
         await page.press("#composer textarea", "Enter")
         await expect(page.locator("#log").get_by_text("[4] AI: beta0", exact=False)).to_contain_text("←")

@@ -119,12 +119,19 @@
 
   function draw(data) {
     let bubble = document.getElementById("m-" + data.id);
+    const side = (data.columns || []).length > 0;
     if (!bubble) {
-      bubble = el("div", "bubble bot live");
+      bubble = el("div", side ? "duel live" : "bubble bot live");
       bubble.id = "m-" + data.id;
-      place(bubble, data);
+      log.appendChild(bubble);
     }
     const follow = atBottom();
+    if (side) drawColumns(bubble, data); else fill(bubble, data);
+    typing.hidden = true;
+    if (follow) scrollDown();
+  }
+
+  function fill(bubble, data) {
     bubble.replaceChildren();
     if (data.title) bubble.appendChild(el("h4", "", data.title));
     const text = el("div", "body");
@@ -142,22 +149,19 @@
     }
     bubble.classList.toggle("streaming", !data.final);
     if (data.final) { codeCopyButtons(text); stamp(bubble); actionBar(bubble, null); }
-    typing.hidden = true;
-    if (follow) scrollDown();
   }
 
-  // Titled answers streaming at the same time (a duel, one per model) stand side by side in one row.
-  function place(bubble, data) {
-    const last = log.lastElementChild;
-    const row = last && last.classList.contains("columns") ? last : null;
-    const beside = row ? row.lastElementChild : last;
-    if (!data.title || !beside || !beside.matches(".bubble.bot.streaming") || !beside.querySelector("h4")) {
-      log.appendChild(bubble);
-      return;
+  // Answers side by side (a duel, one column per model): one message, a bubble per column, all growing at once.
+  function drawColumns(box, data) {
+    box.replaceChildren();
+    if (data.title) box.appendChild(el("div", "duel-head", data.title));
+    const row = el("div", "columns");
+    for (const column of data.columns) {
+      const bubble = el("div", "bubble bot");
+      fill(bubble, { title: column.title, html: column.html, buttons: column.buttons, final: data.final });
+      row.appendChild(bubble);
     }
-    const columns = row || el("div", "columns");
-    if (!row) { log.replaceChild(columns, beside); columns.appendChild(beside); }
-    columns.appendChild(bubble);
+    box.appendChild(row);
   }
 
   // After an answer is stored, its bubble and the line it answers learn their ids (branch, trace).

@@ -1,6 +1,6 @@
 """Migrations 23 and on (bot/store/postgres/migrations.py runs them after the others): fencing and each chat's
-own order; then the tree's duels and votes (25), memory embeddings (26), linked chats (27) and who wrote what in a
-group (28). Add-only, like every migration after the 14th.
+own order; then the tree's duels and votes (25), memory embeddings (26), linked chats (27), who wrote what
+in a group (28), background tasks (29) and the duels' agents and topic tags (30). Add-only, like every migration after the 14th.
 
 Fencing: a replica that takes a chat partition bumps the partition's epoch (bothub_partitions); every tree and
 inbox write of a chat names the partition and the epoch its writer took it at, and bothub_fence checks that in
@@ -128,5 +128,12 @@ MIGRATIONS: tuple[str, ...] = (
         finished_at TIMESTAMPTZ
     );
     CREATE INDEX tasks_by_chat ON tasks (chat, state);
+    """,
+    # 30: each duel's answering agent, topic tag (bot/agent/topics.py) and each answer's place in it, for win rates
+    # per agent and per tag and for drawing the duel again in columns
+    """
+    ALTER TABLE duels ADD COLUMN agent TEXT NOT NULL DEFAULT '',
+                      ADD COLUMN topic TEXT NOT NULL DEFAULT '',
+                      ADD COLUMN place INTEGER NOT NULL DEFAULT 0;
     """,
 )

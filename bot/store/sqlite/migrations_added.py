@@ -167,4 +167,11 @@ ADDED: tuple[str, ...] = (
     );
     CREATE INDEX tasks_by_chat ON tasks (chat, state);
     """,
+    # 27: each duel's answering agent, topic tag (bot/agent/topics.py) and each answer's place in it, for win rates
+    # per agent and per tag and for drawing the duel again in columns
+    """
+    ALTER TABLE duels ADD COLUMN agent TEXT NOT NULL DEFAULT '';
+    ALTER TABLE duels ADD COLUMN topic TEXT NOT NULL DEFAULT '';
+    ALTER TABLE duels ADD COLUMN place INTEGER NOT NULL DEFAULT 0;
+    """,
 )

@@ -17,9 +17,9 @@ async def test_votes_are_stored_on_the_nodes_and_counted_per_model(store: Store)
     assert await store.votes.vote("telegram:2", "conv2", "m-a", "telegram:9") is None  # another chat's answer
     assert await store.votes.vote("telegram:1", "conv1", "nope", "telegram:9") is None
     assert await store.votes.vote("telegram:1", "conv2", "m-a", "telegram:9") is None  # another conversation's
-    rates = {r.model: (r.wins, r.ballots) for r in await store.votes.win_rates()}
+    rates = {r.name: (r.wins, r.ballots) for r in await store.votes.win_rates()}
     assert rates == {"beta": (2, 3), "alpha": (1, 3)}
-    assert [r.model for r in await store.votes.win_rates()] == ["beta", "alpha"]
+    assert [r.name for r in await store.votes.win_rates()] == ["beta", "alpha"]
 
 
 async def test_forgetting_a_chat_takes_its_duels_and_votes(store: Store) -> None:
@@ -28,3 +28,20 @@ async def test_forgetting_a_chat_takes_its_duels_and_votes(store: Store) -> None
     erased = await store.forget.forget_chat("telegram:1")
     assert erased["duels"] == 2 and erased["votes"] == 1
     assert await store.votes.win_rates() == []
+
+
+async def test_win_rates_per_agent_and_topic_and_a_duels_rivals_in_order(store: Store) -> None:
+    await store.votes.entered("telegram:1", "conv1", "d1", [Entry("m-b", "beta", "main"), Entry("m-a", "alpha", "main")],
+                              "coding")
+    await store.votes.entered("telegram:1", "conv1", "d2", [Entry("n-a", "alpha", "main"), Entry("n-b", "beta", "ops")])
+    for node, voter in (("m-a", "telegram:7"), ("m-b", "telegram:8"), ("n-b", "telegram:7")):
+        await store.votes.vote("telegram:1", "conv1", node, voter)
+    assert [(r.name, r.wins, r.ballots) for r in await store.votes.win_rates(by="agent")] == [
+        ("main", 2, 3), ("ops", 1, 1)]  # two answers of one agent: each vote one ballot
+    assert [(r.name, r.wins) for r in await store.votes.win_rates(topic="coding")] == [("alpha", 1), ("beta", 1)]
+    assert [(r.name, r.wins) for r in await store.votes.win_rates(topic="")] == [("beta", 1), ("alpha", 0)]
+    assert await store.votes.win_rates(topic="travel") == []
+    assert await store.votes.topics() == [("", 1), ("coding", 1)]
+    assert await store.votes.rivals("telegram:1", "conv1", "m-a") == [Entry("m-b", "beta", "main"),
+                                                                       Entry("m-a", "alpha", "main")]
+    assert await store.votes.rivals("telegram:2", "conv1", "m-a") == []
