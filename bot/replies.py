@@ -71,7 +71,9 @@ def stacked(reply: Reply) -> str:
 
 def split_reply(reply: Reply, limit: int) -> list[Reply]:
     """A reply as messages of at most `limit` characters: the title and thinking on the first, buttons on
-    the last."""
+    the last. Answers side by side stay one message: their maker cut them to their share (bot/delivery/columns.py)."""
+    if reply.columns:
+        return [reply]
     room = reasoning_room(limit) if reply.reasoning else 0
     texts = split_text(reply.text, limit - room) or [""]
     last = len(texts) - 1

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from bot.commands.models import choosable
 from bot.commands.registry import CommandContext, UsageError, command
-from bot.replies import Button, Column, Reply
+from bot.delivery.columns import MIN_SHARE
+from bot.replies import Button, Column, Reply, split_text
 from bot.run.duel import MAX_CONTENDERS, question_path
 from bot.store.votes import Entry
 from bot.tree.model import Conversation
@@ -53,12 +54,15 @@ async def vote(ctx: CommandContext) -> Reply:
         return Reply(title, buttons=tree)
     rivals = await votes.rivals(session.key.storage_key, conv.id, target.id)
     if 2 <= len(rivals) <= ctx.caps.columns:  # the pressed card shows the duel in columns: it stays, choice marked
-        return Reply("", title, tree, columns=tuple(_column(ctx, conv, i, e, target.id)
+        share = max(MIN_SHARE, ctx.caps.max_text // len(rivals) - len(title))
+        return Reply("", title, tree, columns=tuple(_column(ctx, conv, i, e, target.id, share)
                                                     for i, e in enumerate(rivals, 1)))
     return Reply(target.content, title=title, buttons=tree)  # the pressed answer is replaced: it stays, marked
 
 
-def _column(ctx: CommandContext, conv: Conversation, i: int, entry: Entry, chosen: str) -> Column:
+def _column(ctx: CommandContext, conv: Conversation, i: int, entry: Entry, chosen: str, share: int) -> Column:
+    """One answer of the duel as its card showed it: its title (the chosen one's marked) and the head of its text."""
     node = conv.messages.get(entry.message_id)
     head = ctx.t("duel_title", i=i, model=entry.model)
-    return Column(f"🏆 {head}" if entry.message_id == chosen else head, "" if node is None else node.content)
+    parts = split_text(node.content, share) if node is not None and node.content.strip() else [""]
+    return Column(f"🏆 {head}" if entry.message_id == chosen else head, parts[0])

@@ -22,6 +22,7 @@ from aiohttp import WSMsgType, web
 from adapters.feishu.frames import CONTROL, DATA, Frame  # checked against lark-oapi's own class in test_frames.py
 from tests.fakes.budgets import Judged
 from tests.fakes.feishu_cardkit import TOO_LONG, CardEntity, CardKit, error, ok
+from tests.fakes.feishu_cards import walk
 from tests.fakes.feishu_events import APP_ID, message_event
 from tests.fakes.feishu_files import ResourceFiles
 from tests.fakes.feishu_limits import FeishuLimits
@@ -315,5 +316,6 @@ def _visible_text(message: dict[str, Any], cards: dict[str, CardEntity]) -> str:
         return ""
     if content.get("type") == "card":
         content = cards[content["data"]["card_id"]].card
-    return "\n".join(str(e.get("content", "")) for e in content["body"]["elements"] if e.get("tag") == "markdown")
+    return "\n".join(str(e.get("content", "")) for e in walk(content["body"]["elements"])
+                     if isinstance(e, dict) and e.get("tag") == "markdown")
 

@@ -4,7 +4,7 @@ A refused card is HTTP 400 with code 230099 and the platform's message shape, e.
 "Failed to create card content, ext=ErrCode: 11310; ErrMsg: ...; ErrorValue: ...;". What is checked:
 the card's top-level keys; every component tag is one JSON 2.0 knows (1.0's `action` and `note` are
 gone in 2.0); required fields (markdown content, button text, plain_text titles); buttons act through
-`behaviors` (callback with a value, open_url with a URL); element_id is a letter then letters, digits or
+`behaviors` (callback with a value, open_url with a URL); a weighted column's weight is 1 to 5; element_id is a letter then letters, digits or
 '_' (at most 20), unique in the card, as CardKit streaming addresses elements by it; at most 200
 components. Size (30 KB) is checked by the server, which knows the wire bytes.
 """
@@ -46,7 +46,7 @@ def check_card(card: Any) -> str | None:
     if (problem := _check_header(card.get("header"))) is not None:
         return problem
     seen_ids: set[str] = set()
-    components = list(_walk(body["elements"]))
+    components = list(walk(body["elements"]))
     if len(components) > MAX_COMPONENTS:
         return card_error("card component number over limit", str(len(components)))
     for element in components:
@@ -55,13 +55,14 @@ def check_card(card: Any) -> str | None:
     return None
 
 
-def _walk(elements: list[Any]) -> Iterator[Any]:
+def walk(elements: list[Any]) -> Iterator[Any]:
+    """Every component, nested ones (in columns, panels) after their container."""
     for element in elements:
         yield element
         if isinstance(element, dict):
             for key in ("elements", "columns"):
                 if isinstance(element.get(key), list):
-                    yield from _walk(element[key])
+                    yield from walk(element[key])
 
 
 def _check_header(header: Any) -> str | None:
@@ -95,6 +96,8 @@ def _check_component(element: Any, seen_ids: set[str]) -> str | None:
     if tag == "column_set" and not all(isinstance(c, dict) and c.get("tag") == "column"
                                        for c in element.get("columns", [])):
         return card_error("column_set holds only columns", "columns")
+    if tag == "column" and element.get("width") == "weighted" and element.get("weight") not in range(1, 6):
+        return card_error("a weighted column's weight is an integer from 1 to 5", str(element.get("weight")))
     if tag == "button":
         return _check_button(element)
     return None

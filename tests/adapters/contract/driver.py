@@ -90,6 +90,7 @@ class Driver:
     name: str
     limit: int  # the platform's own ceiling for one message's text
     platform_can: frozenset[str]  # which of ABILITIES the platform has
+    columns = 0  # answers one message of the platform can show side by side (Capabilities.columns)
     adapter: Adapter
 
     def __init__(self) -> None:

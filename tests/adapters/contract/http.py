@@ -102,6 +102,7 @@ def _html_text(markup: str) -> str:
 class WebDriver(Driver):
     name, limit = "web", 100_000
     platform_can = frozenset({"buttons", "can_edit"})  # one browser session is one chat; sending only queues
+    columns = 4  # the page lays a message's answers out in a row
 
     async def start(self) -> None:
         routes: list[tuple[str, str, WebHandler]] = []
@@ -130,7 +131,8 @@ class WebDriver(Driver):
         if event == "typing":
             self._typings += 1
         elif event == "message":
-            self._screen.update(data["id"], _html_text(data["html"]), data["final"])
+            shown = [data["html"]] + [f'{c["title"]}\n{c["html"]}' for c in data["columns"]]
+            self._screen.update(data["id"], "\n".join(_html_text(part) for part in shown if part), data["final"])
 
     async def _sync(self) -> None:
         """Until a typing marker came through the open tab (a tab the server ended is reopened first)."""

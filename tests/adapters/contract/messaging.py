@@ -114,6 +114,7 @@ class DiscordDriver(Driver):
 
 class FeishuDriver(Driver):
     name, limit, platform_can = "feishu", feishu_adapter.FeishuAdapter.capabilities.max_text, EVERYTHING
+    columns = 4  # a card's column_set
     ENCRYPT_KEY, TOKEN = "contract-encrypt-key", "contract-verification-token"
 
     def __init__(self) -> None:

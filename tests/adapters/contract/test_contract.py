@@ -16,7 +16,7 @@ import pytest
 from bot.adapter import ChatUnavailable
 from bot.delivery import Delivery
 from bot.messages import ButtonPress, ChatRef, InboundEvent, IncomingMessage, Overheard, ReplyTo
-from bot.replies import Button, Reply
+from bot.replies import Button, Column, Reply
 from tests.adapters.contract.driver import ABILITIES, Driver, payload
 
 
@@ -120,6 +120,19 @@ async def test_a_stream_is_edited_in_place_and_ends_with_a_final_edit(driver: Dr
     await driver.adapter.edit(ref, Reply("Hello world"), final=True)
     assert await driver.shown(chat) == ["Hello world"]
     assert not await driver.stream_open(ref)
+
+
+async def test_answers_side_by_side_are_one_message_showing_every_column(driver: Driver) -> None:
+    chat = await dm_chat(driver)
+    declared = driver.adapter.capabilities.columns
+    assert declared == driver.columns, f"{driver.name} declares columns={declared}, its driver says {driver.columns}"
+    if declared < 2:  # core sends each answer in a message of its own (bot/run/duel.py)
+        return
+    vote = [((Button(f"vote {i}", f"/vote {i}"),),) for i in range(declared)]
+    reply = Reply("", "a duel", columns=tuple(Column(f"Answer {i}", f"text {i}", vote[i]) for i in range(declared)))
+    await Delivery(driver.adapter).send(chat, reply)
+    [shown] = await driver.shown(chat)
+    assert all(f"Answer {i}" in shown and f"text {i}" in shown for i in range(declared))
 
 
 async def test_a_rate_limited_send_is_retried_and_delivered(driver: Driver) -> None:
