@@ -1,5 +1,5 @@
-"""Neutral replies (text, title, buttons, the model's thinking, answers side by side) and splitting long Markdown without breaking
-code blocks."""
+"""Neutral replies (text, title, buttons, the model's thinking, answers side by side) and splitting long
+Markdown without breaking code blocks."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Reply → the JSON the page draws: Markdown as safe HTML (raw HTML off, unsafe links dropped; the model's
-thinking folded in <details>), buttons, answers side by side (columns, each with its buttons); and the same for a page of the conversation so far."""
+thinking folded in <details>), buttons, answers side by side (columns, each with its buttons); and the same
+for a page of the conversation so far."""
 
 from __future__ import annotations
 

@@ -27,8 +27,8 @@ from bot.agent.topics import Topics
 from bot.chats.sessions import Session
 from bot.delivery import Delivery, StreamWriter
 from bot.delivery.columns import Buttons, ColumnStream
-from bot.messages import ChatRef
 from bot.i18n import t
+from bot.messages import ChatRef
 from bot.replies import Button, Reply
 from bot.run.runner import AgentRunner
 from bot.run.turn import TurnContext

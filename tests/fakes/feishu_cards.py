@@ -4,9 +4,9 @@ A refused card is HTTP 400 with code 230099 and the platform's message shape, e.
 "Failed to create card content, ext=ErrCode: 11310; ErrMsg: ...; ErrorValue: ...;". What is checked:
 the card's top-level keys; every component tag is one JSON 2.0 knows (1.0's `action` and `note` are
 gone in 2.0); required fields (markdown content, button text, plain_text titles); buttons act through
-`behaviors` (callback with a value, open_url with a URL); a weighted column's weight is 1 to 5; element_id is a letter then letters, digits or
-'_' (at most 20), unique in the card, as CardKit streaming addresses elements by it; at most 200
-components. Size (30 KB) is checked by the server, which knows the wire bytes.
+`behaviors` (callback with a value, open_url with a URL); a weighted column's weight is 1 to 5; element_id
+is a letter then letters, digits or '_' (at most 20), unique in the card, as CardKit streaming addresses
+elements by it; at most 200 components. Size (30 KB) is checked by the server, which knows the wire bytes.
 """
 
 from __future__ import annotations

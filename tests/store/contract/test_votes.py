@@ -31,8 +31,8 @@ async def test_forgetting_a_chat_takes_its_duels_and_votes(store: Store) -> None
 
 
 async def test_win_rates_per_agent_and_topic_and_a_duels_rivals_in_order(store: Store) -> None:
-    await store.votes.entered("telegram:1", "conv1", "d1", [Entry("m-b", "beta", "main"), Entry("m-a", "alpha", "main")],
-                              "coding")
+    duel = [Entry("m-b", "beta", "main"), Entry("m-a", "alpha", "main")]
+    await store.votes.entered("telegram:1", "conv1", "d1", duel, "coding")
     await store.votes.entered("telegram:1", "conv1", "d2", [Entry("n-a", "alpha", "main"), Entry("n-b", "beta", "ops")])
     for node, voter in (("m-a", "telegram:7"), ("m-b", "telegram:8"), ("n-b", "telegram:7")):
         await store.votes.vote("telegram:1", "conv1", node, voter)
@@ -42,6 +42,5 @@ async def test_win_rates_per_agent_and_topic_and_a_duels_rivals_in_order(store: 
     assert [(r.name, r.wins) for r in await store.votes.win_rates(topic="")] == [("beta", 1), ("alpha", 0)]
     assert await store.votes.win_rates(topic="travel") == []
     assert await store.votes.topics() == [("", 1), ("coding", 1)]
-    assert await store.votes.rivals("telegram:1", "conv1", "m-a") == [Entry("m-b", "beta", "main"),
-                                                                       Entry("m-a", "alpha", "main")]
+    assert await store.votes.rivals("telegram:1", "conv1", "m-a") == duel
     assert await store.votes.rivals("telegram:2", "conv1", "m-a") == []
