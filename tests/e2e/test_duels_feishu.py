@@ -21,7 +21,7 @@ from tests.fakes.feishu_events import card_action_event
 from tests.fakes.openai_api import FakeOpenAI, Step, Text
 from tests.harness import running_app, wait_for
 
-WORDS = 30
+WORDS = 40
 
 
 def by_model(body: dict[str, Any]) -> Step:
