@@ -12,10 +12,11 @@ from bot.store.votes import Entry
 from bot.tree.model import Conversation
 
 
-@command("duel", "Answer your last message with two or more models at once, side by side (tools off)",
-         "用两个或更多模型同时回答你的上一条消息，并排显示（不使用工具）", "/duel [model …]", navigation=True)
+@command("duel", "Answer your last message with two or more models or agents at once, side by side (tools off)",
+         "用两个或更多模型或智能体同时回答你的上一条消息，并排显示（不使用工具）", "/duel [model|agent …]",
+         navigation=True)
 async def duel(ctx: CommandContext) -> Reply | None:
-    allowed = choosable(ctx.services.llm)
+    allowed = list(dict.fromkeys([*choosable(ctx.services.llm), *ctx.rerun.agents]))
     models = ctx.args.split() or ctx.services.llm.allowed_models[:2]
     if len(models) < 2:
         return Reply(ctx.t("duel_usage", allowed=", ".join(allowed) or "—"))

@@ -96,8 +96,10 @@ class Rerun(Protocol):
         """Answer `text` again from the session's cursor (/retry), with `model` for this turn when named."""
         ...
 
-    async def duel(self, path: list[Message], models: list[str]) -> None:
-        """Answer the last message of `path` (a branch of this session) with each model at once (/duel)."""
+    agents: list[str]  # the agents a duel may name besides models (each answers with its workspace and model)
+
+    async def duel(self, path: list[Message], names: list[str]) -> None:
+        """Answer the last message of `path` (a branch of this session) with each model or agent at once (/duel)."""
         ...
 
     async def replay(self, path: list[Message], recorded: list[Recorded] | None, model: str, head: str) -> Replayed:

@@ -17,16 +17,17 @@ from bot.tree.model import Message
 
 class Reruns:
     def __init__(self, runner: AgentRunner, duels: Duels, replays: Replays, session: Session,
-                 turn: Callable[[str], TurnContext], delivery: Delivery) -> None:
+                 turn: Callable[[str], TurnContext], delivery: Delivery, agents: list[str]) -> None:
         self._runner, self._duels, self._replays = runner, duels, replays
         self._session, self._turn, self._delivery = session, turn, delivery
+        self.agents = agents
 
     async def again(self, text: str, model: str | None = None) -> None:
         await self._runner.run(self._session, dataclasses.replace(self._turn(text), model=model), self._delivery)
 
-    async def duel(self, path: list[Message], models: list[str]) -> None:
+    async def duel(self, path: list[Message], names: list[str]) -> None:
         await self._runner.load(self._session)
-        await self._duels.run(self._session, self._turn(path[-1].content), self._delivery, path, models)
+        await self._duels.run(self._session, self._turn(path[-1].content), self._delivery, path, names)
 
     async def replay(self, path: list[Message], recorded: list[Recorded] | None, model: str, head: str) -> Replayed:
         await self._runner.load(self._session)

@@ -1,4 +1,6 @@
-"""Duels: the last question answered by several models at once, each answer a sibling branch under it.
+"""Duels: the last question answered by several models or agents at once, each answer a sibling branch under it.
+
+A model answers as the chat's agent; an agent's name answers with that agent's workspace (its prompt) and model.
 
 All contenders stream at the same time, each headed with its model: side by side in one message where the
 platform shows columns (Capabilities.columns: a Feishu card, the web chat; bot/delivery/columns.py), else each
@@ -16,7 +18,7 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from secrets import token_hex
 from typing import Protocol
@@ -30,6 +32,7 @@ from bot.delivery.columns import Buttons, ColumnStream
 from bot.i18n import t
 from bot.messages import ChatRef
 from bot.replies import Button, Reply
+from bot.run.model import ModelTurns
 from bot.run.runner import AgentRunner
 from bot.run.turn import TurnContext
 from bot.store.votes import Entry, VoteStore
@@ -67,13 +70,24 @@ class Separate:
 
 @dataclass
 class Contender:
-    model: str
+    name: str  # a model, or an agent (who answers with its own workspace and model)
     column: int
+    runner: AgentRunner  # the chat's agent's, or the named agent's
+    model: str | None  # asked of the runner's model turns; None: the agent's own
     text: str = ""  # the whole answer, once finished
     shown: str = ""  # what has streamed so far
     trace_id: str = ""
     answered: bool = False  # the model finished (else it failed, or passed the deadline)
     message: Message | None = None  # the stored answer
+
+    @property
+    def wrote(self) -> str:
+        """The model (or chain) that wrote the answer."""
+        return self.model or self.runner.loop.model
+
+    @property
+    def agent(self) -> str:
+        return self.runner.agent.name if self.runner.agent is not None else ""
 
 
 def question_path(session: Session) -> list[Message] | None:
@@ -83,26 +97,29 @@ def question_path(session: Session) -> list[Message] | None:
 
 
 class Duels:
-    def __init__(self, runner: AgentRunner, votes: VoteStore) -> None:
+    def __init__(self, runner: AgentRunner, votes: VoteStore,
+                 agents: Callable[[str], AgentRunner | None] = lambda _name: None) -> None:
         self.runner = runner
         self.votes = votes
-        self.turns = runner.turns_with(ToolRegistry())  # tools off: none offered
+        self.agents = agents  # an agent's runner by its name (None: no such agent)
+        self._turns: dict[int, ModelTurns] = {}  # by runner: tools off, none offered
         self.topics = Topics(runner.loop.llm, runner.cfg.llm.skill_model or runner.cfg.llm.chat_model)
 
     async def run(self, session: Session, turn: TurnContext, delivery: Delivery, path: list[Message],
-                  models: list[str]) -> None:
-        """Answer `path`'s last message with each model, side by side, and store the answers as its children."""
+                  names: list[str]) -> None:
+        """Answer `path`'s last message with each model or agent named, side by side, and store the answers as its
+        children."""
         question = path[-1]
-        heads = [t(turn.lang, "duel_title", i=i, model=model) for i, model in enumerate(models, 1)]
-        start = t(turn.lang, "duel_start", models=" · ".join(models))
+        heads = [t(turn.lang, "duel_title", i=i, model=name) for i, name in enumerate(names, 1)]
+        start = t(turn.lang, "duel_start", models=" · ".join(names))
         board: Board
-        if 2 <= len(models) <= delivery.caps.columns:
+        if 2 <= len(names) <= delivery.caps.columns:
             board = ColumnStream(delivery, turn.chat, start, heads)
         else:
             await delivery.send(turn.chat, Reply(start))
             board = Separate(delivery, turn.chat, heads)
         view = dataclasses.replace(session, path=path)  # the history each contender reads; the session stays
-        contenders = [Contender(model, i) for i, model in enumerate(models)]
+        contenders = [self._contender(name, i) for i, name in enumerate(names)]
         tagging = asyncio.create_task(self.topics.tag(question.content))
         try:
             await asyncio.gather(*(self._contend(view, turn, delivery, board, c) for c in contenders))
@@ -118,24 +135,33 @@ class Duels:
             stored = [c.message for c in answers if c.message is not None]
             await self.runner.conversations.branch_off(session, stored, stored[0].id)
             assert session.conversation_id is not None
-            agent = self.runner.agent.name if self.runner.agent is not None else ""
             await self.votes.entered(session.key.storage_key, session.conversation_id, token_hex(8),
-                                     [Entry(m.id, c.model, agent) for c, m in zip(answers, stored, strict=True)],
+                                     [Entry(m.id, c.wrote, c.agent) for c, m in zip(answers, stored, strict=True)],
                                      topic)
         finals = [self._final(turn, c) for c in contenders]
         await board.finish([text for text, _ in finals], [buttons for _, buttons in finals])
 
+    def _contender(self, name: str, column: int) -> Contender:
+        """An agent's name answers as that agent (its workspace and model); any other name is a model of this one."""
+        agent = self.agents(name)
+        return Contender(name, column, self.runner, name) if agent is None else Contender(name, column, agent, None)
+
+    def _tools_off(self, runner: AgentRunner) -> ModelTurns:
+        if id(runner) not in self._turns:
+            self._turns[id(runner)] = runner.turns_with(ToolRegistry())
+        return self._turns[id(runner)]
+
     async def _contend(self, view: Session, turn: TurnContext, delivery: Delivery, board: Board,
                        c: Contender) -> None:
         """One model's answer, streamed into its place on the board; its trace is stored like any run's."""
-        runner = self.runner
-        trace = runner.tracer.start(view.key.storage_key, view.conversation_id, c.model)
+        runner = c.runner
+        trace = runner.tracer.start(view.key.storage_key, view.conversation_id, c.wrote)
         c.trace_id, started = trace.id, time.monotonic()
         try:
             async with asyncio.timeout(runner.cfg.llm.run_deadline):
                 prompt = await runner.assembly.prompt(view, turn, trace)
-                tools = runner.tool_context(view, turn, delivery, c.model)
-                async for event in self.turns.events(view, prompt, tools, c.model, trace):
+                tools = runner.tool_context(view, turn, delivery, c.wrote)
+                async for event in self._tools_off(runner).events(view, prompt, tools, c.model, trace):
                     trace.observe(event)
                     if isinstance(event, TextDelta):
                         c.shown += event.text
@@ -163,7 +189,7 @@ class Duels:
     def _final(turn: TurnContext, c: Contender) -> tuple[str, Buttons]:
         """The answer's final text, with its vote button; a failed contender says so instead."""
         if c.message is None or c.message.number is None:
-            return t(turn.lang, "duel_failed", model=c.model), ()
+            return t(turn.lang, "duel_failed", model=c.name), ()
         n = c.message.number
         vote = Button(t(turn.lang, "duel_vote", i=c.column + 1, n=n), f"/vote {n}")
         return c.text or t(turn.lang, "empty_answer"), ((vote,),)

@@ -44,3 +44,7 @@ class Roster:
     @property
     def agents(self) -> list[str]:
         return list(self._runners)
+
+    def runner(self, name: str) -> AgentRunner | None:
+        """An agent's runner by its name (a duel's contender), None for no such agent."""
+        return self._runners.get(name)

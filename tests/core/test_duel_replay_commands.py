@@ -31,7 +31,7 @@ async def test_odd_input_is_answered_politely(tmp_path: Path, fake: FakeOpenAI) 
         await said(rec, app, "hello")  # [1] and its answer [2]
         assert (await said(rec, app, "/duel alpha")).text.startswith("Name two or more models")
         assert (await said(rec, app, "/duel alpha nope")).text == t("en", "model_not_allowed", model="nope",
-                                                                     allowed="alpha, beta")
+                                                                     allowed="alpha, beta, default")
         assert (await said(rec, app, "/duel " + "alpha " * 5)).text == t("en", "duel_too_many", n=4)
         assert (await said(rec, app, "/vote 2")).text == t("en", "vote_not_duel", n=2)  # no duel's answer
         assert (await said(rec, app, "/vote 99")).text == t("en", "vote_not_duel", n=99)
