@@ -96,7 +96,10 @@ class Rerun(Protocol):
         """Answer `text` again from the session's cursor (/retry), with `model` for this turn when named."""
         ...
 
-    agents: list[str]  # the agents a duel may name besides models (each answers with its workspace and model)
+    @property
+    def agents(self) -> list[str]:
+        """The agents a duel may name besides models (each answers with its own workspace and model)."""
+        ...
 
     async def duel(self, path: list[Message], names: list[str]) -> None:
         """Answer the last message of `path` (a branch of this session) with each model or agent at once (/duel)."""

@@ -263,12 +263,8 @@ class Hub:
                 reply: Reply | None = Reply(t(lang, "admins_only"))
             else:
                 runner = self.runner_for(msg)
-                roster = self.roster
-                duels = Duels(runner, self.store.votes) if roster is None else Duels(runner, self.store.votes,
-                                                                                     roster.runner)
-                reruns = Reruns(runner, duels, Replays(runner), session,
-                                lambda text: self.turn(msg, session, text, runner=runner), delivery,
-                                [] if roster is None else roster.agents)
+                reruns = Reruns(runner, Duels(runner, self.store.votes, self.roster), Replays(runner), session,
+                                lambda text: self.turn(msg, session, text, runner=runner), delivery)
                 ctx = CommandContext(self._services_of(runner), msg, session, args, lang, is_admin, delivery.caps,
                                      reruns)
                 try:

@@ -17,10 +17,13 @@ from bot.tree.model import Message
 
 class Reruns:
     def __init__(self, runner: AgentRunner, duels: Duels, replays: Replays, session: Session,
-                 turn: Callable[[str], TurnContext], delivery: Delivery, agents: list[str]) -> None:
+                 turn: Callable[[str], TurnContext], delivery: Delivery) -> None:
         self._runner, self._duels, self._replays = runner, duels, replays
         self._session, self._turn, self._delivery = session, turn, delivery
-        self.agents = agents
+
+    @property
+    def agents(self) -> list[str]:
+        return self._duels.roster.agents if self._duels.roster is not None else []
 
     async def again(self, text: str, model: str | None = None) -> None:
         await self._runner.run(self._session, dataclasses.replace(self._turn(text), model=model), self._delivery)

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from secrets import token_hex
 from typing import Protocol
@@ -33,6 +33,7 @@ from bot.i18n import t
 from bot.messages import ChatRef
 from bot.replies import Button, Reply
 from bot.run.model import ModelTurns
+from bot.run.roster import Roster
 from bot.run.runner import AgentRunner
 from bot.run.turn import TurnContext
 from bot.store.votes import Entry, VoteStore
@@ -97,11 +98,10 @@ def question_path(session: Session) -> list[Message] | None:
 
 
 class Duels:
-    def __init__(self, runner: AgentRunner, votes: VoteStore,
-                 agents: Callable[[str], AgentRunner | None] = lambda _name: None) -> None:
+    def __init__(self, runner: AgentRunner, votes: VoteStore, roster: Roster | None = None) -> None:
         self.runner = runner
         self.votes = votes
-        self.agents = agents  # an agent's runner by its name (None: no such agent)
+        self.roster = roster  # the agents a duel may name (None: only models)
         self._turns: dict[int, ModelTurns] = {}  # by runner: tools off, none offered
         self.topics = Topics(runner.loop.llm, runner.cfg.llm.skill_model or runner.cfg.llm.chat_model)
 
@@ -143,7 +143,7 @@ class Duels:
 
     def _contender(self, name: str, column: int) -> Contender:
         """An agent's name answers as that agent (its workspace and model); any other name is a model of this one."""
-        agent = self.agents(name)
+        agent = self.roster.runner(name) if self.roster is not None else None
         return Contender(name, column, self.runner, name) if agent is None else Contender(name, column, agent, None)
 
     def _tools_off(self, runner: AgentRunner) -> ModelTurns:
