@@ -14,7 +14,7 @@ from bot.agent.provider import LLMError
 log = logging.getLogger("bothub.topics")
 
 TAG_MAX = 24  # characters of a tag
-TAG_WAIT = 20.0  # seconds the duel waits for it after its answers
+TAG_WAIT = 10.0  # seconds it may take from the duel's start (the cheaper model answers in one or two)
 QUOTE_CHARS = 600  # of the question, in what the model reads
 TAGGER = (
     "Give a topic tag for the user's question below: one or two lowercase English words, such as coding, travel, "

@@ -3,7 +3,7 @@
 A model answers as the chat's agent; an agent's name answers with that agent's workspace (its prompt) and model.
 
 All contenders stream at the same time, each headed with its model: side by side in one message where the
-platform shows columns (Capabilities.columns: a Feishu card, the web chat; bot/delivery/columns.py), else each
+platform shows columns (Capabilities.columns: one card, one web-chat message; bot/delivery/columns.py), else each
 into a platform message of its own (the chat's pacing shares its budget between them). Tools are off, so the
 answers differ by model alone and nothing runs twice; meanwhile the cheaper model gives the question a topic tag
 (bot/agent/topics.py). Once all have ended, the answers are stored in one write as children of the question (the
@@ -122,24 +122,27 @@ class Duels:
         contenders = [self._contender(name, i) for i, name in enumerate(names)]
         tagging = asyncio.create_task(self.topics.tag(question.content))
         try:
-            await asyncio.gather(*(self._contend(view, turn, delivery, board, c) for c in contenders))
-            topic = await tagging
-        except asyncio.CancelledError:  # /stop or shutdown: each answer keeps what it showed, nothing is stored
-            tagging.cancel()
-            await asyncio.shield(self._cut(turn, board, contenders))
-            raise
-        answers = [c for c in contenders if c.answered]
-        for c in answers:
-            c.message = Message.new("assistant", c.text, parent_id=question.id, trace_id=c.trace_id)
-        if answers:
+            try:
+                await asyncio.gather(*(self._contend(view, turn, delivery, board, c) for c in contenders))
+            except asyncio.CancelledError:  # /stop or shutdown: each answer keeps what it showed, nothing is stored
+                await asyncio.shield(self._cut(turn, board, contenders))
+                raise
+            answers = [c for c in contenders if c.answered]
+            for c in answers:
+                c.message = Message.new("assistant", c.text, parent_id=question.id, trace_id=c.trace_id)
             stored = [c.message for c in answers if c.message is not None]
-            await self.runner.conversations.branch_off(session, stored, stored[0].id)
+            if stored:
+                await self.runner.conversations.branch_off(session, stored, stored[0].id)
+            finals = [self._final(turn, c) for c in contenders]
+            await board.finish([text for text, _ in finals], [buttons for _, buttons in finals])
+            topic = await tagging  # mostly there long before: a press waits in the lane until the duel is recorded
+        finally:
+            tagging.cancel()  # nothing once it is done
+        if stored:
             assert session.conversation_id is not None
             await self.votes.entered(session.key.storage_key, session.conversation_id, token_hex(8),
                                      [Entry(m.id, c.wrote, c.agent) for c, m in zip(answers, stored, strict=True)],
                                      topic)
-        finals = [self._final(turn, c) for c in contenders]
-        await board.finish([text for text, _ in finals], [buttons for _, buttons in finals])
 
     def _contender(self, name: str, column: int) -> Contender:
         """An agent's name answers as that agent (its workspace and model); any other name is a model of this one."""

@@ -151,17 +151,18 @@
     if (data.final) { codeCopyButtons(text); stamp(bubble); actionBar(bubble, null); }
   }
 
-  // Answers side by side (a duel, one column per model): one message, a bubble per column, all growing at once.
+  // Answers side by side (a duel, one column per model): one message, a bubble per column, all growing at once;
+  // each update refills the bubbles in place, as for a single answer.
   function drawColumns(box, data) {
-    box.replaceChildren();
-    if (data.title) box.appendChild(el("div", "duel-head", data.title));
-    const row = el("div", "columns");
-    for (const column of data.columns) {
-      const bubble = el("div", "bubble bot");
-      fill(bubble, { title: column.title, html: column.html, buttons: column.buttons, final: data.final });
-      row.appendChild(bubble);
+    let row = box.querySelector(":scope > .columns");
+    if (!row) {
+      row = el("div", "columns");
+      box.replaceChildren(el("div", "duel-head"), row);
     }
-    box.appendChild(row);
+    box.firstChild.textContent = data.title || "";
+    while (row.children.length < data.columns.length) row.appendChild(el("div", "bubble bot"));
+    data.columns.forEach((column, i) => fill(row.children[i],
+      { title: column.title, html: column.html, buttons: column.buttons, final: data.final }));
   }
 
   // After an answer is stored, its bubble and the line it answers learn their ids (branch, trace).
