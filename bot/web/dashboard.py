@@ -16,6 +16,7 @@ from bot.httpkit import lang
 from bot.httpkit.markdown import markdown
 from bot.httpkit.security import AUTH, SESSION
 from bot.i18n import t
+from bot.live.console import FleetConsole
 from bot.ops.health import Health
 from bot.ops.logring import LogRing
 from bot.ops.metrics import Metrics
@@ -36,6 +37,7 @@ class Deps:
     metrics: Metrics
     logs: LogRing = field(default_factory=LogRing)  # the last log lines, for the log view
     trees: IndexCache = field(default_factory=IndexCache)  # big trees' indexes, while unchanged
+    fleet: FleetConsole | None = None  # agents, identities and bindings (None: an embedded dashboard without them)
 
 
 DEPS = web.AppKey("dashboard_deps", Deps)

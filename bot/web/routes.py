@@ -9,7 +9,7 @@ from aiohttp import web
 from bot.httpkit import lang
 from bot.httpkit.auth import Auth
 from bot.httpkit.security import AUTH, security
-from bot.web import admin, api, chats, login, logs, overview, search, usage
+from bot.web import admin, agents, api, chats, identities, login, logs, overview, search, usage
 from bot.web.dashboard import DEPS, Deps
 
 STATIC = Path(__file__).parent / "static"
@@ -21,6 +21,6 @@ def mount(app: web.Application, deps: Deps, auth: Auth) -> None:
     app[AUTH] = auth
     app[DEPS] = deps
     app.router.add_static("/static/", STATIC, name="static")
-    for module in (login, chats, search, overview, usage, admin, api, logs):
+    for module in (login, chats, search, overview, usage, admin, agents, identities, api, logs):
         module.add_routes(app)
     app.router.add_get("/lang", lang.switch)
