@@ -100,11 +100,13 @@ FLEET_STRINGS: dict[str, tuple[str, str]] = {
     "ag_workspace": ("Workspace: {path}", "工作区：{path}"),
     "ag_files": ("Workspace files", "工作区文件"),
     "ag_file_save": ("Save {file}", "保存 {file}"),
-    "ag_file_saved": ("{file} of {name} saved; the next answer reads it.", "{name} 的 {file} 已保存；下一次回答即生效。"),
+    "ag_file_saved": ("{file} of {name} saved; the next answer reads it.",
+                      "{name} 的 {file} 已保存；下一次回答即生效。"),
     "ag_preview": ("System prompt preview", "系统提示词预览"),
     "ag_budget": ("{total} tokens of a {context}-token context · P0 {p0} (never cut) · P1 {p1} of {p1_budget} · "
                   "P2 {p2} of {p2_budget}",
-                  "共 {total} 个 token（上下文 {context}）· P0 {p0}（不裁剪）· P1 {p1}/{p1_budget} · P2 {p2}/{p2_budget}"),
+                  "共 {total} 个 token（上下文 {context}）· P0 {p0}（不裁剪）· P1 {p1}/{p1_budget} · "
+                  "P2 {p2}/{p2_budget}"),
     "ag_section": ("section", "部分"),
     "ag_priority": ("priority", "优先级"),
     "ag_tokens": ("tokens", "token 数"),
@@ -151,7 +153,8 @@ FLEET_STRINGS: dict[str, tuple[str, str]] = {
     "bd_none_yet": ("No bindings: the default agent answers everywhere.", "没有绑定：默认智能体在所有地方回答。"),
     "bd_hint": ("The most specific binding wins: 1 a thread of a chat, 2 a chat, 3 a user, 4 a kind of chat, 5 the "
                 "bot alone; none: the default agent.",
-                "最具体的绑定优先：1 聊天中的话题，2 聊天，3 用户，4 聊天类型，5 仅机器人；都不匹配时由默认智能体回答。"),
+                "最具体的绑定优先：1 聊天中的话题，2 聊天，3 用户，4 聊天类型，5 仅机器人；"
+                "都不匹配时由默认智能体回答。"),
     "bd_saved": ("{binding} now goes to {agent}.", "{binding} 现在由 {agent} 回答。"),
     "bd_removed": ("Binding {binding} removed.", "绑定 {binding} 已移除。"),
     "bd_none": ("There is no binding {binding}.", "没有绑定 {binding}。"),

@@ -5,6 +5,7 @@ once; a workspace file saved here is read again by the agent's running prompt.""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
@@ -80,12 +81,19 @@ async def preview(fleet: FleetConsole, agent: Agent) -> dict[str, Any]:
     and size, and how much of the P1 and P2 budgets it uses."""
     builder, tools = await fleet.prompt(agent)
     sections = builder.sections("default", tools)
-    rows = [{"title": title, "priority": priority(title), "tokens": estimate_tokens(text),
-             "trimmed": TRIM_MARKER in text} for title, text in sections]
-    used = {level: sum(r["tokens"] for r in rows if r["priority"] == level) for level in ("P0", "P1", "P2")}
+    rows = [Section(title, priority(title), estimate_tokens(text), TRIM_MARKER in text) for title, text in sections]
+    used = {level: sum(r.tokens for r in rows if r.priority == level) for level in ("P0", "P1", "P2")}
     return {"sections": rows, "prompt_text": join_sections(sections), "used": used,
             "p1_budget": builder.p1_budget_tokens, "p2_budget": builder.memory_budget_tokens,
-            "total_tokens": sum(r["tokens"] for r in rows), "context_tokens": fleet.cfg.llm.context_tokens}
+            "total_tokens": sum(r.tokens for r in rows), "context_tokens": fleet.cfg.llm.context_tokens}
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    title: str
+    priority: str  # P0, P1, P2 or "" (fixed)
+    tokens: int
+    trimmed: bool
 
 
 async def agent_save(request: web.Request) -> web.StreamResponse:

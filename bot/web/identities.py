@@ -113,7 +113,8 @@ async def bind(request: web.Request) -> web.StreamResponse:
         return await identities_page(request, problem(e), 400)
     await request.app[DEPS].store.dashboard.add_audit(ACTOR, "bind", binding.key, binding.agent)
     fleet.changed()
-    raise web.HTTPSeeOther(url("/identities", notice=say(request, "bd_saved", binding=binding.key, agent=binding.agent)))
+    notice = say(request, "bd_saved", binding=binding.key, agent=binding.agent)
+    raise web.HTTPSeeOther(url("/identities", notice=notice))
 
 
 async def unbind(request: web.Request) -> web.StreamResponse:

@@ -19,7 +19,7 @@ from tests.fakes.telegram_api import TOKEN
 from tests.fakes.telegram_cloud import TelegramCloud
 from tests.fleet.conftest import KEY, SUPPORT_TOKEN
 from tests.harness import wait_for
-from tests.web.browser import Browser, chromium
+from tests.web.browser import chromium
 from tests.web.conftest import Dashboard, serving, sign_in
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
