@@ -9,8 +9,6 @@ from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from bot.store.traces import Trace
-
 FIRST_TEXT_BUCKETS = (0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
 LATENCIES_KEPT = 200  # the newest first-text waits per (agent, identity), for the overview's median
 MAX_PAIRS = 200  # (agent, identity) pairs counted; beyond this a pair is counted as "other" (a misconfiguration)
@@ -45,14 +43,12 @@ class AgentFigures:
                                     "and identity", labels, buckets=FIRST_TEXT_BUCKETS, registry=registry)
         self.by_pair: dict[tuple[str, str], Figures] = {}
 
-    def run(self, agent: str, identity: str, trace: Trace) -> None:
-        """One finished run, from its trace (its tokens, cost, outcome and first text)."""
+    def run(self, agent: str, identity: str, tokens: int, cost: float, failed: bool,
+            first_text: float | None) -> None:
+        """One finished run: its tokens and money, whether it ended without an answer, its wait for the first text."""
         key = (agent, identity) if (agent, identity) in self.by_pair or len(self.by_pair) < MAX_PAIRS \
             else (OTHER, OTHER)
         figures = self.by_pair.setdefault(key, Figures())
-        tokens = trace.prompt_tokens + trace.completion_tokens
-        cost = trace.cost or 0.0
-        failed = trace.outcome not in ("ok", "interrupted")
         figures.answers += 1
         figures.tokens += tokens
         figures.cost += cost
@@ -62,9 +58,9 @@ class AgentFigures:
         self.cost.labels(*key).inc(cost)
         if failed:
             self.errors.labels(*key).inc()
-        if trace.ttft_ms is not None:
-            figures.waits.append(trace.ttft_ms / 1000)
-            self.first_text.labels(*key).observe(trace.ttft_ms / 1000)
+        if first_text is not None:
+            figures.waits.append(first_text)
+            self.first_text.labels(*key).observe(first_text)
 
     def rows(self) -> list[tuple[str, str, Figures]]:
         """(agent, identity, figures), the busiest first."""

@@ -150,7 +150,10 @@ class AgentRunner:
             current_trace.reset(logged_as)
             done = self.tracer.finish(trace)  # stored after the run, in the background
             self.metrics.agents.run(self.agent.name if self.agent else DEFAULT_AGENT,
-                                    turn.chat.identity or turn.chat.platform, done)
+                                    turn.chat.identity or turn.chat.platform,
+                                    done.prompt_tokens + done.completion_tokens, done.cost or 0.0,
+                                    done.outcome not in ("ok", "interrupted"),
+                                    None if done.ttft_ms is None else done.ttft_ms / 1000)
 
     async def _run(self, session: Session, turn: TurnContext, delivery: Delivery, trace: RunTrace,
                    model: str | None) -> None:

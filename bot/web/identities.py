@@ -43,7 +43,8 @@ async def identities_page(request: web.Request, error: str = "", status: int = 2
     catalog = await fleet.catalog()
     choices = platforms()
     platform = (form or {}).get("platform") or request.query.get("platform", "")
-    rows = [{"identity": i, "state": fleet.state(i), "default": not i.tag,
+    rows = [{"identity": i, "state": (state := fleet.state(i)), "state_key": f"id_state_{state.state}",
+             "default": not i.tag,
              "credentials": {k: masked(v) for k, v in i.credentials.items()}} for i in catalog.identities.values()]
     bindings = sorted(catalog.bindings, key=lambda b: (b.identity, precedence(b)))
     context: dict[str, Any] = {
