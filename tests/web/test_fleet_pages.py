@@ -142,6 +142,25 @@ async def test_the_figures_per_agent_on_the_overview_and_in_metrics(hub: Dashboa
                           for label in line[line.find("{") + 1:line.find("}")].split(",")}
 
 
+async def test_an_agent_switched_off_gives_its_place_to_the_default_one(hub: Dashboard, page: Page,
+                                                                       cloud: TelegramCloud) -> None:
+    support = cloud.bots[SUPPORT_TOKEN]
+    await page.goto(hub.url("/agents/edit?name=helper"))
+    await page.uncheck("form.agent-settings input[name=enabled]")
+    await page.click("form.agent-settings button[type=submit]")
+    await expect(page.locator("p.notice")).to_contain_text("Agent helper saved")
+    await page.click("nav#nav >> text=Agents")
+    await expect(page.locator("table.agents tr[data-agent=helper]")).to_contain_text("off")
+    support.inject_message(43, "who answers now?")
+    await wait_for(lambda: support.bot_texts(43) != [], within=5)
+    request = fake_of(hub).requests[-1]["body"]
+    assert request["model"] == "fake-model" and "persona-helper" not in request["messages"][0]["content"]
+    await page.goto(hub.url("/lang?to=zh&next=/agents"))  # the pages in Chinese
+    await expect(page.locator("h1")).to_have_text("智能体")
+    await expect(page.locator("table.agents tr[data-agent=helper]")).to_contain_text("停用")
+    await page.goto(hub.url("/lang?to=en&next=/agents"))
+
+
 async def test_the_pages_and_their_forms_need_a_signed_in_session(hub: Dashboard) -> None:
     async with aiohttp.ClientSession() as http:
         for path in ("/agents", "/agents/edit?name=helper", "/identities"):
