@@ -11,6 +11,7 @@ from bot.store.approval_rules import ApprovalRule, ApprovalRuleStore
 from bot.store.claims import Claims
 from bot.store.conversations import ConversationInfo, ConversationStore, OpenedChat
 from bot.store.dashboard import DashboardStore
+from bot.store.accounts import Account, AccountStore
 from bot.store.fleet import FleetChange, FleetRow, FleetStore
 from bot.store.forget import ForgetStore
 from bot.store.group_context import GroupContextStore, HeardLine
@@ -81,6 +82,8 @@ class Store(Protocol):
     @property
     def fleet(self) -> FleetStore: ...
     @property
+    def accounts(self) -> AccountStore: ...
+    @property
     def claims(self) -> Claims: ...
     @property
     def relay(self) -> StoreRelay | None:
@@ -95,6 +98,8 @@ class Store(Protocol):
 
 
 __all__ = [
+    "Account",
+    "AccountStore",
     "ApiToken",
     "ApiTokenStore",
     "ApprovalRule",

@@ -129,4 +129,14 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX tasks_by_chat ON tasks (chat, state);
     """,
+    # 30: dashboard accounts with roles (issue 30): owner, admin of some agents, viewer; a password's scrypt hash
+    """
+    CREATE TABLE dashboard_accounts (
+        name TEXT PRIMARY KEY,
+        role TEXT NOT NULL,
+        agents TEXT[] NOT NULL,
+        password_hash TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL
+    );
+    """,
 )

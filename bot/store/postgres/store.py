@@ -13,6 +13,7 @@ from bot.store.postgres.claims import PostgresClaims
 from bot.store.postgres.conversations import PostgresConversations
 from bot.store.postgres.dashboard import PostgresDashboard
 from bot.store.postgres.database import Database
+from bot.store.postgres.accounts import PostgresAccounts
 from bot.store.postgres.fleet import PostgresFleet
 from bot.store.postgres.forget import PostgresForget
 from bot.store.postgres.group_context import PostgresGroupContext
@@ -62,6 +63,7 @@ class PostgresStore:
         self.approval_rules = PostgresApprovalRules(self._db)
         self.relay = PostgresRelay(self._db, self.claims.replica)  # listens only once a hub starts it
         self.fleet = PostgresFleet(self._db)
+        self.accounts = PostgresAccounts(self._db)
 
     async def open(self) -> None:
         await self._db.open()

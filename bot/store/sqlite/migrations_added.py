@@ -167,4 +167,14 @@ ADDED: tuple[str, ...] = (
     );
     CREATE INDEX tasks_by_chat ON tasks (chat, state);
     """,
+    # 27: dashboard accounts with roles (issue 30): owner, admin of some agents, viewer; a password's scrypt hash
+    """
+    CREATE TABLE dashboard_accounts (
+        name TEXT PRIMARY KEY,
+        role TEXT NOT NULL,
+        agents TEXT NOT NULL,
+        password_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    """,
 )

@@ -13,6 +13,7 @@ from bot.store.sqlite.approval_rules import SqliteApprovalRules
 from bot.store.sqlite.conversations import SqliteConversations
 from bot.store.sqlite.dashboard import SqliteDashboard
 from bot.store.sqlite.database import Database
+from bot.store.sqlite.accounts import SqliteAccounts
 from bot.store.sqlite.fleet import SqliteFleet
 from bot.store.sqlite.forget import SqliteForget
 from bot.store.sqlite.group_context import SqliteGroupContext
@@ -58,6 +59,7 @@ class SqliteStore:
         self.usage = SqliteUsage(self._db)
         self.approval_rules = SqliteApprovalRules(self._db)
         self.fleet = SqliteFleet(self._db)
+        self.accounts = SqliteAccounts(self._db)
         self.claims = SoloClaims()  # one process per SQLite file: it owns every chat
         self.relay = None  # ... and every reply is made where it is awaited
 
