@@ -164,4 +164,26 @@ FLEET_STRINGS: dict[str, tuple[str, str]] = {
     "ov_col_errors": ("errors", "错误"),
     "ov_col_first_text": ("first text p50", "首字 p50"),
     "ov_no_agent_runs": ("No answers since start.", "启动以来还没有回答。"),
+    # dashboard accounts
+    "nav_accounts": ("Accounts", "账号"),
+    "login_account": ("Account (empty: the admin password)", "账号（留空：使用管理员密码）"),
+    "acc_role": ("role", "角色"),
+    "acc_role_owner": ("owner", "所有者"),
+    "acc_role_admin": ("admin of its agents", "所辖智能体的管理员"),
+    "acc_role_viewer": ("viewer of its agents", "所辖智能体的查看者"),
+    "acc_new": ("New account, or change one", "新建账号，或修改已有账号"),
+    "acc_password": ("password (changing an account: empty keeps it)", "密码（修改账号时留空则不变）"),
+    "acc_hint": ("An owner sees everything; an admin sees its agents' chats and traces and edits their settings and "
+                 "workspace files; a viewer only reads those. It signs in with its name and password.",
+                 "所有者可见全部；管理员可见所辖智能体的聊天与追踪，并可修改其设置与工作区文件；查看者只读。"
+                 "账号用名称和密码登录。"),
+    "acc_none_yet": ("No accounts: only the admin password signs in.", "没有账号：只能用管理员密码登录。"),
+    "acc_bad": ("{name}: a name is 1-32 of a-z, 0-9, '-' and '_', starting with a letter; and choose a role.",
+                "{name}：名称为 1-32 个 a-z、0-9、'-'、'_'，以字母开头；并选择角色。"),
+    "acc_short": ("A password has at least {n} characters.", "密码至少 {n} 个字符。"),
+    "acc_agents": ("An admin or viewer covers at least one agent, of those that exist.",
+                   "管理员或查看者至少要负责一个已有的智能体。"),
+    "acc_saved": ("Account {name} saved.", "账号 {name} 已保存。"),
+    "acc_removed": ("Account {name} removed.", "账号 {name} 已删除。"),
+    "acc_none": ("There is no account {name}.", "没有账号 {name}。"),
 }

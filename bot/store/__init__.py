@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Protocol
 
 from bot.adapter import Relay
+from bot.store.accounts import Account, AccountStore
 from bot.store.api_tokens import ApiToken, ApiTokenStore
 from bot.store.approval_rules import ApprovalRule, ApprovalRuleStore
 from bot.store.claims import Claims
 from bot.store.conversations import ConversationInfo, ConversationStore, OpenedChat
 from bot.store.dashboard import DashboardStore
-from bot.store.accounts import Account, AccountStore
 from bot.store.fleet import FleetChange, FleetRow, FleetStore
 from bot.store.forget import ForgetStore
 from bot.store.group_context import GroupContextStore, HeardLine

@@ -18,9 +18,8 @@ from bot.fleet.model import Agent, ToolPolicy
 from bot.httpkit import lang
 from bot.i18n import t
 from bot.live.console import FleetConsole, editable
+from bot.web import roles
 from bot.web.dashboard import DEPS, render_page, url
-
-ACTOR = "dashboard"
 
 
 def console(request: web.Request) -> FleetConsole:
@@ -49,7 +48,9 @@ async def agents_page(request: web.Request, error: str = "", status: int = 200) 
     fleet = console(request)
     catalog = await fleet.catalog()
     bound = {name: sum(b.agent == name for b in catalog.bindings) for name in catalog.agents}
-    context = {"agents": list(catalog.agents.values()), "bound": bound, "error": error,
+    account = roles.who(request)
+    shown = [a for a in catalog.agents.values() if not account.scoped or a.name in account.agents]
+    context = {"agents": shown, "bound": bound, "error": error,
                "chat_model": fleet.cfg.llm.chat_model, "notice": request.query.get("notice", ""),
                "models": models(fleet)}
     return render_page("agents.html", request, context, status)
@@ -116,13 +117,14 @@ async def agent_save(request: web.Request) -> web.StreamResponse:
                                        shell=form.get("shell") == "on", mcp=base.tools.mcp)}
     try:
         agent = Agent.model_validate(fields)
-        changed = await fleet.fleet.put_agent(agent, ACTOR)
+        changed = await fleet.fleet.put_agent(agent, roles.actor(request))
     except (ValidationError, FleetError) as e:
         if creating:
             return await agents_page(request, problem(e), 400)
         return await agent_page(request, problem(e), 400, name)
     if changed:
-        await request.app[DEPS].store.dashboard.add_audit(ACTOR, "agent-new" if creating else "agent-set", name)
+        action = "agent-new" if creating else "agent-set"
+        await request.app[DEPS].store.dashboard.add_audit(roles.actor(request), action, name)
         fleet.changed()
     raise web.HTTPSeeOther(url("/agents/edit", name=name,
                                notice=say(request, "ag_saved" if changed else "ag_unchanged", name=name)))
@@ -140,7 +142,7 @@ async def file_save(request: web.Request) -> web.StreamResponse:
         await fleet.write(agent, file, str(form.get("text") or "").replace("\r\n", "\n"))
     except ValueError as e:
         return await agent_page(request, str(e), 400, name)
-    await request.app[DEPS].store.dashboard.add_audit(ACTOR, "workspace-file", name, file)
+    await request.app[DEPS].store.dashboard.add_audit(roles.actor(request), "workspace-file", name, file)
     raise web.HTTPSeeOther(url("/agents/edit", name=name, file=file,
                                notice=say(request, "ag_file_saved", file=file, name=name)))
 

@@ -61,6 +61,7 @@ def render_page(name: str, request: web.Request, context: dict[str, Any], status
     """Render a template with what every page shows: the CSRF token, sign-in state, the current path."""
     session, language = request.get(SESSION), lang.pick(request)
     common = {"csrf": session.csrf if session else "", "signed_in": session is not None,
+              "who": session.who if session else None,
               "sign_in_mode": request.app[AUTH].mode, "path": request.path, "path_qs": request.path_qs,
               "webchat": any(r.canonical == "/webchat" for r in request.app.router.resources()),
               "lang": language, "t": functools.partial(t, language),

@@ -15,8 +15,9 @@ from bot.fleet.catalog import FleetError
 from bot.fleet.model import Binding, Identity
 from bot.fleet.secrets import SecretKeyError, masked
 from bot.ops.redact import redact
-from bot.web.agents import ACTOR, console, problem, say
+from bot.web.agents import console, problem, say
 from bot.web.dashboard import DEPS, render_page, url
+from bot.web.roles import actor
 
 
 def platforms() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
@@ -77,10 +78,10 @@ async def connect(request: web.Request) -> web.StreamResponse:
         return await identities_page(request, say(request, "id_refused", name=name,
                                                          error=redact(str(e), credentials.values())), 400, kept)
     try:
-        await fleet.fleet.put_identity(identity, ACTOR)
+        await fleet.fleet.put_identity(identity, actor(request))
     except (FleetError, SecretKeyError) as e:
         return await identities_page(request, str(e), 400, kept)
-    await request.app[DEPS].store.dashboard.add_audit(ACTOR, "identity-connect", name, platform)
+    await request.app[DEPS].store.dashboard.add_audit(actor(request), "identity-connect", name, platform)
     fleet.changed()
     raise web.HTTPSeeOther(url("/identities", notice=say(request, "id_connected", name=name, line=line)))
 
@@ -94,10 +95,10 @@ async def switch(request: web.Request) -> web.StreamResponse:
     if identity is None or not identity.tag:
         raise web.HTTPBadRequest(text="name a stored identity")
     try:
-        await fleet.fleet.put_identity(identity.model_copy(update={"enabled": on, "credentials": {}}), ACTOR)
+        await fleet.fleet.put_identity(identity.model_copy(update={"enabled": on, "credentials": {}}), actor(request))
     except FleetError as e:
         return await identities_page(request, str(e), 400)
-    await request.app[DEPS].store.dashboard.add_audit(ACTOR, "identity-on" if on else "identity-off", name)
+    await request.app[DEPS].store.dashboard.add_audit(actor(request), "identity-on" if on else "identity-off", name)
     fleet.changed()
     raise web.HTTPSeeOther(url("/identities", notice=say(request, "id_on" if on else "id_off", name=name)))
 
@@ -109,10 +110,10 @@ async def bind(request: web.Request) -> web.StreamResponse:
               if (value := str(form.get(key) or "").strip())}
     try:
         binding = Binding.model_validate(fields)
-        await fleet.fleet.put_binding(binding, ACTOR)
+        await fleet.fleet.put_binding(binding, actor(request))
     except (ValidationError, FleetError) as e:
         return await identities_page(request, problem(e), 400)
-    await request.app[DEPS].store.dashboard.add_audit(ACTOR, "bind", binding.key, binding.agent)
+    await request.app[DEPS].store.dashboard.add_audit(actor(request), "bind", binding.key, binding.agent)
     fleet.changed()
     notice = say(request, "bd_saved", binding=binding.key, agent=binding.agent)
     raise web.HTTPSeeOther(url("/identities", notice=notice))
@@ -121,9 +122,9 @@ async def bind(request: web.Request) -> web.StreamResponse:
 async def unbind(request: web.Request) -> web.StreamResponse:
     fleet = console(request)
     key = str((await request.post()).get("key") or "")
-    if not await fleet.fleet.remove("binding", key, ACTOR):
+    if not await fleet.fleet.remove("binding", key, actor(request)):
         raise web.HTTPSeeOther(url("/identities", notice=say(request, "bd_none", binding=key)))
-    await request.app[DEPS].store.dashboard.add_audit(ACTOR, "unbind", key)
+    await request.app[DEPS].store.dashboard.add_audit(actor(request), "unbind", key)
     fleet.changed()
     raise web.HTTPSeeOther(url("/identities", notice=say(request, "bd_removed", binding=key)))
 

@@ -7,13 +7,13 @@ import socket
 import time
 from collections.abc import Callable
 
+from bot.store.postgres.accounts import PostgresAccounts
 from bot.store.postgres.api_tokens import PostgresApiTokens
 from bot.store.postgres.approval_rules import PostgresApprovalRules
 from bot.store.postgres.claims import PostgresClaims
 from bot.store.postgres.conversations import PostgresConversations
 from bot.store.postgres.dashboard import PostgresDashboard
 from bot.store.postgres.database import Database
-from bot.store.postgres.accounts import PostgresAccounts
 from bot.store.postgres.fleet import PostgresFleet
 from bot.store.postgres.forget import PostgresForget
 from bot.store.postgres.group_context import PostgresGroupContext

@@ -8,12 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.store.claims import SoloClaims
+from bot.store.sqlite.accounts import SqliteAccounts
 from bot.store.sqlite.api_tokens import SqliteApiTokens
 from bot.store.sqlite.approval_rules import SqliteApprovalRules
 from bot.store.sqlite.conversations import SqliteConversations
 from bot.store.sqlite.dashboard import SqliteDashboard
 from bot.store.sqlite.database import Database
-from bot.store.sqlite.accounts import SqliteAccounts
 from bot.store.sqlite.fleet import SqliteFleet
 from bot.store.sqlite.forget import SqliteForget
 from bot.store.sqlite.group_context import SqliteGroupContext
