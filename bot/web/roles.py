@@ -42,7 +42,7 @@ def visible(catalog: Catalog, chat: str, agents: tuple[str, ...]) -> bool:
     except ValueError:
         return False
     identity = key.identity or key.platform
-    return any(catalog.agent_for(identity, key.chat_id, key.thread_id, "", group).name in agents
+    return any(catalog.bound_agent(identity, key.chat_id, key.thread_id, "", group) in agents
                for group in (False, True))
 
 

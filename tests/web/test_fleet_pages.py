@@ -182,3 +182,52 @@ async def test_a_bot_disabled_on_the_dashboard_stops_and_the_change_is_audited(h
     assert ("dashboard", "identity", "support") in changes and ("dashboard", "agent", "helper") in changes
     await page.click("nav#nav >> text=Admin")
     await expect(page.locator("table.audit")).to_contain_text("identity-connect")
+
+
+async def sign_in_as(page: Page, hub: Dashboard, account: str, password: str) -> None:
+    await page.click("form.logout button")
+    await page.fill("input[name=account]", account)
+    await page.fill("input[name=password]", password)
+    await page.click("form.login button[type=submit]")
+
+
+async def test_accounts_see_only_their_agents_part_and_a_viewer_only_reads(hub: Dashboard, page: Page) -> None:
+    await page.click("nav#nav >> text=Accounts")
+    for name, role in (("ann", "admin"), ("vic", "viewer")):
+        await page.fill("form.new-account input[name=name]", name)
+        await page.select_option("form.new-account select[name=role]", role)
+        await page.check("form.new-account input[name=agents][value=helper]")
+        await page.fill("form.new-account input[name=password]", f"{name}-password-1")
+        await page.click("form.new-account button[type=submit]")
+        await expect(page.locator("p.notice")).to_contain_text(f"Account {name} saved")
+    await expect(page.locator("table.accounts tr[data-account=ann]")).to_contain_text("helper")
+    await sign_in_as(page, hub, "ann", "not her password")
+    await expect(page.locator("p.error")).to_be_visible()
+    await page.fill("input[name=account]", "ann")
+    await page.fill("input[name=password]", "ann-password-1")
+    await page.click("form.login button[type=submit]")
+    await page.wait_for_url(hub.url("/chats"))  # an account's home: its chats
+    assert await page.locator("nav#nav a[href='/admin']").count() == 0
+    listed = await page.locator("table").inner_text()
+    assert "telegram@support:42" in listed and "telegram:7" not in listed  # the default agent's chat is not hers
+    for path, status in (("/chats/view?chat=telegram:7", 404), ("/admin", 403), ("/overview", 403),
+                         ("/identities", 403), ("/agents/edit?name=default", 403), ("/search?q=hi", 403)):
+        response = await page.goto(hub.url(path))
+        assert response is not None and response.status == status, path
+    await page.goto(hub.url("/chats/view?chat=telegram@support:42"))
+    await expect(page.locator("main")).to_contain_text("telegram@support:42")
+    await page.click("nav#nav >> text=Agents")
+    assert [await r.get_attribute("data-agent") for r in await page.locator("table.agents tbody tr").all()] == ["helper"]
+    await page.click("table.agents tr[data-agent=helper] a.edit")
+    await page.check("form.agent-settings input[name=enabled]")  # she switches her agent back on
+    await page.click("form.agent-settings button[type=submit]")
+    await expect(page.locator("p.notice")).to_contain_text("Agent helper saved")
+    assert ("dashboard:ann", "agent", "helper") in [(c.actor, c.kind, c.name) for c in await hub.app.fleet.changes()]
+    await sign_in_as(page, hub, "vic", "vic-password-1")
+    await page.wait_for_url(hub.url("/chats"))
+    await page.goto(hub.url("/agents/edit?name=helper"))
+    await page.fill("form.workspace-file textarea", "a viewer's edit")
+    await page.click("form.workspace-file button[type=submit]")
+    await expect(page.locator("body")).to_contain_text("may not open that page")
+    soul = (hub.app.cfg.data_dir / "ws" / "helper" / "SOUL.md").read_text(encoding="utf-8")
+    assert soul == PERSONA  # unchanged
