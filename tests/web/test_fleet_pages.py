@@ -217,7 +217,8 @@ async def test_accounts_see_only_their_agents_part_and_a_viewer_only_reads(hub: 
     await page.goto(hub.url("/chats/view?chat=telegram@support:42"))
     await expect(page.locator("main")).to_contain_text("telegram@support:42")
     await page.click("nav#nav >> text=Agents")
-    assert [await r.get_attribute("data-agent") for r in await page.locator("table.agents tbody tr").all()] == ["helper"]
+    rows = await page.locator("table.agents tbody tr").all()
+    assert [await r.get_attribute("data-agent") for r in rows] == ["helper"]
     await page.click("table.agents tr[data-agent=helper] a.edit")
     await page.check("form.agent-settings input[name=enabled]")  # she switches her agent back on
     await page.click("form.agent-settings button[type=submit]")
