@@ -170,6 +170,11 @@ class Auth:
         session.expires = now + SESSION_IDLE
         return session
 
+    def end_sessions(self, account: str) -> None:
+        """An account changed or removed: its sessions end (it signs in again, as what it is now)."""
+        for token in [t for t, s in self._sessions.items() if s.who.account == account]:
+            del self._sessions[token]
+
     def logout(self, token: str) -> None:
         self._sessions.pop(token, None)
 

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from bot.fleet.model import NAME
 from bot.httpkit.auth import hash_password
+from bot.httpkit.security import AUTH
 from bot.store.accounts import ROLES, Account
 from bot.web.agents import console, say
 from bot.web.dashboard import DEPS, render_page, url
@@ -42,6 +43,7 @@ async def account_save(request: web.Request) -> web.StreamResponse:
         return await accounts_page(request, say(request, "acc_agents"), 400)
     hashed = await asyncio.to_thread(hash_password, password) if password else None
     await deps.store.accounts.put(Account(name, role, () if role == "owner" else agents), hashed)
+    request.app[AUTH].end_sessions(name)
     await deps.store.dashboard.add_audit(actor(request), "account-set", name,
                                          f"role={role} agents={','.join(agents)}" + (" password" if hashed else ""))
     raise web.HTTPSeeOther(url("/accounts", notice=say(request, "acc_saved", name=name)))
@@ -52,6 +54,7 @@ async def account_remove(request: web.Request) -> web.StreamResponse:
     name = str((await request.post()).get("name") or "")
     if not await deps.store.accounts.remove(name):
         raise web.HTTPSeeOther(url("/accounts", notice=say(request, "acc_none", name=name)))
+    request.app[AUTH].end_sessions(name)
     await deps.store.dashboard.add_audit(actor(request), "account-remove", name)
     raise web.HTTPSeeOther(url("/accounts", notice=say(request, "acc_removed", name=name)))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
+from multidict import MultiDict
 
 from bot.chats.sessions import SessionKey
 from bot.fleet.catalog import Catalog
@@ -38,7 +39,7 @@ def actor(request: web.Request) -> str:
 
 def visible(catalog: Catalog, chat: str, agents: tuple[str, ...]) -> bool:
     try:
-        key = SessionKey.parse(chat)
+        key = SessionKey.parse(chat.strip())  # as the pages read it
     except ValueError:
         return False
     identity = key.identity or key.platform
@@ -78,11 +79,16 @@ async def scoped(request: web.Request, handler: Handler) -> web.StreamResponse:
     allowed = READ if request.method in ("GET", "HEAD") else WRITE.get(account.role, frozenset())
     if request.path not in allowed:
         raise web.HTTPForbidden(text="this account may not open that page")
-    form = await request.post() if request.method == "POST" else {}
-    chat, name = request.query.get("chat") or form.get("chat"), request.query.get("name") or form.get("name")
+    form = await request.post() if request.method == "POST" else MultiDict[str]()
+    # every value a handler could read, from the query and the form: a second `chat=` must not slip past
+    chats = [*request.query.getall("chat", []), *form.getall("chat", [])]
+    names = [*request.query.getall("name", []), *form.getall("name", [])]
     fleet = request.app[DEPS].fleet
-    if chat is not None and (fleet is None or not visible(await fleet.catalog(), str(chat), account.agents)):
-        raise web.HTTPNotFound(text="no such chat")
-    if request.path.startswith("/agents/") and (name not in account.agents or form.get("new")):
+    if chats:
+        catalog = await fleet.catalog() if fleet is not None else None
+        if catalog is None or not all(visible(catalog, str(c), account.agents) for c in chats):
+            raise web.HTTPNotFound(text="no such chat")
+    if request.path.startswith("/agents/") and (not names or any(n not in account.agents for n in names)
+                                                 or "new" in form):
         raise web.HTTPForbidden(text="this account may not change that agent")
     return await handler(request)

@@ -210,7 +210,8 @@ async def test_accounts_see_only_their_agents_part_and_a_viewer_only_reads(hub: 
     assert await page.locator("nav#nav a[href='/admin']").count() == 0
     listed = await page.locator("table").inner_text()
     assert "telegram@support:42" in listed and "telegram:7" not in listed  # the default agent's chat is not hers
-    for path, status in (("/chats/view?chat=telegram:7", 404), ("/admin", 403), ("/overview", 403),
+    for path, status in (("/chats/view?chat=telegram:7", 404), ("/chats/view?chat=telegram@support:42&chat=telegram:7",
+                                                                  404), ("/admin", 403), ("/overview", 403),
                          ("/identities", 403), ("/agents/edit?name=default", 403), ("/search?q=hi", 403)):
         response = await page.goto(hub.url(path))
         assert response is not None and response.status == status, path
