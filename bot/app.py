@@ -59,6 +59,7 @@ from bot.hub.scheduled import JobTurns
 from bot.hub.tasks import TaskTurns
 from bot.lanes import Lanes
 from bot.live.bots import Bots, Routes, tagged
+from bot.live.console import FleetConsole
 from bot.live.watch import FleetWatch
 from bot.messages import ChatRef, IncomingMessage
 from bot.ops import logring, redact
@@ -179,7 +180,8 @@ class App:
         if cfg.server.dashboard:  # the environment's password wins over the stored one; neither: a sign-in link
             logs = logring.install(secret_values(env))  # the dashboard's log view
             self.auth = Auth(env.get("BOTHUB_ADMIN_PASSWORD") or None, stored_password_hash(cfg.data_dir))
-            mount(self.web, Deps(cfg, self.store, services, self.health, self.metrics, logs), self.auth)
+            console = FleetConsole(cfg, env, self.fleet, self.fleet_watch, self.bots, self.roster, self.adapters)
+            mount(self.web, Deps(cfg, self.store, services, self.health, self.metrics, logs, fleet=console), self.auth)
         self._web_runner: web.AppRunner | None = None
         self._housekeeping: asyncio.Task[None] | None = None
         self.web_port: int | None = None  # the bound port (config may say 0)

@@ -28,6 +28,15 @@ MESSAGE_OVERHEAD = 4  # role and separators the provider adds to every message
 _FALLBACK_LANGUAGE = {"en": "English", "zh": "Chinese (中文)"}
 
 
+def priority(title: str) -> str:
+    """A section's priority (above): P0, P1 or P2; "" for the fixed parts (tools, skills, language)."""
+    if title == "ROLE" or f"{title}.md" in P0_FILES:
+        return "P0"
+    if f"{title}.md" in P1_FILES:
+        return "P1"
+    return "P2" if title == "MEMORY" else ""
+
+
 def _section(title: str, body: str) -> tuple[str, str]:
     return title, f"[SECTION: {title}]\n{body.strip()}"
 

@@ -123,12 +123,13 @@ class Tracer:
     def start(self, chat: str, conversation_id: str | None, model: str) -> RunTrace:
         return RunTrace(chat, conversation_id, model, self._secrets)
 
-    def finish(self, run: RunTrace) -> None:
+    def finish(self, run: RunTrace) -> Trace:
         done = run.trace()
         if self.writer is not None:
             self.writer.submit(done)
         if self._export is not None:
             self._export(done, run.step_starts)
+        return done
 
 
 def otel_export(endpoint: str | None) -> OtelExport | None:

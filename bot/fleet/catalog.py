@@ -32,9 +32,14 @@ class Catalog:
             self._by_identity.setdefault(binding.identity, []).append(binding)
 
     def agent_for(self, identity: str, chat_id: str, thread_id: str | None, user_id: str, is_group: bool) -> Agent:
-        """The agent that answers this message; a binding to an agent that is gone falls back to the default."""
-        name = choose(self._by_identity.get(identity, []), chat_id, thread_id, user_id, is_group)
-        return self.agents.get(name) or self.agents[DEFAULT_AGENT]
+        """The agent that answers this message; a binding to an agent that is gone or disabled falls back to the
+        default."""
+        agent = self.agents.get(self.bound_agent(identity, chat_id, thread_id, user_id, is_group))
+        return agent if agent is not None and agent.enabled else self.agents[DEFAULT_AGENT]
+
+    def bound_agent(self, identity: str, chat_id: str, thread_id: str | None, user_id: str, is_group: bool) -> str:
+        """The agent the bindings name for this message, whether or not it is there and enabled."""
+        return choose(self._by_identity.get(identity, []), chat_id, thread_id, user_id, is_group)
 
     def identity_named(self, platform: str, tag: str) -> Identity | None:
         return self.identities.get(tag or platform)

@@ -61,6 +61,7 @@ class Agent(_Frozen):
     tools: ToolPolicy = Field(default_factory=ToolPolicy)
     language: Literal["en", "zh"] | None = None  # None: the configured language; a chat's /lang still wins
     admins: tuple[str, ...] = ()  # user ids who are admins wherever this agent answers, besides the platform's
+    enabled: bool = True  # off: its bindings are passed over, the default agent answers there
 
     @field_validator("name")
     @classmethod

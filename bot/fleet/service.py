@@ -34,6 +34,8 @@ class Fleet:
         return build(agents, identities, await self.store.rows(), self.sealer, version)
 
     async def put_agent(self, agent: Agent, actor: str) -> bool:
+        if agent.name == DEFAULT_AGENT and not agent.enabled:
+            raise FleetError("the default agent cannot be disabled: it answers wherever no binding does")
         await self._check(agents={agent.name: agent})
         return await self.store.put(FleetRow("agent", agent.name, dump(agent)), actor)
 

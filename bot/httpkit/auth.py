@@ -27,6 +27,8 @@ MAX_COOL_DOWN = 300.0
 FORGET_AFTER = 3600.0  # an address quiet this long starts afresh
 SCRYPT = {"n": 2**15, "r": 8, "p": 1}  # ≈ 50 ms and 32 MiB per check: cheap to sign in, dear to guess
 SCRYPT_MAXMEM = 64 * 1024 * 1024
+# checked when no account has the name, so a wrong name costs the same time as a wrong password
+_NO_ACCOUNT = "scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
 
 
 def hash_password(password: str) -> str:
@@ -55,12 +57,28 @@ class TooManyAttempts(Exception):
         self.retry_after = retry_after
 
 
+@dataclass(frozen=True, slots=True)
+class Who:
+    """Who a session is: the admin password (or link) is the owner with no name; an account has its name, role and
+    agents (bot/store/accounts.py)."""
+
+    account: str = ""
+    role: str = "owner"
+    agents: tuple[str, ...] = ()
+
+    @property
+    def scoped(self) -> bool:
+        """Sees only its agents' part of the dashboard."""
+        return self.role != "owner"
+
+
 @dataclass
 class WebSession:
     token: str
     csrf: str
     expires: float
     chat_id: str = field(default_factory=lambda: secrets.token_hex(8))  # this browser's web chat
+    who: Who = field(default_factory=Who)
 
 
 @dataclass
@@ -90,6 +108,14 @@ class Auth:
     def check_password(self, password: str, client: str) -> WebSession:
         """A new session for the right password; raises TooManyAttempts or PermissionError otherwise."""
         return self._attempt(client, lambda: self._password_ok(password))
+
+    def check_account(self, who: Who, password_hash: str | None, password: str, client: str) -> WebSession:
+        """A session for an account's right password (`password_hash` None: no such account, refused the same way,
+        throttled the same way)."""
+        session = self._attempt(client, lambda: verify_password(password_hash or _NO_ACCOUNT, password)
+                                and password_hash is not None)
+        session.who = who
+        return session
 
     def redeem(self, token: str, client: str) -> WebSession:
         """The one-time token's session; the token is spent, so a copied link is worth nothing afterwards."""
@@ -143,6 +169,11 @@ class Auth:
             return None
         session.expires = now + SESSION_IDLE
         return session
+
+    def end_sessions(self, account: str) -> None:
+        """An account changed or removed: its sessions end (it signs in again, as what it is now)."""
+        for token in [t for t, s in self._sessions.items() if s.who.account == account]:
+            del self._sessions[token]
 
     def logout(self, token: str) -> None:
         self._sessions.pop(token, None)

@@ -18,7 +18,8 @@ from bot.httpkit.auth import SESSION_COOKIE, Auth, WebSession
 AUTH = web.AppKey("dashboard_auth", Auth)
 SESSION = web.RequestKey("dashboard_session", WebSession)
 PROTECTED = ("/chats", "/tree", "/trace", "/search", "/admin", "/overview", "/usage", "/logs", "/webchat", "/api/v1/",
-             "/events", "/logout")
+             "/events", "/logout", "/agents", "/identities", "/bindings",
+             "/accounts")
 BEARER_PATHS = ("/api/v1/chat/",)  # the HTTP API adapter checks its own bearer tokens there (no cookie, no CSRF)
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; media-src 'self'; connect-src 'self'; "

@@ -116,6 +116,7 @@ class Bots:
         # False until the hub's first start: identities are only attached then, and start with every other adapter
         # before the inbox is resumed (one started earlier could have its first message queued twice)
         self.live = False
+        self.failed: dict[str, str] = {}  # identity name → why it did not start (until it does)
 
     def wanted(self, catalog: Catalog) -> dict[str, Identity]:
         """The identities this process runs itself: enabled, not a platform's default (those are the config's)."""
@@ -135,6 +136,7 @@ class Bots:
                 except Exception as e:
                     log.error("identity %s (%s) did not start: %s", name, identity.platform, e)
                     failed.append(name)
+                    self.failed[name] = str(e) or type(e).__name__
         return failed
 
     def create(self, identity: Identity) -> Adapter:
@@ -153,6 +155,7 @@ class Bots:
             self._routes.drop(identity.name)
             raise
         self.running[identity.name] = (identity, named)
+        self.failed.pop(identity.name, None)
         log.info("identity %s started as %s", identity.name, named.name)
 
     async def stop(self, name: str) -> None:

@@ -17,6 +17,7 @@ from bot.adapter import (
 )
 from bot.messages import ChatRef, SentRef
 from bot.ops.activity import Activity
+from bot.ops.agent_figures import AgentFigures
 from bot.ops.providers import HealthView, ProviderCollector
 from bot.replies import Reply
 
@@ -48,6 +49,7 @@ class Metrics:
                                         registry=reg)
         self.providers: Callable[[], list[HealthView]] = list  # the LLM client's, once watched
         self.llm_cost = Gauge("bothub_llm_cost", "Money by llm.prices for the requests since start", registry=reg)
+        self.agents = AgentFigures(reg)  # per agent and identity (bounded labels)
         self.llm_tokens = Gauge("bothub_llm_tokens", "Tokens the provider reported since start", ["kind"],
                                 registry=reg)
 

@@ -30,6 +30,9 @@ class Roster:
         agent = self.catalog.agent_for(identity, chat.chat_id, chat.thread_id, user_id, chat.is_group)
         return self._runners.get(agent.name) or self.default
 
+    def runner_of(self, agent: str) -> AgentRunner | None:
+        return self._runners.get(agent)
+
     def changed_agents(self, catalog: Catalog) -> list[Agent]:
         """The agents of `catalog` whose runner must be (re)built: new, or changed."""
         return [agent for name, agent in catalog.agents.items()

@@ -35,7 +35,7 @@ from bot.chats.folders import chat_folder
 from bot.chats.sessions import Session
 from bot.config import Config
 from bot.delivery import Delivery
-from bot.fleet.model import Agent
+from bot.fleet.model import DEFAULT_AGENT, Agent
 from bot.i18n import t
 from bot.ops.metrics import Metrics
 from bot.ops.tracelog import current_trace
@@ -148,7 +148,12 @@ class AgentRunner:
         finally:
             log.debug("run ended %s in %s", trace.outcome, session.key.storage_key)
             current_trace.reset(logged_as)
-            self.tracer.finish(trace)  # stored after the run, in the background
+            done = self.tracer.finish(trace)  # stored after the run, in the background
+            self.metrics.agents.run(self.agent.name if self.agent else DEFAULT_AGENT,
+                                    turn.chat.identity or turn.chat.platform,
+                                    done.prompt_tokens + done.completion_tokens, done.cost or 0.0,
+                                    done.outcome not in ("ok", "interrupted"),
+                                    None if done.ttft_ms is None else done.ttft_ms / 1000)
 
     async def _run(self, session: Session, turn: TurnContext, delivery: Delivery, trace: RunTrace,
                    model: str | None) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from bot.adapter import Relay
+from bot.store.accounts import Account, AccountStore
 from bot.store.api_tokens import ApiToken, ApiTokenStore
 from bot.store.approval_rules import ApprovalRule, ApprovalRuleStore
 from bot.store.claims import Claims
@@ -81,6 +82,8 @@ class Store(Protocol):
     @property
     def fleet(self) -> FleetStore: ...
     @property
+    def accounts(self) -> AccountStore: ...
+    @property
     def claims(self) -> Claims: ...
     @property
     def relay(self) -> StoreRelay | None:
@@ -95,6 +98,8 @@ class Store(Protocol):
 
 
 __all__ = [
+    "Account",
+    "AccountStore",
     "ApiToken",
     "ApiTokenStore",
     "ApprovalRule",

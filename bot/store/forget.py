@@ -33,6 +33,7 @@ KEEP = {
     "relay_events": "large replies on their way between replicas, deleted within minutes (postgres/relay.py)",
     "fleet": "the operator's agents, bot identities (credentials sealed) and bindings",
     "fleet_changes": "the record of who changed agents, identities and bindings (no credentials)",
+    "dashboard_accounts": "the operator's dashboard accounts (a password's hash, no chat data)",
 }
 # A member's own part of a group chat (/forget_me in a group), in this order: $1 is the chat, $2 the member's id on
 # the platform, or with `by_person` their "platform:id". Their messages stay in the tree as ERASED (the answers

@@ -21,7 +21,8 @@ from bot.store.postgres.database import json_codecs
 from bot.store.sqlite import SqliteStore
 
 TABLES = ("chats", "conversations", "messages", "seen_events", "memories", "pairing", "jobs", "inbox", "inbox_order",
-          "audit_log", "traces", "api_tokens", "approval_rules", "fleet", "fleet_changes")  # fleet: credentials sealed
+          "audit_log", "traces", "api_tokens", "approval_rules", "fleet", "fleet_changes",  # fleet: credentials sealed
+          "dashboard_accounts")
 IDENTITIES = (("messages", "seq"), ("memories", "id"), ("jobs", "id"), ("inbox", "id"), ("audit_log", "id"),
               ("traces", "seq"), ("approval_rules", "id"), ("fleet_changes", "id"))
 _CONVERT: dict[str, Callable[[Any], Any]] = {

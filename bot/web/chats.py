@@ -6,6 +6,7 @@ from aiohttp import web
 
 from bot.store import ConversationInfo
 from bot.tree.jsonl import export_jsonl
+from bot.web import roles
 from bot.web.actions import NotInChat, branch_here
 from bot.web.admin import models
 from bot.web.dashboard import DEPS, Deps, render_page, url
@@ -42,7 +43,9 @@ async def chats_page(request: web.Request) -> web.Response:
     deps = request.app[DEPS]
     query, platform = _param(request, "q"), _param(request, "platform")
     page = int(request.query["page"]) if request.query.get("page", "").isdigit() else 1
-    chats = await deps.store.dashboard.list_chats(query, platform, limit=PAGE + 1, offset=(max(page, 1) - 1) * PAGE)
+    offset = (max(page, 1) - 1) * PAGE
+    chats = (await roles.chats_of(request, query, PAGE + 1, offset) if roles.who(request).scoped
+             else await deps.store.dashboard.list_chats(query, platform, limit=PAGE + 1, offset=offset))
     context = {"chats": chats[:PAGE], "more": len(chats) > PAGE, "page": page, "q": query, "platform": platform,
                "platforms": sorted({*(a.name for a in deps.health.adapters), "console", "web"})}
     return render_page("chats.html", request, context)

@@ -16,6 +16,7 @@ from bot.httpkit import lang
 from bot.httpkit.markdown import markdown
 from bot.httpkit.security import AUTH, SESSION
 from bot.i18n import t
+from bot.live.console import FleetConsole
 from bot.ops.health import Health
 from bot.ops.logring import LogRing
 from bot.ops.metrics import Metrics
@@ -36,6 +37,7 @@ class Deps:
     metrics: Metrics
     logs: LogRing = field(default_factory=LogRing)  # the last log lines, for the log view
     trees: IndexCache = field(default_factory=IndexCache)  # big trees' indexes, while unchanged
+    fleet: FleetConsole | None = None  # agents, identities and bindings (None: an embedded dashboard without them)
 
 
 DEPS = web.AppKey("dashboard_deps", Deps)
@@ -59,6 +61,7 @@ def render_page(name: str, request: web.Request, context: dict[str, Any], status
     """Render a template with what every page shows: the CSRF token, sign-in state, the current path."""
     session, language = request.get(SESSION), lang.pick(request)
     common = {"csrf": session.csrf if session else "", "signed_in": session is not None,
+              "who": session.who if session else None,
               "sign_in_mode": request.app[AUTH].mode, "path": request.path, "path_qs": request.path_qs,
               "webchat": any(r.canonical == "/webchat" for r in request.app.router.resources()),
               "lang": language, "t": functools.partial(t, language),

@@ -10,10 +10,10 @@ from urllib.parse import quote, urlsplit
 from aiohttp import web
 
 from bot.httpkit import lang
-from bot.httpkit.auth import SESSION_COOKIE, TooManyAttempts, WebSession
+from bot.httpkit.auth import SESSION_COOKIE, TooManyAttempts, WebSession, Who
 from bot.httpkit.security import AUTH, SESSION, set_session_cookie
 from bot.i18n import t
-from bot.web.dashboard import render_page
+from bot.web.dashboard import DEPS, render_page
 
 PASSWORD_FILE = "admin-password"  # in the data dir: the scrypt hash, never the password
 PATH_SAFE = "/-._~!$&'()*+,;=:@%"
@@ -63,27 +63,35 @@ async def login_page(request: web.Request) -> web.Response:
         try:
             raise _signed_in(request, request.app[AUTH].redeem(token, request.remote or "?"), target)
         except TooManyAttempts as e:
-            return _page(request, target, t(lang.pick(request), "login_too_many", seconds=e.retry_after), 429)
+            return await _page(request, target, t(lang.pick(request), "login_too_many", seconds=e.retry_after), 429)
         except PermissionError:
-            return _page(request, target, t(lang.pick(request), "login_link_spent"), 401)
-    return _page(request, target, "", 200)
+            return await _page(request, target, t(lang.pick(request), "login_link_spent"), 401)
+    return await _page(request, target, "", 200)
 
 
-def _page(request: web.Request, target: str, error: str, status: int) -> web.Response:
-    context = {"next": target, "error": error, "link_only": request.app[AUTH].mode == "sign-in link"}
+async def _page(request: web.Request, target: str, error: str, status: int) -> web.Response:
+    """With no admin password, the form only when there are accounts to sign in with (else: the link)."""
+    link_only = request.app[AUTH].mode == "sign-in link"
+    accounts_only = link_only and bool(await request.app[DEPS].store.accounts.list())
+    context = {"next": target, "error": error, "link_only": link_only, "accounts_only": accounts_only}
     return render_page("login.html", request, context, status=status)
 
 
 async def login(request: web.Request) -> web.StreamResponse:
     form = await request.post()
     auth, target = request.app[AUTH], _next(form.get("next"))
-    password = form.get("password")
+    password, account = str(form.get("password") or ""), str(form.get("account") or "").strip()
     try:
-        session = auth.check_password(password if isinstance(password, str) else "", request.remote or "?")
+        if account:  # a dashboard account (bot/web/accounts.py); none named: the admin password
+            found = await request.app[DEPS].store.accounts.get(account)
+            who = Who(account, found[0].role, found[0].agents) if found else Who(account, "viewer")
+            session = auth.check_account(who, found[1] if found else None, password, request.remote or "?")
+        else:
+            session = auth.check_password(password, request.remote or "?")
     except TooManyAttempts as e:
-        return _page(request, target, t(lang.pick(request), "login_too_many", seconds=e.retry_after), 429)
+        return await _page(request, target, t(lang.pick(request), "login_too_many", seconds=e.retry_after), 429)
     except PermissionError:
-        return _page(request, target, t(lang.pick(request), "login_wrong"), 401)
+        return await _page(request, target, t(lang.pick(request), "login_wrong"), 401)
     raise _signed_in(request, session, target)
 
 

@@ -64,6 +64,7 @@ async def overview_page(request: web.Request) -> web.Response:
         "providers": deps.metrics.providers(),
         "cost_today": await usage.totals(today), "cost_month": await usage.totals(today.replace(day=1)),
         "top_chats": await usage.breakdown(today.replace(day=1), "chat", TOP_QUEUES),
+        "agents": deps.metrics.agents.rows(),
     }
     return render_page("overview.html", request, context)
 

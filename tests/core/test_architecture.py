@@ -33,8 +33,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.run",),  # one agent turn, a file per step: prompt, model turns, persisting, the hand-off to delivery
     ("bot.commands",),
     ("bot.hub",),
-    ("bot.web",),  # the dashboard: reads the store, acts through the hub's services
     ("bot.live",),  # the fleet at run time: each identity's adapter started and stopped, agents' runners rebuilt
+    ("bot.web",),  # the dashboard: reads the store, acts through the hub's services and the live fleet
     ("bot.app",),
     ("bot.cli", "bot.__main__"),
 )

@@ -36,10 +36,13 @@ def test_the_most_specific_binding_wins(chat: str, thread: str | None, user: str
     assert choose(list(reversed(PLACES)), chat, thread, user, group) == agent  # order does not matter
 
 
-def test_without_a_binding_the_default_agent_answers_and_a_gone_agent_falls_back() -> None:
+def test_without_a_binding_the_default_agent_answers_and_a_gone_or_disabled_agent_falls_back() -> None:
     assert choose([], "c", None, "u", False) == "default"
     catalog = Catalog({"default": Agent(name="default")}, {}, (Binding(identity="bot", agent="gone"),))
     assert catalog.agent_for("bot", "c", None, "u", False).name == "default"
+    off = Catalog({"default": Agent(name="default"), "off": Agent(name="off", enabled=False)}, {},
+                  (Binding(identity="bot", agent="off"),))
+    assert off.agent_for("bot", "c", None, "u", False).name == "default"  # a disabled agent's place
 
 
 def test_tool_policies() -> None:
@@ -92,6 +95,8 @@ async def test_a_change_must_fit_the_rest_of_the_fleet(tmp_path: Path) -> None:
             await fleet.remove("agent", "helper", "t")
         with pytest.raises(FleetError, match="default agent"):
             await fleet.remove("agent", "default", "t")
+        with pytest.raises(FleetError, match="cannot be disabled"):  # it answers where nothing else does
+            await fleet.put_agent(Agent(name="default", enabled=False), "t")
         assert await fleet.remove("binding", "s/*/*/*/*", "t") and await fleet.remove("agent", "helper", "t")
     finally:
         await store.close()

@@ -31,11 +31,12 @@ class Dashboard:
 
 @asynccontextmanager
 async def serving(tmp_path: Path, fake: FakeOpenAI, platforms: tuple[str, ...] = (),
-                  adapters: tuple[Any, ...] = (), config: dict[str, Any] | None = None) -> AsyncIterator[Dashboard]:
+                  adapters: tuple[Any, ...] = (), config: dict[str, Any] | None = None,
+                  env: dict[str, str] | None = None) -> AsyncIterator[Dashboard]:
     """The app with its web server on 127.0.0.1 (signed in with PASSWORD) and the given adapters."""
     config = {**(config or {}), "server": {"enabled": True, "port": 0}}
     async with running_app(tmp_path, fake.base_url, platforms, config=config,
-                           env={"BOTHUB_ADMIN_PASSWORD": PASSWORD}, adapters=adapters) as app:
+                           env={"BOTHUB_ADMIN_PASSWORD": PASSWORD, **(env or {})}, adapters=adapters) as app:
         yield Dashboard(app, f"http://127.0.0.1:{app.web_port}")
 
 

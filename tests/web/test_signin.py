@@ -128,3 +128,27 @@ async def test_set_password_keeps_only_a_hash_and_signs_in(tmp_path: Path, fake:
         assert right.status == 200 and str(right.url) == base + "/admin"
     (data / "admin-password").unlink()
     assert dashboard_check(cfg, env) == (INFO, t("en", "doctor_dashboard_link"))
+
+
+async def test_an_account_signs_in_by_name_and_ends_with_its_removal(dashboard: Dashboard,
+                                                                    http: aiohttp.ClientSession) -> None:
+    """Issue 30 item 7: a wrong name is refused like a wrong password (and counted); a removed account's session
+    ends at once."""
+    signed = await http.post(dashboard.url("/login"), data={"password": PASSWORD, "next": "/accounts"})
+    token = re.search(r'name="csrf-token" content="([^"]+)"', await signed.text()).group(1)  # type: ignore[union-attr]
+    made = await http.post(dashboard.url("/accounts"), data={"csrf": token, "name": "vic", "role": "viewer",
+                                                             "agents": "default", "password": "vic-password-1"})
+    assert made.status == 200 and "Account vic saved" in await made.text()
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as other:
+        nobody = await other.post(dashboard.url("/login"), data={"account": "nobody", "password": "vic-password-1"})
+        assert nobody.status == 401 and t("en", "login_wrong") in await nobody.text()
+        vic = await other.post(dashboard.url("/login"), data={"account": "vic", "password": "vic-password-1"})
+        assert vic.status == 200 and str(vic.url) == dashboard.url("/chats")
+        assert (await other.get(dashboard.url("/admin"))).status == 403
+        assert (await other.get(dashboard.url("/api/v1/chats"))).status == 403
+        gone = await http.post(dashboard.url("/accounts/remove"), data={"csrf": token, "name": "vic"})
+        assert "Account vic removed" in await gone.text()
+        after = await other.get(dashboard.url("/chats"), allow_redirects=False)
+        assert after.status == 302 and after.headers["Location"].startswith("/login")
+    audit = [(e.action, e.target) for e in await dashboard.app.store.dashboard.list_audit()]
+    assert ("account-set", "vic") in audit and ("account-remove", "vic") in audit

@@ -137,4 +137,14 @@ MIGRATIONS: tuple[str, ...] = (
                       ADD COLUMN topic TEXT NOT NULL DEFAULT '',
                       ADD COLUMN place INTEGER NOT NULL DEFAULT 0;
     """,
+    # 31: dashboard accounts with roles (issue 30): owner, admin of some agents, viewer; a password's scrypt hash
+    """
+    CREATE TABLE dashboard_accounts (
+        name TEXT PRIMARY KEY,
+        role TEXT NOT NULL,
+        agents TEXT[] NOT NULL,
+        password_hash TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL
+    );
+    """,
 )

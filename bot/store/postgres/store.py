@@ -7,6 +7,7 @@ import socket
 import time
 from collections.abc import Callable
 
+from bot.store.postgres.accounts import PostgresAccounts
 from bot.store.postgres.api_tokens import PostgresApiTokens
 from bot.store.postgres.approval_rules import PostgresApprovalRules
 from bot.store.postgres.claims import PostgresClaims
@@ -62,6 +63,7 @@ class PostgresStore:
         self.approval_rules = PostgresApprovalRules(self._db)
         self.relay = PostgresRelay(self._db, self.claims.replica)  # listens only once a hub starts it
         self.fleet = PostgresFleet(self._db)
+        self.accounts = PostgresAccounts(self._db)
 
     async def open(self) -> None:
         await self._db.open()

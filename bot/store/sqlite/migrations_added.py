@@ -174,4 +174,14 @@ ADDED: tuple[str, ...] = (
     ALTER TABLE duels ADD COLUMN topic TEXT NOT NULL DEFAULT '';
     ALTER TABLE duels ADD COLUMN place INTEGER NOT NULL DEFAULT 0;
     """,
+    # 28: dashboard accounts with roles (issue 30): owner, admin of some agents, viewer; a password's scrypt hash
+    """
+    CREATE TABLE dashboard_accounts (
+        name TEXT PRIMARY KEY,
+        role TEXT NOT NULL,
+        agents TEXT NOT NULL,
+        password_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    """,
 )

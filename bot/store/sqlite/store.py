@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.store.claims import SoloClaims
+from bot.store.sqlite.accounts import SqliteAccounts
 from bot.store.sqlite.api_tokens import SqliteApiTokens
 from bot.store.sqlite.approval_rules import SqliteApprovalRules
 from bot.store.sqlite.conversations import SqliteConversations
@@ -58,6 +59,7 @@ class SqliteStore:
         self.usage = SqliteUsage(self._db)
         self.approval_rules = SqliteApprovalRules(self._db)
         self.fleet = SqliteFleet(self._db)
+        self.accounts = SqliteAccounts(self._db)
         self.claims = SoloClaims()  # one process per SQLite file: it owns every chat
         self.relay = None  # ... and every reply is made where it is awaited
 

@@ -8,7 +8,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bot.store import ChatSettings, FleetRow, NewJob, Store
+from bot.store import Account, ChatSettings, FleetRow, NewJob, Store
 from bot.store.memories import unit
 from bot.store.postgres import PostgresStore
 from bot.store.sqlite import SqliteStore
@@ -48,6 +48,7 @@ async def _fill(store: Store) -> tuple[str, str]:
     await store.jobs.add(NewJob("tg:1", None, "u1", "once", "tomorrow 9:00", "Europe/Berlin", DUE, "call Li", False))
     await store.inbox.accept("tg:1:77", "tg:1", '{"text": "waiting"}')
     await store.fleet.put(FleetRow("identity", "support", '{"name": "support"}', "v1:sealed"), "cli")
+    await store.accounts.put(Account("ann", "admin", ("helper", "coder")), "scrypt$hash")
     return first.id, second.id
 
 
@@ -63,6 +64,7 @@ async def _snapshot(store: Store, first: str) -> tuple[object, ...]:
         [(e.session, e.event) for e in await store.inbox.unfinished()],
         [(r.kind, r.name, r.spec, r.sealed) for r in await store.fleet.rows()],
         [(c.id, c.actor, c.name, c.credentials) for c in await store.fleet.changes()],
+        [(a.name, a.role, a.agents) for a in await store.accounts.list()], await store.accounts.get("ann") is not None,
     )
 
 
