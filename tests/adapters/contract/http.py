@@ -165,6 +165,9 @@ class WebDriver(Driver):
         await self._sync()
         return self._screen.messages[ref.message_id][1]
 
+    def links(self) -> int:
+        return int(self._tab is not None and not self._tab.ended)  # the tab's event stream
+
 
 def _found(pattern: str, text: str) -> str:
     match = re.search(pattern, text)
@@ -241,3 +244,9 @@ class ApiDriver(Driver):
     async def stream_open(self, ref: SentRef) -> bool:
         await self._sync(ref.chat.chat_id)
         return self._screen.messages[ref.message_id][1]
+
+    def links(self) -> int:
+        return sum(not stream.ended for _, stream in self._requests)  # requests still streaming their answer
+
+    def answered(self) -> None:
+        self._finished.set()
