@@ -30,7 +30,7 @@ def plaintext(message: bytes, receive_id: bytes = b"", length: int | None = None
 
 
 def test_both_ciphers_read_each_other() -> None:
-    assert KEY == base64.b64decode(ENCODING_AES_KEY + "=")
+    assert base64.b64decode(ENCODING_AES_KEY + "=") == KEY
     assert crypto.decrypt(KEY, seal('{"msgid": "m-1", "text": "你好"}')) == '{"msgid": "m-1", "text": "你好"}'
     assert unseal(crypto.encrypt(KEY, "a reply")) == "a reply"
     assert crypto.decrypt(KEY, sealed(plaintext(b"for the corp", b"ww-corp")), "ww-corp") == "for the corp"
