@@ -92,8 +92,8 @@ class ConsoleAdapter:
             for line in self._in:
                 asyncio.run_coroutine_threadsafe(lines.put(line.rstrip("\n")), loop).result()
             asyncio.run_coroutine_threadsafe(lines.put(None), loop).result()
-        except (RuntimeError, concurrent.futures.CancelledError):
-            return  # the loop closed under us: bothub is exiting
+        except (RuntimeError, ValueError, concurrent.futures.CancelledError):
+            return  # the loop or stdin closed under us (after a stop): bothub is exiting
 
     async def _only_one(self) -> bool:
         """Hold the chat's console role (one process holds it while it lives); False: another console has it."""
