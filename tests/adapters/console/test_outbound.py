@@ -32,8 +32,8 @@ async def test_at_a_terminal_a_stream_grows_in_place_and_the_prompt_comes_back()
     ref = await out.send(CHAT, Reply("Hel"))
     await out.edit(ref, Reply("Hello"))
     assert screen.getvalue() == f"welcome\nyou> {CLEAR}bot> Hello"  # "lo" appended, nothing reprinted
-    await out.edit(ref, Reply("Goodbye"))  # not a continuation: a new line
-    assert screen.getvalue().endswith(f"bot> Hello\nyou> {CLEAR}Goodbye")
+    await out.edit(ref, Reply("Goodbye"))  # not a continuation: a new line, labelled as the bot's
+    assert screen.getvalue().endswith(f"bot> Hello\nyou> {CLEAR}bot> Goodbye")
     await asyncio.sleep(0.2)  # the text stopped coming: the line is closed, the prompt is back
     assert screen.getvalue().endswith("Goodbye\nyou> ")
     await out.send(CHAT, Reply("Run it?", buttons=((Button("Yes", "/approve a1 once"), Button("No", "/deny a1")),)))
