@@ -127,6 +127,10 @@ class Driver:
         """The bot's messages in the chat as they read now, oldest first."""
         raise NotImplementedError
 
+    async def shown_after_stop(self, chat: ChatRef) -> list[str]:
+        """`shown`, once the adapter has stopped (a driver that syncs through the adapter reads what arrived)."""
+        return await self.shown(chat)
+
     async def stream_open(self, ref: SentRef) -> bool:
         """Whether the platform still shows the message as being written."""
         return False

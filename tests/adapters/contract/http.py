@@ -168,6 +168,9 @@ class WebDriver(Driver):
     def links(self) -> int:
         return int(self._tab is not None and not self._tab.ended)  # the tab's event stream
 
+    async def shown_after_stop(self, chat: ChatRef) -> list[str]:
+        return self._screen.texts()  # the stream has ended: every frame sent has arrived
+
 
 def _found(pattern: str, text: str) -> str:
     match = re.search(pattern, text)
@@ -247,6 +250,9 @@ class ApiDriver(Driver):
 
     def links(self) -> int:
         return sum(not stream.ended for _, stream in self._requests)  # requests still streaming their answer
+
+    async def shown_after_stop(self, chat: ChatRef) -> list[str]:
+        return self._screen.texts(hide=lambda text: text.startswith(self.MARK))  # every stream has ended
 
     def answered(self) -> None:
         self._finished.set()

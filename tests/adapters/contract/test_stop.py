@@ -106,6 +106,8 @@ async def _stop_mid_flight(driver: Driver) -> None:
         assert final.done(), "the final edit still runs after the stop"
         if not final.cancelled() and (error := final.exception()) is not None:
             assert isinstance(error, SendError), repr(error)
+        elif not final.cancelled():  # it went out: the platform shows the whole answer
+            assert (await driver.shown_after_stop(chat))[-1:] == ["Hello world"]
     # the hand-over under way got through (it took far less than any stop grace) and the platform was told so:
     # not lost, and not sent again to be answered twice
     await asyncio.wait_for(taking, 5.0)
