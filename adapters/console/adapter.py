@@ -18,7 +18,7 @@ from adapters.console.inbound import is_exit, is_interrupt, parse_line
 from adapters.console.outbound import ConsoleOutput
 from bot.adapter import AdapterServices, Capabilities, MessageHandler, Share
 from bot.i18n import t
-from bot.messages import ChatRef, SentRef
+from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
 
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 Answered = Callable[[ChatRef], Awaitable[None]]
 TREE_BUDGET = 3500  # a chat message's worth, so long runs collapse here as they do on the platforms
+STOP_GRACE = 2.0  # seconds a line being handed to the hub gets at stop
 
 
 class ConsoleAdapter:
@@ -52,6 +53,9 @@ class ConsoleAdapter:
         self._output = ConsoleOutput(stdout, interactive=stdin.isatty())
         self._terminal: Terminal | None = None
         self._reader: asyncio.Task[None] | None = None
+        self._pump: asyncio.Task[None] | None = None
+        self._lines: asyncio.Queue[str | None] | None = None  # kept across a restart with the thread filling it
+        self._handing: asyncio.Future[None] | None = None  # a line being handed to the hub
         if stdin.isatty() and stdout.isatty():
             from adapters.console.terminal import Terminal  # prompt_toolkit: only for a person at a terminal
 
@@ -69,25 +73,28 @@ class ConsoleAdapter:
             self._stdout.flush()
             self._closed.set()
             return
-        loop = asyncio.get_running_loop()
-        lines: asyncio.Queue[str | None] = asyncio.Queue(maxsize=1)  # the reader waits until a line is taken
-
-        def read() -> None:  # a daemon thread: a blocked readline must never hold up shutdown
-            try:
-                for line in self._in:
-                    asyncio.run_coroutine_threadsafe(lines.put(line.rstrip("\n")), loop).result()
-                asyncio.run_coroutine_threadsafe(lines.put(None), loop).result()
-            except (RuntimeError, concurrent.futures.CancelledError):
-                return  # the loop closed under us: bothub is exiting
-
+        self._closed.clear()
+        first, lines = self._lines is None, self._lines or asyncio.Queue(maxsize=1)  # the reader waits for a taker
+        self._lines = lines
         self._pump = asyncio.create_task(self._dispatch(lines, on_message))
         if self._terminal is not None:
             print(f"bothub console — chat {self.chat!r}. /help lists the commands, /multiline for longer "
                   "messages, ↑ for history, Ctrl-D quits.")
             self._reader = asyncio.create_task(self._terminal.read(lines.put))
             return
-        threading.Thread(target=read, name="console-stdin", daemon=True).start()
+        if first:  # one reading thread for the adapter's life: a line it read before a restart is not lost
+            threading.Thread(target=self._read, args=(lines, asyncio.get_running_loop()), name="console-stdin",
+                             daemon=True).start()
         self._output.banner(f"bothub console — chat {self.chat!r}. /help lists the commands, /exit quits.\n")
+
+    def _read(self, lines: asyncio.Queue[str | None], loop: asyncio.AbstractEventLoop) -> None:
+        """A daemon thread: a blocked readline must never hold up shutdown."""
+        try:
+            for line in self._in:
+                asyncio.run_coroutine_threadsafe(lines.put(line.rstrip("\n")), loop).result()
+            asyncio.run_coroutine_threadsafe(lines.put(None), loop).result()
+        except (RuntimeError, ValueError, concurrent.futures.CancelledError):
+            return  # the loop or stdin closed under us (after a stop): bothub is exiting
 
     async def _only_one(self) -> bool:
         """Hold the chat's console role (one process holds it while it lives); False: another console has it."""
@@ -107,7 +114,7 @@ class ConsoleAdapter:
         while (line := held.pop() if held else await lines.get()) is not None and not is_exit(line):
             if (msg := parse_line(self.chat, line)) is None:
                 continue
-            await on_message(msg)
+            await self._hand_over(on_message, msg)
             if self._answered is not None:
                 held += await self._until_answered(self._answered(msg.chat), lines, on_message)
         self._closed.set()
@@ -120,7 +127,12 @@ class ConsoleAdapter:
         done = asyncio.ensure_future(answered)
         while True:
             following = asyncio.ensure_future(lines.get())
-            await asyncio.wait((done, following), return_when=asyncio.FIRST_COMPLETED)
+            try:
+                await asyncio.wait((done, following), return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:  # a stop: no reader left behind to take the next line
+                following.cancel()
+                done.cancel()
+                raise
             if not following.done():
                 following.cancel()  # a cancelled Queue.get leaves its item in the queue
                 return []
@@ -129,7 +141,12 @@ class ConsoleAdapter:
                 await done
                 return [line]
             if (now := parse_line(self.chat, line or "")) is not None:
-                await on_message(now)
+                await self._hand_over(on_message, now)
+
+    async def _hand_over(self, on_message: MessageHandler, msg: IncomingMessage) -> None:
+        """Shielded from a stop: a line read is the hub's once this starts (stop waits for it)."""
+        self._handing = asyncio.ensure_future(on_message(msg))
+        await asyncio.shield(self._handing)
 
     async def _answers_buttons(self, line: str | None, answered: asyncio.Future[None]) -> bool:
         """True once buttons are on screen whose command `line` gives; False if the answer ends first."""
@@ -149,11 +166,18 @@ class ConsoleAdapter:
         await self._closed.wait()
 
     async def stop(self) -> None:
-        if self._terminal is not None:
-            if self._reader is not None:
-                self._reader.cancel()
-            return
-        self._output.close()
+        """A line being handed over reaches the hub first; then nothing more is read or dispatched (a restart
+        reads on where this stopped)."""
+        if self._handing is not None and not self._handing.done():
+            await asyncio.wait({self._handing}, timeout=STOP_GRACE)
+        for task in (self._pump, self._reader):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        self._pump = self._reader = None
+        self._closed.set()
+        if self._terminal is None:
+            self._output.close()
 
     async def send(self, chat: ChatRef, reply: Reply, *, final: bool = True) -> SentRef:
         if self._terminal is not None:

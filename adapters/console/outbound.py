@@ -40,7 +40,7 @@ class ConsoleOutput:
     async def send(self, chat: ChatRef, reply: Reply) -> SentRef:
         self._end_line()
         ref = SentRef(chat, uuid.uuid4().hex)
-        self._write(render(reply, prompt="bot> " if self._interactive else ""), ref.message_id)
+        self._write(self._rendered(reply), ref.message_id)
         self._shown = {ref.message_id: reply.text}  # only the newest message is ever streamed into
         if reply.buttons:
             self.answers = frozenset(b.action.split(maxsplit=1)[0] for row in reply.buttons for b in row if b.action)
@@ -51,10 +51,13 @@ class ConsoleOutput:
         before = self._shown.get(ref.message_id)
         if before is not None and reply.text.startswith(before):
             self._write(reply.text[len(before):], ref.message_id)  # streaming: print only what is new
-        else:
+        else:  # a rewrite: a new line, labelled like the message it replaces
             self._end_line()
-            self._write(reply.text, ref.message_id)
+            self._write(self._rendered(reply), ref.message_id)
         self._shown = {ref.message_id: reply.text}
+
+    def _rendered(self, reply: Reply) -> str:
+        return render(reply, prompt="bot> " if self._interactive else "")
 
     def _write(self, text: str, message_id: str) -> None:
         """Print part of a bot message; a prompt left on screen is cleared first."""

@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 OPEN_PATH = "/v1.0/gateway/connections/open"
 CARD_TOPIC = CallbackHandler.TOPIC_CARD_CALLBACK
 BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0)  # seconds before reconnect attempt n (the last repeats)
+STOP_GRACE = 2.0  # seconds frames being taken in get at stop to reach the hub and be ACKed
 Take = Callable[[dict[str, Any], str], Awaitable[None]]  # (frame data, frame id)
 
 
@@ -78,6 +79,10 @@ class StreamConnection:
             self._runner.result()
 
     async def stop(self) -> None:
+        """Frames being taken in get STOP_GRACE to reach the hub and be ACKed while the socket is still open
+        (one cancelled un-ACKed is pushed again only after a reconnect); what hangs is cancelled."""
+        if self._frames:
+            await asyncio.wait(set(self._frames), timeout=STOP_GRACE)
         if self._runner is not None:
             self._runner.cancel()
             with contextlib.suppress(asyncio.CancelledError):

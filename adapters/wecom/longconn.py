@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 CALLBACKS = frozenset({"aibot_msg_callback", "aibot_event_callback"})
 BACKOFF = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 DISPLACED_PAUSE = 60.0
+STOP_GRACE = 2.0  # seconds callbacks being taken in get to reach the hub at stop (WeCom never sends them again)
 Take = Callable[[dict[str, Any]], Awaitable[None]]
 
 
@@ -55,6 +56,7 @@ class LongConnection:
         self._locks: Recent[asyncio.Lock] = Recent(5000)
         self._runner: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._deliveries: set[asyncio.Task[None]] = set()
         self.superseded = False
 
     async def start(self) -> None:
@@ -63,7 +65,17 @@ class LongConnection:
         self._runner = asyncio.create_task(self._run(reader), name="wecom-longconn")
 
     async def stop(self) -> None:
-        tasks = [t for t in (self._runner, *self._tasks) if t is not None]
+        """Callbacks being taken in finish first (the socket stays open for their requests' acks); only what
+        hangs past STOP_GRACE is cancelled, then the reader and the socket."""
+        if self._runner is not None:
+            self._runner.cancel()
+            await asyncio.gather(self._runner, return_exceptions=True)
+        if self._deliveries:
+            _, hanging = await asyncio.wait(set(self._deliveries), timeout=STOP_GRACE)
+            for task in hanging:
+                task.cancel()
+            await asyncio.gather(*hanging, return_exceptions=True)
+        tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -177,7 +189,9 @@ class LongConnection:
                 event = body.get("event") if isinstance(body, dict) else None
                 if isinstance(event, dict) and event.get("eventtype") == "disconnected_event":
                     self.superseded = True
-                self._track(asyncio.create_task(self._deliver(frame)))
+                delivery = asyncio.create_task(self._deliver(frame))
+                self._deliveries.add(delivery)
+                delivery.add_done_callback(self._deliveries.discard)
             elif (future := self._pending.get(rid)) is not None and not future.done():
                 future.set_result(frame)
         for future in self._pending.values():  # their acks will never come on this socket

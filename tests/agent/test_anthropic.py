@@ -30,7 +30,8 @@ async def claude() -> AsyncIterator[FakeAnthropic]:
     await fake.stop()
 
 
-def client(claude: FakeAnthropic, thinking: int | None = None, fallback: FakeOpenAI | None = None) -> LLMClient:
+def client(claude: FakeAnthropic, thinking: int | None = None, fallback: FakeOpenAI | None = None,
+           temperature: float | None = None) -> LLMClient:
     providers = {"claude": ProviderConfig(kind="anthropic", base_url=claude.base_url, api_keys=[API_KEY],
                                           max_tokens=4096, thinking_tokens=thinking)}
     chain = [LinkConfig(provider="claude", model="claude-fake")]
@@ -38,7 +39,8 @@ def client(claude: FakeAnthropic, thinking: int | None = None, fallback: FakeOpe
         providers["local"] = ProviderConfig(base_url=fallback.base_url, api_keys=["test-key"])
         chain.append(LinkConfig(provider="local", model="fake-model"))
     prices = {"claude-fake": PriceConfig(input=3, cached_input=0.3, output=15)}
-    return LLMClient(LLMConfig(providers=providers, chains={"default": chain}, max_retries=0, prices=prices))
+    return LLMClient(LLMConfig(providers=providers, chains={"default": chain}, max_retries=0, prices=prices,
+                               temperature=temperature))
 
 
 async def run(llm: LLMClient, ctx: ToolContext, show_thinking: bool = False) -> list[AgentEvent]:
@@ -127,3 +129,35 @@ async def test_an_overloaded_claude_fails_over_to_an_openai_compatible_link(
     assert text(events) == "answered locally" and events[-1] == RunFinished("answered locally")
     assert [(e.model, e.failed) for e in events if isinstance(e, ModelTurn)] == [
         ("claude/claude-fake", "server"), ("local/fake-model", None)]
+
+
+async def test_images_go_inline_and_garbled_tool_input_goes_back_as_an_empty_object(
+        claude: FakeAnthropic, ctx: ToolContext) -> None:
+    """A data: URL becomes a base64 image block (any other URL is left out: the API would fetch nothing for us);
+    arguments the model once garbled go back as {} (the API takes only an object); a temperature is sent."""
+    history: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a test bot."},
+        {"role": "user", "content": "Read it."},
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "toolu_5", "type": "function",
+                         "function": {"name": "read_file", "arguments": "{oops"}}]},
+        {"role": "tool", "tool_call_id": "toolu_5", "content": "Error: bad arguments"},
+        {"role": "user", "content": [{"type": "text", "text": "And this picture?"},
+                                     {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+                                     {"type": "image_url", "image_url": {"url": "https://example.invalid/a.png"}},
+                                     {"type": "text", "text": ""}]},
+    ]
+    claude.script(Answer("A picture of nothing."))
+    llm = client(claude, temperature=0.3)
+    try:
+        events = [e async for e in AgentLoop(llm, default_registry(), "default").run(history, ctx)]
+    finally:
+        await llm.close()
+    assert events[-1] == RunFinished("A picture of nothing.") and claude.refusals == []
+    body = claude.requests[0]["body"]
+    assert body["temperature"] == 0.3 and "thinking" not in body
+    asked, latest = body["messages"][1:]  # the tool's result and the next words are one user turn
+    assert asked["content"] == [{"type": "tool_use", "id": "toolu_5", "name": "read_file", "input": {}}]
+    assert [(b["type"], b.get("text") or b.get("source") or b.get("content")) for b in latest["content"]] == [
+        ("tool_result", "Error: bad arguments"), ("text", "And this picture?"),
+        ("image", {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="})]

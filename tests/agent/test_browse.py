@@ -58,7 +58,17 @@ async def site() -> AsyncIterator[Site]:
                       f'<script>fetch("http://169.254.169.254/latest/meta-data/")</script>',
             "/socket": f'<title>Socket</title><script>new WebSocket("ws://127.0.0.1:{state.port}/ws")</script>',
             "/cookie": f"<title>Cookie</title><p>{request.headers.get('Cookie', 'no cookie')}</p>",
+            "/talk": f'<title>Talk</title><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw="><p id="said">-</p>'
+                     f'<script>const ws = new WebSocket("ws://localhost:{state.port}/echo");'
+                     'ws.onopen = () => ws.send("ping");'
+                     'ws.onmessage = (m) => document.getElementById("said").textContent = m.data;</script>',
         }
+        if request.path == "/echo":
+            ws = web.WebSocketResponse()
+            await ws.prepare(request)
+            async for message in ws:
+                await ws.send_str(f"echoed {message.data}")
+            return ws
         if request.path in pages:
             response = web.Response(text=pages[request.path], content_type="text/html")
             if request.path == "/cookie":
@@ -69,6 +79,10 @@ async def site() -> AsyncIterator[Site]:
                                 content_type="text/html")
         if request.path == "/to-loopback":
             raise web.HTTPFound(f"{loopback}/secret")
+        if request.path in ("/hop", "/loop"):
+            raise web.HTTPFound("/article" if request.path == "/hop" else "/loop")
+        if request.path == "/big.bin":
+            return web.Response(body=bytes(2048), content_type="application/octet-stream")
         if request.path == "/report.zip":
             return web.Response(body=b"PK\x03\x04zipped", content_type="application/zip",
                                 headers={"Content-Disposition": 'attachment; filename="report.zip"'})
@@ -141,6 +155,25 @@ async def test_a_hanging_page_is_ended_by_the_budget_and_a_download_is_saved(
     saved = await browse(tools, ctx, action="open", url=site.url("/report.zip"))
     assert "Downloaded: downloads/report.zip (10 bytes)" in saved
     assert (ctx.workdir / "downloads" / "report.zip").read_bytes() == b"PK\x03\x04zipped"
+
+
+async def test_an_allowed_socket_is_relayed_both_ways_and_redirects_end_where_the_site_sends_them(
+        tools: ToolRegistry, site: Site, tmp_path: Path) -> None:
+    ctx = admin(tmp_path)
+    talk = await browse(tools, ctx, action="open", url=site.url("/talk"))
+    for _ in range(50):  # the page's script talks after load
+        if "echoed ping" in talk:
+            break
+        await asyncio.sleep(0.1)
+        talk = await browse(tools, ctx, action="read")
+    assert "echoed ping" in talk and "localhost GET /echo" in site.hits and "Blocked" not in talk
+    hopped = await browse(tools, ctx, action="open", url=site.url("/hop"))
+    assert "URL: " + site.url("/article") in hopped and "Flights are cheapest" in hopped
+    big = await browse(tools, ctx, action="open", url=site.url("/big.bin"))
+    assert "Download not saved: big.bin is larger than 1024 bytes" in big
+    assert not (ctx.workdir / "downloads").exists()
+    looped = await browse(tools, ctx, action="open", url=site.url("/loop"))  # last: Chromium shows its error page
+    assert looped.startswith("Error: ") and site.hits.count("localhost GET /loop") == 6  # 1 + 5 redirects
 
 
 async def test_no_cookie_crosses_from_one_chat_to_another(tools: ToolRegistry, site: Site, tmp_path: Path) -> None:

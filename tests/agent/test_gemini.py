@@ -32,16 +32,17 @@ async def gemini() -> AsyncIterator[FakeGemini]:
 
 
 async def run(gemini: FakeGemini, ctx: ToolContext, key: str = API_KEY, fallback: FakeOpenAI | None = None,
-              thinking: int | None = None) -> list[AgentEvent]:
+              thinking: int | None = None, messages: list[dict[str, Any]] = PROMPT,
+              temperature: float | None = None) -> list[AgentEvent]:
     providers = {"g": ProviderConfig(kind="gemini", base_url=gemini.base_url, api_keys=[key],
                                      thinking_tokens=thinking)}
     chain = [LinkConfig(provider="g", model="gemini-fake")]
     if fallback is not None:
         providers["local"] = ProviderConfig(base_url=fallback.base_url, api_keys=["test-key"])
         chain.append(LinkConfig(provider="local", model="fake-model"))
-    llm = LLMClient(LLMConfig(providers=providers, chains={"default": chain}, max_retries=0))
+    llm = LLMClient(LLMConfig(providers=providers, chains={"default": chain}, max_retries=0, temperature=temperature))
     try:
-        return [e async for e in AgentLoop(llm, default_registry(), "default").run(PROMPT, ctx)]
+        return [e async for e in AgentLoop(llm, default_registry(), "default").run(messages, ctx)]
     finally:
         await llm.close()
 
@@ -99,3 +100,32 @@ async def test_a_bad_key_is_an_auth_failure_that_fails_over(gemini: FakeGemini, 
     assert [(e.model, e.failed) for e in events if isinstance(e, ModelTurn)] == [
         ("g/gemini-fake", "auth"), ("local/fake-model", None)]
     assert events[-1] == RunFinished("answered locally")
+
+
+async def test_images_go_inline_and_garbled_call_arguments_go_back_as_an_empty_object(
+        gemini: FakeGemini, ctx: ToolContext) -> None:
+    """A data: URL is inlineData (any other URL is left out); arguments the model once garbled go back as {};
+    the temperature is in the generation config."""
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "Read it."},
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{oops"}},
+                        {"id": "c2", "type": "function", "function": {"name": "list_files", "arguments": "[1]"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "Error: bad arguments"},
+        {"role": "tool", "tool_call_id": "c2", "content": "(empty)"},
+        {"role": "user", "content": [{"type": "text", "text": "And this picture?"},
+                                     {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+                                     {"type": "image_url", "image_url": {"url": "https://example.invalid/a.png"}}]},
+    ]
+    gemini.script(Reply("A picture of nothing."))
+    events = await run(gemini, ctx, messages=history, temperature=0.4)
+    assert events[-1] == RunFinished("A picture of nothing.")
+    body = gemini.requests[0]["body"]
+    assert body["generationConfig"]["temperature"] == 0.4 and "systemInstruction" not in body
+    _, called, latest = body["contents"]
+    assert called == {"role": "model", "parts": [{"functionCall": {"name": "read_file", "args": {}}},
+                                                 {"functionCall": {"name": "list_files", "args": {}}}]}
+    assert latest["parts"] == [
+        {"functionResponse": {"name": "read_file", "response": {"result": "Error: bad arguments"}}},
+        {"functionResponse": {"name": "list_files", "response": {"result": "(empty)"}}},
+        {"text": "And this picture?"}, {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}]

@@ -154,6 +154,11 @@ async def test_silence_longer_than_the_read_timeout() -> None:
     b"HTTP/1.1 200 OK\r\nbroken header\r\n\r\n",
     b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
     b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
+    b"HTTP/1.1 200 OK\r\nContent-Length: ten\r\n\r\n0123456789",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabcd\r\n0\r\n\r\n",  # longer than said
+    b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",  # never asked for
+    b"HTTP/1.1 200 OK\r\n X-Folded: obsolete line folding\r\n\r\n",
+    b"HTTP/1.1 2x0 OK\r\n\r\n",
 ])
 async def test_broken_answers_are_protocol_errors(answer: bytes) -> None:
     server = RawServer([answer], close_after=True)
@@ -209,3 +214,19 @@ def test_multipart_names_the_file_safely() -> None:
     assert body.startswith(b"--" + boundary + b"\r\n") and body.endswith(b"--" + boundary + b"--\r\n")
     assert b'name="model"\r\n\r\nwhisper-1\r\n' in body
     assert b'filename="a\\"b  .ogg"' in body and b"\r\n\r\n\x00audio\r\n" in body
+
+
+async def test_no_content_has_no_body_and_repeated_headers_are_joined() -> None:
+    server = RawServer([b"HTTP/1.1 204 No Content\r\nVary: a\r\nvary: b\r\n\r\n",
+                        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"])
+    async with serving(server) as port:
+        http = client(port)
+        empty = await http.request("DELETE", "/files/1")
+        assert (empty.status, empty.headers["vary"], await empty.read()) == (204, "a, b", b"")
+        empty.release()
+        empty.release()  # once is what counts
+        again = await http.request("GET", "/models")
+        assert await again.read() == b"ok"
+        again.release()
+        http.close()
+    assert server.connections == 1  # the connection was kept across the bodiless answer

@@ -52,6 +52,7 @@ class FakeEmbeddings:
     refuse: Any  # a Refusal → the provider's error response
     requests: list[dict[str, Any]] = field(default_factory=list)
     fail_with: int | None = None  # answer this HTTP status instead
+    answer_with: str | None = None  # answer this body instead (200, JSON or not): a provider answering oddly
 
     async def handle(self, request: web.Request) -> web.Response:
         if refusal := check_key(request.headers.get("Authorization"), self.api_key):
@@ -68,6 +69,8 @@ class FakeEmbeddings:
         self.requests.append(body)
         if self.fail_with is not None:
             return self.refuse(Refusal(self.fail_with, "embeddings failed"))
+        if self.answer_with is not None:
+            return web.Response(text=self.answer_with, content_type="application/json")
         data = [{"object": "embedding", "index": i, "embedding": embedding(t)} for i, t in enumerate(inputs)]
         tokens = sum(len(t.split()) for t in inputs)
         return web.json_response({"object": "list", "data": data, "model": body["model"],

@@ -14,3 +14,9 @@ async def serve_local(app: web.Application, port: int = 0, backlog: int = 128,
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port, backlog=backlog, ssl_context=ssl_context).start()
     return runner, runner.addresses[0][1]
+
+
+def open_connections(runner: web.AppRunner | None) -> int:
+    """Connections the server still holds open (a client that closed its session has none left here)."""
+    server = runner.server if runner is not None else None
+    return len(server.connections) if server is not None else 0

@@ -38,6 +38,9 @@ class FakeWeCom(Replies, Judged):
         self.connects = 0
         self.subscribe_within = 5.0  # seconds to send aibot_subscribe before the socket is closed
         self.idle_timeout = 60.0  # a socket without any frame this long is closed (WeCom: missed heartbeats)
+        self.unanswered: set[str] = set()  # cmds taken without an ack (a connection gone dead one way)
+        self.down = 0  # connection attempts still to refuse with 503 (WeCom's gateway restarting)
+        self.refused = 0  # connection attempts refused so far
         self._ids = itertools.count(1)
         self._ws: web.WebSocketResponse | None = None
         self._failures: list[tuple[frozenset[str], int]] = []
@@ -61,6 +64,12 @@ class FakeWeCom(Replies, Judged):
     def fail(self, cmds: str | tuple[str, ...], errcode: int, times: int = 1) -> None:
         names = frozenset((cmds,) if isinstance(cmds, str) else cmds)
         self._failures.extend([(names, errcode)] * times)
+
+    async def send_raw(self, data: str | bytes) -> None:
+        """A frame exactly as given (odd ones included) on the subscribed connection."""
+        await asyncio.wait_for(self.subscribed.wait(), 10)
+        assert self._ws is not None
+        await (self._ws.send_str(data) if isinstance(data, str) else self._ws.send_bytes(data))
 
     async def drop(self) -> None:
         """The server closes the connection, as after a network fault."""
@@ -110,6 +119,10 @@ class FakeWeCom(Replies, Judged):
         await self._ws.send_str(json.dumps({"cmd": cmd, "headers": {"req_id": rid}, "body": body}))
 
     async def _socket(self, request: web.Request) -> web.StreamResponse:
+        if self.down > 0:
+            self.down -= 1
+            self.refused += 1
+            return web.Response(status=503, text="service unavailable")
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         self.connects += 1
@@ -137,6 +150,9 @@ class FakeWeCom(Replies, Judged):
                         break
                     await self._displace(ws)
                     subscribed = True
+                    continue
+                if cmd in self.unanswered:
+                    self.calls.append(Call(time.monotonic(), cmd, rid, body, -1))
                     continue
                 code, extra = self._judge_frame(cmd, rid, body)
                 self.calls.append(Call(time.monotonic(), cmd, rid, body, code))

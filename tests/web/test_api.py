@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import aiohttp
+import pytest
 import yaml
 
+from bot.chats.sessions import Session
+from bot.web import actions
+from bot.web.dashboard import chat_key
 from tests.web.browser import REPO
 from tests.web.conftest import PASSWORD, Dashboard
 from tests.web.seed import linear
@@ -63,3 +68,36 @@ def test_every_api_route_is_documented(api_routes: list[tuple[str, str]]) -> Non
     spec = yaml.safe_load((REPO / "docs" / "openapi.yaml").read_text(encoding="utf-8"))
     documented = {(method.upper(), path) for path, ops in spec["paths"].items() for method in ops}
     assert set(api_routes) == documented
+
+
+async def test_a_branch_behind_a_running_answer_is_queued_then_done_in_order(
+        dashboard: Dashboard, http: aiohttp.ClientSession, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The move never races the answer: 202 "queued" while the chat's lane is busy, made once the answer ends."""
+    monkeypatch.setattr(actions, "QUEUE_WAIT", 0.2)
+    info, msgs = await linear(dashboard.app.store, "telegram:5", ["hello", "hi", "more", "sure"])
+    csrf = await signed_in(http, dashboard)
+    answering, answered = asyncio.Event(), asyncio.Event()
+
+    async def answer(_session: Session) -> None:
+        answering.set()
+        await answered.wait()
+
+    dashboard.app.lanes.run(chat_key("telegram:5"), answer)
+    await asyncio.wait_for(answering.wait(), 5)
+    body = {"chat": "telegram:5", "conv": info.id, "node": msgs[1].id}
+    queued = await http.post(dashboard.url("/api/v1/branch"), json=body, headers={"X-CSRF-Token": csrf})
+    assert queued.status == 202 and await queued.json() == {"status": "queued"}
+    store = dashboard.app.store
+
+    async def cursor() -> str | None:
+        conv = await store.conversations.get("telegram:5", info.id)
+        return conv.current_message_id if conv is not None else None
+
+    assert await cursor() == msgs[3].id  # not moved while the answer runs
+    answered.set()
+    for _ in range(100):
+        if await cursor() == msgs[1].id:
+            break
+        await asyncio.sleep(0.02)
+    assert await cursor() == msgs[1].id
+    assert [(a.action, a.detail) for a in await store.dashboard.list_audit()] == [("branch-queued", msgs[1].id)]

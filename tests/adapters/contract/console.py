@@ -56,5 +56,8 @@ class ConsoleDriver(Driver):
     async def press(self, event: dict[str, Any], pressed: SentRef) -> None:
         raise AssertionError("a terminal has no buttons: their commands are typed")
 
+    def links(self) -> int:
+        return int(self.adapter.connected())  # still reading the script and dispatching its lines
+
     async def shown(self, chat: ChatRef) -> list[str]:
         return [line for line in self._transcript.read_text(encoding="utf-8").split("\n") if line.strip()]

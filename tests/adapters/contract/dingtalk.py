@@ -14,6 +14,7 @@ from bot.messages import ChatRef, SentRef
 from tests.adapters.contract.driver import ABILITIES, Driver, services
 from tests.fakes import dingtalk_api
 from tests.fakes.dingtalk_gateway import CARD_TOPIC, ROBOT_TOPIC
+from tests.fakes.serve import open_connections
 
 CREATE = "/card/instances/createAndDeliver"
 
@@ -62,3 +63,6 @@ class DingTalkDriver(Driver):
 
     def chat_gone(self, chat: ChatRef) -> None:
         self.fake.fail(CREATE, 403, "chatbot.notInGroup")
+
+    def links(self) -> int:
+        return open_connections(self.fake._runner)

@@ -36,14 +36,28 @@ def payload(platform: str, case: str) -> dict[str, Any]:
 
 
 class Inbox:
-    """What the adapter handed to the hub, in order."""
+    """What the adapter handed to the hub, in order. `hold` makes the next hand-over wait, as a slow inbox
+    write would, until the test lets it through; `accepted` is what got through (the hub has it)."""
 
     def __init__(self) -> None:
         self.queue: asyncio.Queue[InboundEvent] = asyncio.Queue()
         self.handed: list[InboundEvent] = []
+        self.accepted: list[InboundEvent] = []
+        self.arriving = asyncio.Event()
+        self._gate: asyncio.Event | None = None
+
+    def hold(self) -> asyncio.Event:
+        """The gate the next hand-overs wait at; `arriving` is set once one does."""
+        self.arriving.clear()
+        self._gate = asyncio.Event()
+        return self._gate
 
     async def __call__(self, message: InboundEvent) -> None:
         self.handed.append(message)
+        if self._gate is not None:
+            self.arriving.set()
+            await self._gate.wait()
+        self.accepted.append(message)
         await self.queue.put(message)
 
     async def next(self, within: float = 5.0) -> InboundEvent:
@@ -114,9 +128,25 @@ class Driver:
         """The bot's messages in the chat as they read now, oldest first."""
         raise NotImplementedError
 
+    async def shown_after_stop(self, chat: ChatRef) -> list[str]:
+        """`shown`, once the adapter has stopped (a driver that syncs through the adapter reads what arrived)."""
+        return await self.shown(chat)
+
     async def stream_open(self, ref: SentRef) -> bool:
         """Whether the platform still shows the message as being written."""
         return False
+
+    def links(self) -> int:
+        """How many connections from the bot the platform (its fake server, the browser) still sees open."""
+        raise NotImplementedError
+
+    def confirmed(self) -> bool:
+        """Whether the platform counts every event injected so far as delivered (it will not send it again).
+        Where an injection returns only once the platform has its acknowledgement, its return says so."""
+        return True
+
+    def answered(self) -> None:
+        """The hub has finished answering (a stop comes after its drain): nothing the adapter holds waits on it."""
 
     # only for a platform that refuses sends (refuses_sends):
     def send_attempts(self) -> int:

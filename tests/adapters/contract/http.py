@@ -167,6 +167,12 @@ class WebDriver(Driver):
         await self._sync()
         return self._screen.messages[ref.message_id][1]
 
+    def links(self) -> int:
+        return int(self._tab is not None and not self._tab.ended)  # the tab's event stream
+
+    async def shown_after_stop(self, chat: ChatRef) -> list[str]:
+        return self._screen.texts()  # the stream has ended: every frame sent has arrived
+
 
 def _found(pattern: str, text: str) -> str:
     match = re.search(pattern, text)
@@ -243,3 +249,12 @@ class ApiDriver(Driver):
     async def stream_open(self, ref: SentRef) -> bool:
         await self._sync(ref.chat.chat_id)
         return self._screen.messages[ref.message_id][1]
+
+    def links(self) -> int:
+        return sum(not stream.ended for _, stream in self._requests)  # requests still streaming their answer
+
+    async def shown_after_stop(self, chat: ChatRef) -> list[str]:
+        return self._screen.texts(hide=lambda text: text.startswith(self.MARK))  # every stream has ended
+
+    def answered(self) -> None:
+        self._finished.set()

@@ -23,6 +23,7 @@ from bot.adapter import WebHandler
 from bot.messages import ChatRef, SentRef
 from tests.adapters.contract.driver import ABILITIES, Driver, serve_routes, services
 from tests.fakes import discord_api, discord_rules, feishu_api, feishu_events, telegram_api
+from tests.fakes.serve import open_connections
 
 EVERYTHING = frozenset(ABILITIES)  # groups, overheard talk, buttons that replace, edits, 429s and gone chats
 
@@ -61,6 +62,12 @@ class TelegramDriver(Driver):
 
     def chat_gone(self, chat: ChatRef) -> None:
         self.fake.block(int(chat.chat_id))
+
+    def links(self) -> int:
+        return open_connections(self.fake._runner)
+
+    def confirmed(self) -> bool:
+        return self.fake.updates.unconfirmed == 0  # confirmed by a later offset: Telegram will not resend it
 
 
 class DiscordDriver(Driver):
@@ -110,6 +117,9 @@ class DiscordDriver(Driver):
 
     def chat_gone(self, chat: ChatRef) -> None:
         self.fake.fail("POST", self.SEND, lambda: discord_rules.error_response(404, 10003, "Unknown Channel"))
+
+    def links(self) -> int:
+        return open_connections(self.fake._runner)
 
 
 class FeishuDriver(Driver):
@@ -169,6 +179,9 @@ class FeishuDriver(Driver):
 
     def chat_gone(self, chat: ChatRef) -> None:
         self.fake.fail("POST", "/im/v1/messages", code=230002)  # the bot was removed from the chat
+
+    def links(self) -> int:
+        return open_connections(self.fake._runner)
 
     async def stream_open(self, ref: SentRef) -> bool:
         content = json.loads(self.fake.messages[ref.message_id]["content"])

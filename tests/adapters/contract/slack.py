@@ -12,6 +12,7 @@ from adapters.slack import adapter as slack_adapter
 from bot.messages import ChatRef, SentRef
 from tests.adapters.contract.driver import ABILITIES, Driver, services
 from tests.fakes import slack_api
+from tests.fakes.serve import open_connections
 from tests.fakes.slack_rules import APP_TOKEN, BOT_TOKEN
 
 
@@ -78,3 +79,6 @@ class SlackDriver(Driver):
 
     def chat_gone(self, chat: ChatRef) -> None:
         self.fake.gone(chat.chat_id)
+
+    def links(self) -> int:
+        return open_connections(self.fake._runner)

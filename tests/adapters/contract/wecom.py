@@ -12,6 +12,7 @@ from adapters.wecom import adapter as wecom_adapter
 from bot.messages import ChatRef, SentRef
 from tests.adapters.contract.driver import ABILITIES, Driver, services
 from tests.fakes import wecom_rules
+from tests.fakes.serve import open_connections
 from tests.fakes.wecom_ws import FakeWeCom
 
 REPLIES = ("aibot_respond_msg", "aibot_send_msg")
@@ -61,3 +62,6 @@ class WeComDriver(Driver):
 
     def chat_gone(self, chat: ChatRef) -> None:
         self.fake.fail(REPLIES, wecom_rules.NO_PRIVILEGE)
+
+    def links(self) -> int:
+        return open_connections(self.fake._runner)

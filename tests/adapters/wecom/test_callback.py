@@ -16,7 +16,7 @@ from bot.messages import IncomingMessage
 from bot.replies import Reply
 from tests.adapters.contract.driver import serve_routes
 from tests.adapters.wecom.conftest import Make, text
-from tests.fakes.wecom_callback import ENCODING_AES_KEY, TOKEN, FakeWeComCallbacks
+from tests.fakes.wecom_callback import ENCODING_AES_KEY, TOKEN, FakeWeComCallbacks, seal
 from tests.fakes.wecom_ws import FakeWeCom
 
 ENV = {"WECOM_TOKEN": TOKEN, "WECOM_ENCODING_AES_KEY": ENCODING_AES_KEY}
@@ -100,3 +100,47 @@ async def test_a_picture_by_callback_is_fetched_but_files_go_out_only_by_the_lon
     assert got.startswith(b"\x89PNG") and len(got) == 308
     with pytest.raises(SendFailed, match="long connection"):
         await adapter.files.upload(message.chat, OutgoingFile(b"report", "r.txt", "text/plain"))
+
+
+async def test_a_body_that_is_no_encrypted_object_is_refused_and_reaches_nobody(
+        hooked: tuple[Any, Any, FakeWeComCallbacks]) -> None:
+    _, inbox, side = hooked
+    for raw in (b"not json", b"[1, 2]", b'{"encrypt": 7}', b"{}"):
+        async with side.http.post(side.bot_url, params=side.query("x"), data=raw) as resp:
+            assert (resp.status, await resp.text()) == (400, "no encrypt")
+    sealed = seal("[1, 2]")  # signed and encrypted as WeCom would, but no object inside
+    async with side.http.post(side.bot_url, params=side.query(sealed), json={"encrypt": sealed}) as resp:
+        assert (resp.status, await resp.text()) == (400, "not an object")
+    garbled = seal("{not json")
+    async with side.http.post(side.bot_url, params=side.query(garbled), json={"encrypt": garbled}) as resp:
+        assert resp.status == 403
+    assert inbox.handed == []
+
+
+async def test_a_callback_while_stopped_is_answered_503_so_wecom_tries_again(
+        hooked: tuple[Any, Any, FakeWeComCallbacks]) -> None:
+    adapter, inbox, side = hooked
+    await adapter.stop()
+    assert (await side.post(text("m-early", "anyone?")))[0] == 503
+    assert inbox.handed == []
+
+
+async def test_a_used_or_refusing_response_url_is_a_send_failure(
+        hooked: tuple[Any, Any, FakeWeComCallbacks]) -> None:
+    adapter, inbox, side = hooked
+    url = side.response_url()
+    assert (await side.post({**text("m-url", "hi"), "response_url": url}))[0] == 200
+    message = await inbox.next()
+    ref = await adapter.send(message.chat, Reply("streamed"), final=True)  # the stream answers first
+    assert ref.message_id
+    async with side.http.post(url, json={"msgtype": "markdown", "markdown": {"content": "x"}}):
+        pass  # someone else used the single-use URL first
+    with pytest.raises(SendFailed, match="refused the reply"):
+        await adapter.send(message.chat, Reply("a second reply"))
+    with pytest.raises(SendFailed, match="takes no more replies"):
+        await adapter.send(message.chat, Reply("a third"))
+    assert (await side.post({**text("m-dead", "hi"), "response_url": "http://127.0.0.1:9/gone"}))[0] == 200
+    gone = await inbox.next()
+    await adapter.send(gone.chat, Reply("streamed"), final=True)
+    with pytest.raises(SendFailed, match="response_url failed"):
+        await adapter.send(gone.chat, Reply("after"))

@@ -83,3 +83,60 @@ async def test_entering_the_chat_is_welcomed_in_chinese_first(make: Make, wecom:
     (welcome,) = wecom.welcomes
     assert welcome.startswith("你好") and "Hello" in welcome
     assert wecom.calls_of("aibot_respond_welcome_msg")[0].errcode == 0
+
+
+async def test_odd_frames_are_skipped_and_the_connection_stays(make: Make, wecom: FakeWeCom) -> None:
+    adapter, inbox, _ = await make()
+    for odd in ("not json", b"\x00binary", "[1, 2]", '{"cmd": "aibot_unknown"}',
+                '{"headers": {"req_id": "nobody-asked"}, "errcode": 0}'):
+        await wecom.send_raw(odd)
+    await wecom.push_message(text("m-odd", "after the noise"))
+    assert (await inbox.next()).text == "after the noise"  # type: ignore[union-attr]
+    assert adapter.connected() and wecom.connects == 1 and inbox.handed[1:] == []
+
+
+async def test_two_missed_heartbeat_acks_close_the_connection_and_it_reopens(
+        make: Make, wecom: FakeWeCom, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(longconn.LongConnection, "heartbeat", 0.05)
+    monkeypatch.setattr(longconn.LongConnection, "ack_timeout", 0.1)
+    monkeypatch.setattr(longconn.LongConnection, "pause", staticmethod(lambda _seconds: asyncio.sleep(0)))
+    wecom.unanswered.add("ping")  # the socket looks open, nothing comes back
+    adapter, inbox, _ = await make()
+    await wecom.until(lambda: wecom.connects >= 2)
+    assert len(wecom.calls_of("ping")) >= 2
+    wecom.unanswered.clear()
+    await wecom.until(adapter.connected)
+    await wecom.push_message(text("m-back", "back?"))
+    assert (await inbox.next()).text == "back?"  # type: ignore[union-attr]
+
+
+async def test_reconnecting_keeps_trying_while_the_gateway_refuses(
+        make: Make, wecom: FakeWeCom, monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: list[float] = []
+
+    async def pause(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr(longconn.LongConnection, "pause", staticmethod(pause))
+    adapter, inbox, _ = await make()
+    wecom.down = 3
+    await wecom.drop()
+    await wecom.until(lambda: wecom.connects == 2)
+    assert wecom.refused == 3 and waits == list(longconn.BACKOFF[:4])  # one wait per attempt, growing
+    await wecom.until(adapter.connected)
+    await wecom.push_message(text("m-up", "up again"))
+    assert (await inbox.next()).text == "up again"  # type: ignore[union-attr]
+
+
+async def test_a_stop_cancels_a_hand_over_that_hangs_past_the_grace(make: Make, wecom: FakeWeCom,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(longconn, "STOP_GRACE", 0.1)
+    adapter, inbox, _ = await make()
+    inbox.hold()  # the hub's inbox write never finishes
+    await wecom.push_message(text("m-stuck", "stuck"))
+    await asyncio.wait_for(inbox.arriving.wait(), 5)
+    started = asyncio.get_running_loop().time()
+    await adapter.stop()
+    assert asyncio.get_running_loop().time() - started < 2.0 and inbox.accepted == []
+    assert not adapter.connected()
+    assert [t for t in asyncio.all_tasks() if "_deliver" in repr(t.get_coro())] == []

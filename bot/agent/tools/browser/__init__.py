@@ -18,6 +18,7 @@ from bot.agent.tools.web import UNTRUSTED_END, UNTRUSTED_START
 from bot.httpkit.netguard import allow_list
 
 MAX_TEXT = 12_000  # characters of page text returned
+NAVIGATIONS = 3  # times the page may move on by itself while it is being read
 MAX_CONTROLS = 40
 ACTIONS = ("open", "read", "click", "fill", "screenshot", "close")
 # The readable part of a page (its main or article, else the body) and what can be clicked or filled there.
@@ -95,7 +96,7 @@ def _field(page: Any, name: str) -> Any:
 
 async def read(page: Any) -> str:
     """The page as the model reads it: where it is, its readable text, and the controls it can use by name."""
-    found = await page.evaluate(_READ)
+    found = await _evaluate(page)
     lines_of = (" ".join(line.split()) for line in str(found["text"]).splitlines())
     body = "\n".join(line for line in lines_of if line)
     body = body if len(body) <= MAX_TEXT else body[:MAX_TEXT] + "\n… [page cut]"
@@ -105,6 +106,19 @@ async def read(page: Any) -> str:
     if controls:
         lines += ["Controls (click or fill them by name):", *controls]
     return "\n".join(lines)
+
+
+async def _evaluate(page: Any) -> Any:
+    """The reading script's result; a page that navigates on its own (the guard's redirect to where a site
+    sent it, a script's or a meta refresh) ends the script's context, so it runs again once the next has loaded."""
+    for _ in range(NAVIGATIONS - 1):
+        try:
+            return await page.evaluate(_READ)
+        except Exception as e:  # Playwright's Error; only this message says the page moved on meanwhile
+            if "context was destroyed" not in str(e):
+                raise
+        await page.wait_for_load_state("domcontentloaded")
+    return await page.evaluate(_READ)
 
 
 def register(registry: ToolRegistry, allow_hosts: list[str], timeout: float, memory_bytes: int,
