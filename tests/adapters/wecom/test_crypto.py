@@ -54,7 +54,8 @@ def test_a_key_is_43_base64_characters_of_32_bytes() -> None:
     (sealed(plaintext(b"hello", length=500)), "length or receive id"),
     (sealed(plaintext(b"hello", b"someone-else")), "length or receive id"),
     (sealed(plaintext(b"\xff\xfe not text")), "not UTF-8"),
-])
+], ids=["text", "empty", "15 bytes", "pad 0", "pad 33", "one block", "length", "receive id", "not text"])  # the
+# ciphertexts take a random IV: as ids they would differ between pytest-xdist's workers, which then refuse to run
 def test_a_ciphertext_wrong_in_any_way_is_refused(encrypted: str, problem: str) -> None:
     with pytest.raises(crypto.CryptoError, match=problem):
         crypto.decrypt(KEY, encrypted)
