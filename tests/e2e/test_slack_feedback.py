@@ -95,7 +95,8 @@ async def test_a_streamed_thread_answer_ends_with_feedback_and_a_press_on_a_vani
     assert stop["blocks"][0]["type"] == "context_actions"  # Slack draws it under the finished stream
     ts = stop["ts"]
     conv, node = node_of(slack, CHANNEL, ts)
-    chat = f"slack:{CHANNEL}#{root}"
+    chat = f"slack:{CHANNEL}#{root}"  # the thread's own session
+    assert await app.store.conversations.message(chat, conv, node) is not None
     await app.store.forget.forget_chat(chat)  # the answer is gone from the tree (forgotten)
 
     await slack.acked(await people.rate(slack, CHANNEL, ts, good=True, user=BEN))

@@ -3,15 +3,11 @@ together)."""
 
 from __future__ import annotations
 
-from bot.store.feedback import TALLIES, Tally
+from bot.store.feedback import RATE, TALLIES, Tally
 from bot.store.postgres.database import Database
 from bot.tree.model import utc_now
 
-_RATE = """INSERT INTO feedback (chat, conversation_id, message_id, person, good, created_at)
-           SELECT chat, conversation_id, id, $4, $5, $6 FROM messages
-           WHERE chat = $1 AND conversation_id = $2 AND id = $3 AND role = 'assistant'
-           ON CONFLICT (chat, conversation_id, message_id, person) DO UPDATE SET good = excluded.good,
-                                                                               created_at = excluded.created_at"""
+_RATE, _TALLIES = RATE.format(p="$"), TALLIES.format(p="$")
 
 
 class PostgresFeedback:
@@ -23,5 +19,5 @@ class PostgresFeedback:
         return status != "INSERT 0 0"
 
     async def tallies(self, chat: str, conversation_id: str) -> dict[str, Tally]:
-        rows = await self._db.pool.fetch(TALLIES.format(p="$"), chat, conversation_id)
+        rows = await self._db.pool.fetch(_TALLIES, chat, conversation_id)
         return {str(r[0]): Tally(int(r[1]), int(r[2])) for r in rows}

@@ -19,7 +19,7 @@ async def _answered(store: Store, chat: str = CHAT) -> tuple[str, Message, Messa
 
 
 async def test_ratings_are_kept_per_person_on_the_answer_and_replaced_by_a_new_press(store: Store) -> None:
-    conv, question, answer = await _answered(store)
+    conv, _, answer = await _answered(store)
     assert await store.feedback.tallies(CHAT, conv) == {}
     assert await store.feedback.rate(CHAT, conv, answer.id, "slack:U1", True)
     assert await store.feedback.tallies(CHAT, conv) == {answer.id: Tally(1, 0)}
