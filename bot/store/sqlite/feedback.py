@@ -10,6 +10,7 @@ from bot.tree.model import utc_now
 
 _RATE, _TALLIES = RATE.format(p="?"), TALLIES.format(p="?")
 
+
 class SqliteFeedback:
     def __init__(self, db: Database) -> None:
         self._db = db
