@@ -1,7 +1,8 @@
 """/feedback up|down <conversation> <message>: what a press on an answer's 👍/👎 sends (bot/replies.py `Feedback`),
 never typed. The rating is stored on the answer's node, one per person (a new press replaces it); the platform's
 control shows the choice itself, so a kept rating gets no message. An answer that is no longer in the tree (its
-chat forgotten, or stored under another id after a rare id collision) gets a polite line."""
+chat forgotten, or stored under another id after a rare id collision) gets a polite line. It runs at once, outside
+the chat's lane, so a press is kept while the next answer is still streaming."""
 
 from __future__ import annotations
 
