@@ -111,6 +111,7 @@ class Capabilities:
     edit_interval: float  # seconds between edits of one message in a private chat
     group_edit_interval: float  # same, in groups
     buttons: bool
+    feedback: bool  # draws native 👍/👎 controls under an answer (Reply.feedback); False: the answer has none
     groups: bool  # group chats exist, where a mention addresses the bot; False: every chat is one to one
     overhears: bool  # un-addressed group talk can reach the bot (privacy mode off, content intent, read-all)
     refuses_sends: bool  # a send may be refused (429 "wait", the chat is gone); False: sending only queues

@@ -91,6 +91,8 @@ TREE_STRINGS: dict[str, tuple[str, str]] = {
     "vote_not_duel": ("Message #{n} is not an answer of a duel in this chat.",
                       "第 #{n} 条消息不是本聊天中某场对决的回答。"),
     "vote_done": ("🏆 #{n} ({model}) chosen: you continue from here.", "🏆 已选择 #{n}（{model}）：从这里继续。"),
+    "feedback_gone": ("Thanks! That answer is no longer in the conversation tree, so your rating could not be kept.",
+                      "谢谢！该回答已不在会话树中，因此无法保存你的评价。"),
     "replay_head": ("↻ Replay of #{n} · {model}", "↻ 重放 #{n} · {model}"),
     "replay_new": ("replay", "重放"),
     "replay_same": ("The replay of #{n} gave the same answer.", "#{n} 的重放给出了相同的回答。"),

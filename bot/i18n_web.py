@@ -85,6 +85,7 @@ WEB_STRINGS: dict[str, tuple[str, str]] = {
     "tree_tool_call": ("(tool call)", "（工具调用）"),
     "tree_interrupted": ("interrupted", "已中断"),
     "tree_cursor": ("cursor", "光标"),
+    "tree_feedback": ("rated helpful by {up}, not helpful by {down}", "{up} 人认为有帮助，{down} 人认为没有帮助"),
     "tree_more": ("{n} more messages", "另有 {n} 条消息"),
     "tree_folded": ("a branch of {n} messages", "一个 {n} 条消息的分支"),
     "detail_time": ("time", "时间"),

@@ -22,6 +22,23 @@ class Column:
 
 
 @dataclass(frozen=True, slots=True)
+class Feedback:
+    """Native 👍/👎 controls under an answer (where `Capabilities.feedback`), naming the answer's node in the tree.
+    A press sends `good` or `bad`: command text, as every button does (bot/commands/feedback.py reads it)."""
+
+    conversation_id: str
+    message_id: str
+
+    @property
+    def good(self) -> str:
+        return f"/feedback up {self.conversation_id} {self.message_id}"
+
+    @property
+    def bad(self) -> str:
+        return f"/feedback down {self.conversation_id} {self.message_id}"
+
+
+@dataclass(frozen=True, slots=True)
 class Reply:
     text: str  # Markdown; adapters render natively
     title: str | None = None
@@ -34,6 +51,7 @@ class Reply:
     # answers side by side below `text`, each with its own buttons: sent only to a platform whose
     # Capabilities.columns holds them all (bot/delivery/columns.py); elsewhere each goes in a message of its own
     columns: tuple[Column, ...] = ()
+    feedback: Feedback | None = None  # under the last part, like buttons
 
 
 FENCE = "```"
@@ -70,15 +88,17 @@ def stacked(reply: Reply) -> str:
 
 
 def split_reply(reply: Reply, limit: int) -> list[Reply]:
-    """A reply as messages of at most `limit` characters: the title and thinking on the first, buttons on
-    the last. Answers side by side stay one message: their maker cut them to their share (bot/delivery/columns.py)."""
+    """A reply as messages of at most `limit` characters: the title and thinking on the first, buttons and
+    feedback on the last. Answers side by side stay one message: their maker cut them to their share
+    (bot/delivery/columns.py)."""
     if reply.columns:
         return [reply]
     room = reasoning_room(limit) if reply.reasoning else 0
     texts = split_text(reply.text, limit - room) or [""]
     last = len(texts) - 1
     return [Reply(text, reply.title if i == 0 else None, reply.buttons if i == last else (), reply.monospace,
-                  shown_reasoning(reply.reasoning, limit) if i == 0 and reply.reasoning else "")
+                  shown_reasoning(reply.reasoning, limit) if i == 0 and reply.reasoning else "",
+                  feedback=reply.feedback if i == last else None)
             for i, text in enumerate(texts)]
 
 

@@ -37,7 +37,7 @@ class ApiAdapter:
     name = PLATFORM
     # no platform limits: one reply is one JSON string (no splitting), and edits only feed SSE streams
     capabilities = Capabilities(
-        max_text=1_000_000, can_edit=True, edit_interval=0.1, group_edit_interval=0.1, buttons=True,
+        max_text=1_000_000, can_edit=True, edit_interval=0.1, group_edit_interval=0.1, buttons=True, feedback=False,
         groups=False, overhears=False, refuses_sends=False,  # one to one only; sending never fails
         tree_budget=20_000, burst=10_000, rate=1000.0, group_send_window=None, global_window=(100_000, 1.0),
  edit_window=None,

@@ -38,6 +38,7 @@ class DingTalkAdapter:
         edit_interval=0.5,
         group_edit_interval=0.5,
         buttons=True,
+        feedback=False,  # no native feedback control: answers keep their look
         groups=True,
         overhears=False,  # a robot receives group messages only when @mentioned
         refuses_sends=True,

@@ -70,6 +70,7 @@ class DiscordAdapter:
         edit_interval=1.0,
         group_edit_interval=1.0,
         buttons=True,
+        feedback=False,  # no native feedback control: answers keep their look
         groups=True,
         overhears=True,
         refuses_sends=True,

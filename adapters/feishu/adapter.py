@@ -46,6 +46,7 @@ class FeishuAdapter:
         edit_interval=0.5,
         group_edit_interval=0.5,
         buttons=True,
+        feedback=False,  # no native feedback control: answers keep their look
         groups=True,
         overhears=True,
         refuses_sends=True,

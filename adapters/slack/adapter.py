@@ -52,6 +52,7 @@ class SlackAdapter:
         edit_interval=1.0,
         group_edit_interval=1.5,
         buttons=True,
+        feedback=True,  # Block Kit's feedback_buttons under an answer (render.py)
         groups=True,
         overhears=True,
         refuses_sends=True,

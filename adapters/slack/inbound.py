@@ -132,7 +132,8 @@ def parse_command(form: dict[str, str], entry: str) -> IncomingMessage | None:
 
 
 def parse_action(payload: dict[str, Any]) -> IncomingMessage | None:
-    """A block_actions press on one of our buttons: its value is the command text."""
+    """A block_actions press on one of our buttons: its value is the command text. A press on an answer's 👍/👎
+    (feedback_buttons) names no pressed message: what it gets back never replaces the answer it rates."""
     if payload.get("type") != "block_actions":
         return None
     actions, user = payload.get("actions"), payload.get("user") or {}
@@ -145,7 +146,8 @@ def parse_action(payload: dict[str, Any]) -> IncomingMessage | None:
         return None
     pressed = container.get("message_ts") or (payload.get("message") or {}).get("ts")
     thread = container.get("thread_ts") or (payload.get("message") or {}).get("thread_ts")
+    rates = actions[0].get("type") == "feedback_buttons"
     press_id = str(actions[0].get("action_ts") or payload.get("trigger_id") or f"{channel}:{pressed}:{value}")
     return IncomingMessage(PLATFORM, str(channel), str(thread) if thread else None, press_id, str(user["id"]),
                            str(user.get("username") or user.get("name") or user["id"]), not is_direct(str(channel)),
-                           True, value, origin=ButtonPress(press_id, str(pressed) if pressed else None))
+                           True, value, origin=ButtonPress(press_id, str(pressed) if pressed and not rates else None))

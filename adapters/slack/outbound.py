@@ -25,7 +25,7 @@ from adapters.slack.inbound import is_direct
 from adapters.slack.responses import PREFIX, Responses
 from bot.adapter import ChatUnavailable, RateLimited, SendError, SendFailed
 from bot.messages import ChatRef, IncomingMessage, ReplyTo, SentRef
-from bot.replies import Reply
+from bot.replies import Feedback, Reply
 
 log = logging.getLogger("bothub.slack")
 T = TypeVar("T")
@@ -66,7 +66,7 @@ class SlackOutbound:
 
     # ---- sending ----------------------------------------------------------------------------------
     async def send(self, chat: ChatRef, reply: Reply, *, final: bool) -> SentRef:
-        if not final and not reply.buttons and chat.thread_id and self._streaming:
+        if not final and not reply.buttons and not reply.feedback and chat.thread_id and self._streaming:
             recipient = self._recipient(chat)
             if recipient is not None:
                 ts = await self._start_stream(chat, reply, recipient)
@@ -76,7 +76,7 @@ class SlackOutbound:
         parts = render.render_parts(reply)
         for i, part in enumerate(parts):
             last = i == len(parts) - 1
-            ts = await self._post(chat, part, render.blocks(part, reply.buttons) if last else None)
+            ts = await self._post(chat, part, render.blocks(part, reply.buttons, reply.feedback) if last else None)
         return SentRef(chat, ts)
 
     def _recipient(self, chat: ChatRef) -> tuple[str, str] | None:
@@ -136,13 +136,13 @@ class SlackOutbound:
         if stream is not None:
             text = render.stream_text(reply)
             if text.startswith(stream.shown) and not (final and reply.buttons):
-                await self._extend(ref, stream, text[len(stream.shown):], final=final)
+                await self._extend(ref, stream, text[len(stream.shown):], final=final, feedback=reply.feedback)
                 return
             await self._stop(ref, stream, "")  # rewritten, or buttons at the end: the message is replaced
         parts = render.render_parts(reply)
         if len(parts) > 1:  # the hub splits below max_text; only pathological rendering gets here
             log.warning("slack: edit of %s rendered into %d parts; showing the first", ref.message_id, len(parts))
-        text, blocks = parts[0], render.blocks(parts[0], reply.buttons)
+        text, blocks = parts[0], render.blocks(parts[0], reply.buttons, reply.feedback)
         if ref.message_id.startswith(PREFIX):  # posted through a response_url: replaced through it
             key = ref.message_id[len(PREFIX):]
             if not self.responses.live(key):
@@ -167,17 +167,20 @@ class SlackOutbound:
             return self.responses.usable(chat)
         return None
 
-    async def _extend(self, ref: SentRef, stream: _Stream, added: str, *, final: bool) -> None:
+    async def _extend(self, ref: SentRef, stream: _Stream, added: str, *, final: bool,
+                      feedback: Feedback | None) -> None:
         if final:
-            await self._stop(ref, stream, added)
+            await self._stop(ref, stream, added, render.feedback_blocks(feedback))
         elif added:
             await self.call(ref.chat, lambda: self.web.chat_appendStream(
                 channel=stream.channel, ts=ref.message_id, markdown_text=added))
             stream.shown += added
 
-    async def _stop(self, ref: SentRef, stream: _Stream, added: str) -> None:
+    async def _stop(self, ref: SentRef, stream: _Stream, added: str,
+                    blocks: list[dict[str, Any]] | None = None) -> None:
+        """End the stream; `blocks` (the answer's 👍/👎) show under its text."""
         await self.call(ref.chat, lambda: self.web.chat_stopStream(
-            channel=stream.channel, ts=ref.message_id, markdown_text=added or None))
+            channel=stream.channel, ts=ref.message_id, markdown_text=added or None, blocks=blocks or None))
         stream.shown += added
         self._streams.pop(ref.message_id, None)
 

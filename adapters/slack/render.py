@@ -1,6 +1,9 @@
 """Reply → Slack (pure): the model's Markdown as mrkdwn through markdown-it-py's tokens (no regex
 conversion), and Block Kit for titles and buttons.
 
+An answer's 👍/👎 (`Reply.feedback`) is Block Kit's feedback_buttons element in a context_actions block under
+it; each button's value is the command text its press sends.
+
 mrkdwn is not Markdown: bold is `*x*`, italic `_x_`, strike `~x~`, links `<url|label>`, no headings, lists or
 tables — so headings become bold lines, lists bullet text, tables aligned code blocks. `&`, `<` and `>` are
 escaped everywhere (Slack reads `<…>` as a link, a mention or `<!channel>`), code included.
@@ -14,7 +17,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from bot.replies import FENCE, Button, Reply, split_text
+from bot.replies import FENCE, Button, Feedback, Reply, split_text
 
 MAX_PART = 3000  # a section block's text limit; plain messages stay under it too, so both forms fit
 MAX_BUTTON_LABEL = 75
@@ -159,14 +162,26 @@ def render_parts(reply: Reply, limit: int = MAX_PART) -> list[str]:
     return split_text(body.strip("\n"), limit) or ["…"]
 
 
-def blocks(text: str, buttons: tuple[tuple[Button, ...], ...]) -> list[dict[str, Any]] | None:
-    """Block Kit for a part with buttons (a section, then a row of buttons per actions block); None: none."""
+def blocks(text: str, buttons: tuple[tuple[Button, ...], ...],
+           feedback: Feedback | None = None) -> list[dict[str, Any]] | None:
+    """Block Kit for a part with buttons (a section, then a row of buttons per actions block) or feedback (its
+    context_actions block last); None: neither."""
     rows = [row for row in (_buttons(r, n) for n, r in enumerate(buttons[:MAX_BUTTON_ROWS])) if row]
-    if not rows:
-        return None
-    section = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
     actions = [{"type": "actions", "block_id": f"bothub-row-{n}", "elements": row} for n, row in enumerate(rows)]
-    return [section, *actions]
+    tail = feedback_blocks(feedback)
+    if not actions and not tail:
+        return None
+    return [{"type": "section", "text": {"type": "mrkdwn", "text": text}}, *actions, *tail]
+
+
+def feedback_blocks(feedback: Feedback | None) -> list[dict[str, Any]]:
+    """The answer's 👍/👎 (a feedback_buttons element, alone in its context_actions block); [] for none."""
+    if feedback is None:
+        return []
+    return [{"type": "context_actions", "block_id": f"bothub-feedback-{feedback.message_id}",
+             "elements": [{"type": "feedback_buttons", "action_id": "bothub-feedback",
+                           "positive_button": {"text": {"type": "plain_text", "text": "👍"}, "value": feedback.good},
+                           "negative_button": {"text": {"type": "plain_text", "text": "👎"}, "value": feedback.bad}}]}]
 
 
 def _buttons(row: tuple[Button, ...], n: int) -> list[dict[str, Any]]:

@@ -59,6 +59,7 @@ class TelegramAdapter:
         edit_interval=1.0,
         group_edit_interval=3.0,
         buttons=True,
+        feedback=False,  # no native feedback control: answers keep their look
         groups=True,
         overhears=True,
         refuses_sends=True,

@@ -42,6 +42,7 @@ class WeComAdapter:
         edit_interval=1.0,
         group_edit_interval=1.0,
         buttons=True,
+        feedback=False,  # no native feedback control: answers keep their look
         groups=True,
         overhears=False,  # the bot receives group messages only when @mentioned
         refuses_sends=True,

@@ -5,6 +5,7 @@ from bot.commands import conversations as conversations  # isort: skip
 from bot.commands import housekeeping as housekeeping  # isort: skip
 from bot.commands import navigation as navigation  # isort: skip
 from bot.commands import duel as duel  # isort: skip
+from bot.commands import feedback as feedback  # isort: skip
 from bot.commands import replay as replay  # isort: skip
 from bot.commands import merge as merge  # isort: skip
 from bot.commands import handoff as handoff  # isort: skip

@@ -12,7 +12,7 @@ async def help_(ctx: CommandContext) -> Reply:
     hint = ctx.t("mention_hint") if ctx.msg.is_group else ""
     zh = ctx.lang == "zh"
     lines = [ctx.t("help", mention_hint=hint), ""]
-    lines += [f"{cmd.usage} — {cmd.help[1] if zh else cmd.help[0]}" for cmd in COMMANDS.values()]
+    lines += [f"{cmd.usage} — {cmd.help[1] if zh else cmd.help[0]}" for cmd in COMMANDS.values() if not cmd.hidden]
     return Reply("\n".join(lines), title="bothub")
 
 

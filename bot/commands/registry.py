@@ -47,6 +47,7 @@ class Command:
     immediate: bool  # runs at once, outside the session's lane (e.g. /stop while a run is going)
     navigation: bool  # changes the shared conversation: config may limit it to admins in groups
     admin_only: bool
+    hidden: bool  # sent by a control (a feedback press), not typed: left out of /help and the platforms' menus
 
 
 COMMANDS: dict[str, Command] = {}
@@ -62,9 +63,11 @@ def command(
     immediate: bool = False,
     navigation: bool = False,
     admin_only: bool = False,
+    hidden: bool = False,
 ) -> Callable[[CommandFunc], CommandFunc]:
     def register(func: CommandFunc) -> CommandFunc:
-        COMMANDS[name] = Command(name, func, (help_en, help_zh), usage or f"/{name}", immediate, navigation, admin_only)
+        COMMANDS[name] = Command(name, func, (help_en, help_zh), usage or f"/{name}", immediate, navigation, admin_only,
+                                 hidden)
         return func
 
     return register
@@ -72,7 +75,7 @@ def command(
 
 def menu() -> tuple[MenuCommand, ...]:
     """Every command, for the platforms' native menus (so a new command appears there with no adapter change)."""
-    return tuple(MenuCommand(c.name, c.help[0], c.help[1], c.usage) for c in COMMANDS.values())
+    return tuple(MenuCommand(c.name, c.help[0], c.help[1], c.usage) for c in COMMANDS.values() if not c.hidden)
 
 
 def parse_command(text: str) -> tuple[str, str] | None:

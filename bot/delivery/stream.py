@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from bot.delivery.sending import Delivery
 from bot.messages import ChatRef, SentRef
-from bot.replies import Button, Reply, reasoning_room, shown_reasoning, split_text
+from bot.replies import Button, Feedback, Reply, reasoning_room, shown_reasoning, split_text
 
 log = logging.getLogger("bothub.delivery")
 FIRST_SEND_WAIT = 0.02  # seconds: an answer that arrives in one piece (a quick model) is sent once
@@ -35,6 +35,7 @@ class StreamWriter:
         self._d = delivery
         self._title = title  # heads the first message (a duel's answer names its model)
         self._buttons: tuple[tuple[Button, ...], ...] = ()  # under the last one, once finished
+        self._feedback: Feedback | None = None  # likewise
         self._chat = chat
         caps = delivery.caps
         # `sharing` streams at once in one chat (a duel) share its budget: each edits (sharing + 1) times less
@@ -84,7 +85,8 @@ class StreamWriter:
             texts = texts or [""]
         last = len(texts) - 1
         return [Reply(text, self._title if i == 0 else None, self._buttons if i == last else (),
-                      reasoning=shown_reasoning(self._reasoning, limit) if i == 0 and thinking else "")
+                      reasoning=shown_reasoning(self._reasoning, limit) if i == 0 and thinking else "",
+                      feedback=self._feedback if i == last else None)
                 for i, text in enumerate(texts)]
 
     async def _flush(self) -> None:
@@ -139,10 +141,11 @@ class StreamWriter:
             except Exception:
                 log.exception("could not note the messages of a reply in %s", self._chat.chat_id)
 
-    async def finish(self, final_text: str | None = None, buttons: tuple[tuple[Button, ...], ...] = ()) -> None:
+    async def finish(self, final_text: str | None = None, buttons: tuple[tuple[Button, ...], ...] = (),
+                     feedback: Feedback | None = None) -> None:
         """Deliver the complete answer; what the chat shows equals `final_text` (or everything fed), with the
-        thinking fed folded before it and `buttons` under its last part."""
-        self._buttons = buttons
+        thinking fed folded before it and `buttons` and `feedback` under its last part."""
+        self._buttons, self._feedback = buttons, feedback
         if self._flusher is not None and not self._flusher.done():
             if self._sending:  # a request is in flight: let it land so its message id is known
                 with contextlib.suppress(Exception):
@@ -175,7 +178,7 @@ class HeldReply:
     def feed_reasoning(self, delta: str) -> None:
         """Nobody watches a heartbeat think: its thinking stays in the trace."""
 
-    async def finish(self, final_text: str | None = None) -> None:
+    async def finish(self, final_text: str | None = None, feedback: Feedback | None = None) -> None:
         text = self._text if final_text is None else final_text
         if text.strip() and text.strip() != self._silent:
-            await self._d.send(self._chat, Reply(text))
+            await self._d.send(self._chat, Reply(text, feedback=feedback))

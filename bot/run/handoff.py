@@ -11,7 +11,7 @@ from bot.agent.events import RunFailed
 from bot.delivery import Delivery, HeldReply, StreamWriter
 from bot.delivery.typing import TypingIndicator
 from bot.i18n import t
-from bot.replies import Button, Reply
+from bot.replies import Button, Feedback, Reply
 from bot.run.turn import TurnContext
 
 log = logging.getLogger("bothub.runner")
@@ -43,9 +43,10 @@ class ReplyOut:
     def stop_typing(self) -> None:
         self._typing.cancel()
 
-    async def finish(self, text: str | None = None) -> None:
-        """The complete answer (or everything fed) is what the chat shows."""
-        await self._stream.finish(text)
+    async def finish(self, text: str | None = None, feedback: Feedback | None = None) -> None:
+        """The complete answer (or everything fed) is what the chat shows, with the 👍/👎 naming its node where the
+        platform draws them."""
+        await self._stream.finish(text, feedback=feedback)
 
     async def cut(self, partial: str) -> None:
         """A stopped or timed-out run: what was shown ends with the note that it was cut short (a run that may

@@ -25,6 +25,7 @@ class Transcript:
         self._stored: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
         self.partial = ""  # the text of the model turn under way
         self.answered = False  # the final answer is stored (its write waits for `close`)
+        self.answer_id: str | None = None  # its node's id, known before it is shown (feedback controls name it)
 
     def text(self, delta: str) -> None:
         self.partial += delta
@@ -34,6 +35,7 @@ class Transcript:
         self.partial = self.partial if self.answered else ""
         message = Message.new(event.role, event.content, tool_calls=event.tool_calls, tool_call_id=event.tool_call_id,
                               job_id=self._turn.job_id, trace_id=self._trace_id)
+        self.answer_id = message.id if self.answered else None
         self._conversations.add(self._session, message, self._stored if self.answered else None)
 
     @staticmethod

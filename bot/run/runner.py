@@ -39,7 +39,7 @@ from bot.fleet.model import DEFAULT_AGENT, Agent
 from bot.i18n import t
 from bot.ops.metrics import Metrics
 from bot.ops.tracelog import current_trace
-from bot.replies import Reply
+from bot.replies import Feedback, Reply
 from bot.run.handoff import FailureNotices, ReplyOut
 from bot.run.model import ModelTurns
 from bot.run.persist import Transcript
@@ -175,7 +175,8 @@ class AgentRunner:
                 raise
             finally:
                 out.stop_typing()
-            await self._deliver(end, session, turn, out, delivery, trace.id)
+            await self._deliver(end, session, turn, out, delivery, trace.id, self._feedback(session, transcript,
+                                                                                              delivery))
             delivered = True
         finally:
             finishes = transcript.close(delivered)
@@ -232,12 +233,19 @@ class AgentRunner:
                 end = event
         return end
 
+    @staticmethod
+    def _feedback(session: Session, transcript: Transcript, delivery: Delivery) -> Feedback | None:
+        """The 👍/👎 under the answer, naming its node (its id is given before it is shown; stored right after)."""
+        if not delivery.caps.feedback or transcript.answer_id is None or session.conversation_id is None:
+            return None
+        return Feedback(session.conversation_id, transcript.answer_id)
+
     async def _deliver(self, end: End, session: Session, turn: TurnContext, out: ReplyOut,
-                       delivery: Delivery, trace_id: str) -> None:
+                       delivery: Delivery, trace_id: str, feedback: Feedback | None) -> None:
         chat_key = session.key.storage_key
         if isinstance(end, RunFinished):
             self.failures.succeeded(chat_key)
-            await out.finish(end.text or t(turn.lang, "empty_answer"))
+            await out.finish(end.text or t(turn.lang, "empty_answer"), feedback)
         elif isinstance(end, RunFailed):
             self.metrics.error(end.kind, end.error_id, chat_key, trace_id)
             await out.finish()

@@ -12,6 +12,7 @@ from bot.store.approval_rules import ApprovalRule, ApprovalRuleStore
 from bot.store.claims import Claims
 from bot.store.conversations import ConversationInfo, ConversationStore, OpenedChat
 from bot.store.dashboard import DashboardStore
+from bot.store.feedback import FeedbackStore, Tally
 from bot.store.fleet import FleetChange, FleetRow, FleetStore
 from bot.store.forget import ForgetStore
 from bot.store.group_context import GroupContextStore, HeardLine
@@ -55,6 +56,8 @@ class Store(Protocol):
     def handoffs(self) -> HandoffStore: ...
     @property
     def votes(self) -> VoteStore: ...
+    @property
+    def feedback(self) -> FeedbackStore: ...
     @property
     def forget(self) -> ForgetStore: ...
     @property
@@ -110,6 +113,7 @@ __all__ = [
     "ConversationMatch",
     "ConversationStore",
     "DashboardStore",
+    "FeedbackStore",
     "FleetChange",
     "FleetRow",
     "FleetStore",
@@ -133,6 +137,7 @@ __all__ = [
     "Store",
     "Summary",
     "SummaryStore",
+    "Tally",
     "Task",
     "TaskStore",
     "Trace",

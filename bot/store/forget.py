@@ -14,8 +14,8 @@ from typing import Protocol
 BY_CHAT: tuple[tuple[str, str], ...] = (
     ("messages", "chat"), ("summaries", "chat"), ("conversations", "chat"), ("memories", "chat"),
     ("group_context", "chat"), ("traces", "chat"), ("jobs", "chat"), ("approval_rules", "chat"),
-    ("handoffs", "chat"), ("votes", "chat"), ("duels", "chat"), ("chat_links", "alias"), ("chat_links", "home"),
-    ("tasks", "chat"),
+    ("handoffs", "chat"), ("feedback", "chat"), ("votes", "chat"), ("duels", "chat"), ("chat_links", "alias"),
+    ("chat_links", "home"), ("tasks", "chat"),
     ("usage", "chat"), ("quotas", "subject"), ("inbox", "session"), ("inbox_order", "session"),
     ("chats", "key"),
 )
@@ -39,7 +39,7 @@ KEEP = {
 # the platform, or with `by_person` their "platform:id". Their messages stay in the tree as ERASED (the answers
 # hang under them), with no files or name; the traces of the runs that answered them and the conversations'
 # summaries (which may quote them; compaction writes new ones) go; so do the lines the bot overheard from them and
-# the background tasks they started.
+# the background tasks they started, and their 👍/👎 on answers.
 ERASED = "[erased at the request of the person who wrote it]"
 BY_AUTHOR: tuple[tuple[str, str, bool], ...] = (
     ("traces", "DELETE FROM traces WHERE chat = $1 AND id IN (SELECT c.trace_id FROM messages AS c JOIN messages AS m "
@@ -51,6 +51,7 @@ BY_AUTHOR: tuple[tuple[str, str, bool], ...] = (
                  "WHERE chat = $1 AND author_id = $2", False),
     ("group_context", "DELETE FROM group_context WHERE chat = $1 AND sender_id = $2", False),
     ("tasks", "DELETE FROM tasks WHERE chat = $1 AND user_id = $2", False),  # their prompts (a run ends as cancelled)
+    ("feedback", "DELETE FROM feedback WHERE chat = $1 AND person = $2", True),
     ("usage", "DELETE FROM usage WHERE chat = $1 AND user_id = $2", True),
 )
 AUTHOR_FILES = "SELECT files FROM messages WHERE chat = $1 AND author_id = $2 AND files IS NOT NULL"

@@ -22,7 +22,7 @@ from bot.store.sqlite import SqliteStore
 
 TABLES = ("chats", "conversations", "messages", "seen_events", "memories", "pairing", "jobs", "inbox", "inbox_order",
           "audit_log", "traces", "api_tokens", "approval_rules", "fleet", "fleet_changes",  # fleet: credentials sealed
-          "dashboard_accounts")
+          "dashboard_accounts", "feedback")
 IDENTITIES = (("messages", "seq"), ("memories", "id"), ("jobs", "id"), ("inbox", "id"), ("audit_log", "id"),
               ("traces", "seq"), ("approval_rules", "id"), ("fleet_changes", "id"))
 _CONVERT: dict[str, Callable[[Any], Any]] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from bot.store import ConversationInfo
+from bot.store import ConversationInfo, Tally
 from bot.tree.jsonl import export_jsonl
 from bot.web import roles
 from bot.web.actions import NotInChat, branch_here
@@ -37,6 +37,11 @@ async def tree_index(deps: Deps, info: ConversationInfo) -> TreeIndex:
         index = TreeIndex(rows, info.root_id, version[1], version[2])
         deps.trees.put(info.chat, info.id, version, index)
     return index
+
+
+async def tallies(deps: Deps, info: ConversationInfo) -> dict[str, Tally]:
+    """Each rated answer's 👍/👎 counts, drawn beside its node (read afresh: a press changes no tree version)."""
+    return await deps.store.feedback.tallies(info.chat, info.id)
 
 
 async def chats_page(request: web.Request) -> web.Response:
@@ -82,7 +87,7 @@ async def tree_page(request: web.Request) -> web.Response:
     selected = _param(request, "node")
     detail = await node_context(deps, info, index, selected) if selected else {}
     context = {**detail, "info": info, "tree": index.tree(), "detail": bool(detail),
-               "notice": _param(request, "notice")}
+               "notice": _param(request, "notice"), "feedback": await tallies(deps, info)}
     return render_page("tree.html", request, context)
 
 
@@ -102,7 +107,7 @@ async def gap_fragment(request: web.Request) -> web.Response:
     count = _param(request, "count")
     if first not in index or not count.isdigit():
         raise web.HTTPNotFound(text="no such part of the tree")
-    context = {"info": info, "nodes": index.segment(first, int(count))}
+    context = {"info": info, "nodes": index.segment(first, int(count)), "feedback": await tallies(deps, info)}
     return render_page("_gap.html", request, context)
 
 
@@ -113,7 +118,7 @@ async def subtree_fragment(request: web.Request) -> web.Response:
     index, head = await tree_index(deps, info), _param(request, "head")
     if head not in index:
         raise web.HTTPNotFound(text="no such part of the tree")
-    context = {"info": info, "branch": index.branch(head, force=True)}
+    context = {"info": info, "branch": index.branch(head, force=True), "feedback": await tallies(deps, info)}
     return render_page("_subtree.html", request, context)
 
 
@@ -125,7 +130,8 @@ async def panel_fragment(request: web.Request) -> web.Response:
     if info is None:
         return render_page("_panel.html", request, {"info": None})
     index = await tree_index(deps, info)
-    return render_page("_panel.html", request, {"info": info, "tree": index.tree()})
+    context = {"info": info, "tree": index.tree(), "feedback": await tallies(deps, info)}
+    return render_page("_panel.html", request, context)
 
 
 async def trace_page(request: web.Request) -> web.Response:

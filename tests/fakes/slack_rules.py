@@ -27,7 +27,10 @@ MAX_ACTION_ID = 255
 MAX_BUTTON_VALUE = 2000
 MAX_ACTIONS = 25
 MAX_MARKDOWN_TEXT = 12_000  # a streamed message's markdown_text, in total
-BLOCK_TYPES = frozenset({"section", "actions", "header", "context", "divider", "rich_text", "markdown"})
+MAX_CONTEXT_ACTIONS = 5  # elements of a context_actions block
+MAX_LABEL = 75  # a feedback button's text and accessibility label
+BLOCK_TYPES = frozenset({"section", "actions", "header", "context", "divider", "rich_text", "markdown",
+                         "context_actions"})
 
 # Web API tiers: calls per minute per method per workspace (Tier 1 … 4, "1+ … 100+": Slack tolerates short
 # bursts; Tier 1 is held at a few, enough for a restart or a refresh); chat.postMessage and starting a stream
@@ -172,6 +175,48 @@ def _check_block(block: dict[str, Any]) -> None:
             raise ApiError("invalid_blocks")
         for element in elements:
             _text_object(element, MAX_SECTION_TEXT)
+    elif kind == "context_actions":
+        _check_context_actions(block)
+
+
+def _check_context_actions(block: dict[str, Any]) -> None:
+    """As Slack documents it: 1-5 elements, each feedback_buttons (a positive and a negative button, each with
+    plain text and a value) or icon_button; nothing else."""
+    elements = block.get("elements")
+    if set(block) - {"type", "block_id", "elements"} or not isinstance(elements, list):
+        raise ApiError("invalid_blocks")
+    if not 0 < len(elements) <= MAX_CONTEXT_ACTIONS:
+        raise ApiError("invalid_blocks")
+    action_ids: set[str] = set()
+    for element in elements:
+        kind = element.get("type") if isinstance(element, dict) else None
+        if kind == "feedback_buttons":
+            if set(element) - {"type", "action_id", "positive_button", "negative_button"}:
+                raise ApiError("invalid_blocks")
+            _feedback_button(element.get("positive_button"))
+            _feedback_button(element.get("negative_button"))
+        elif kind == "icon_button":
+            if not isinstance(element.get("icon"), str):
+                raise ApiError("invalid_blocks")
+            _text_object(element.get("text"), MAX_BUTTON_TEXT, plain=True)
+        else:
+            raise ApiError("invalid_blocks")
+        action_id = element.get("action_id")
+        if action_id is not None:
+            if not isinstance(action_id, str) or len(action_id) > MAX_ACTION_ID or action_id in action_ids:
+                raise ApiError("invalid_blocks")
+            action_ids.add(action_id)
+
+
+def _feedback_button(button: Any) -> None:
+    if not isinstance(button, dict) or set(button) - {"text", "value", "accessibility_label"}:
+        raise ApiError("invalid_blocks")
+    _text_object(button.get("text"), MAX_LABEL, plain=True)
+    value, label = button.get("value"), button.get("accessibility_label", "x")
+    if not isinstance(value, str) or not value or len(value) > MAX_BUTTON_VALUE:
+        raise ApiError("invalid_blocks")
+    if not isinstance(label, str) or not label or len(label) > MAX_LABEL:
+        raise ApiError("invalid_blocks")
 
 
 def _check_button(element: Any, action_ids: set[str]) -> None:

@@ -72,6 +72,34 @@ async def press(fake: FakeSlack, channel: str, message_ts: str, value: str, *, u
     return await fake.push("interactive", payload)
 
 
+def feedback_of(fake: FakeSlack, channel: str, ts: str) -> dict[str, Any]:
+    """The feedback_buttons element under the app's message (its context_actions block); fails if it has none."""
+    blocks = fake.message(channel, ts).blocks or []
+    found = [e for b in blocks if b["type"] == "context_actions"
+             for e in b["elements"] if e["type"] == "feedback_buttons"]
+    assert len(found) == 1, f"message {ts} shows {len(found)} feedback elements"
+    return found[0]
+
+
+async def rate(fake: FakeSlack, channel: str, message_ts: str, good: bool, *, user: str = ANN) -> Envelope:
+    """The person presses the 👍 (or 👎) under the app's message: the block_actions payload Slack sends for a
+    feedback_buttons element carries the pressed button's value and text."""
+    posted = fake.message(channel, message_ts)
+    element = feedback_of(fake, channel, message_ts)
+    button = element["positive_button" if good else "negative_button"]
+    block = next(b for b in posted.blocks or () if b["type"] == "context_actions")
+    payload = {"type": "block_actions", "user": {"id": user, "username": user.lower()}, "team": {"id": TEAM_ID},
+               "channel": {"id": channel}, "trigger_id": f"trigger-{len(fake.envelopes)}",
+               "response_url": fake.response_url(channel, original=message_ts),
+               "container": {"type": "message", "message_ts": message_ts, "channel_id": channel,
+                             **({"thread_ts": posted.thread_ts} if posted.thread_ts else {})},
+               "message": {"ts": message_ts, "text": posted.text, "blocks": posted.blocks},
+               "actions": [{"type": "feedback_buttons", "action_id": element.get("action_id", ""),
+                            "block_id": block.get("block_id", ""), "value": button["value"], "text": button["text"],
+                            "action_ts": f"1700009999.{len(fake.envelopes):06d}"}]}
+    return await fake.push("interactive", payload)
+
+
 async def open_assistant(fake: FakeSlack, channel: str, *, user: str = ANN) -> tuple[str, Envelope]:
     """The person opens the app's assistant pane: a new thread in the app's DM; (its ts, the envelope)."""
     fake.open_channel(channel, "im")

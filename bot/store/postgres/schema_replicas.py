@@ -1,7 +1,7 @@
 """Migrations 23 and on (bot/store/postgres/migrations.py runs them after the others): fencing and each chat's
 own order; then the tree's duels and votes (25), memory embeddings (26), linked chats (27), who wrote what in a
-group (28), background tasks (29), the duels' agents and topic tags (30) and dashboard accounts (31). Add-only, like
-every migration after the 14th.
+group (28), background tasks (29), the duels' agents and topic tags (30) dashboard accounts (31) and feedback on
+answers (32). Add-only, like every migration after the 14th.
 
 Fencing: a replica that takes a chat partition bumps the partition's epoch (bothub_partitions); every tree and
 inbox write of a chat names the partition and the epoch its writer took it at, and bothub_fence checks that in
@@ -145,6 +145,18 @@ MIGRATIONS: tuple[str, ...] = (
         agents TEXT[] NOT NULL,
         password_hash TEXT NOT NULL,
         created_at TIMESTAMPTZ NOT NULL
+    );
+    """,
+    # 32: feedback on answers (the 👍/👎 under an answer): one rating per person per answer, replaced by the next
+    """
+    CREATE TABLE feedback (
+        chat TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        person TEXT NOT NULL,
+        good BOOLEAN NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (chat, conversation_id, message_id, person)
     );
     """,
 )

@@ -14,6 +14,7 @@ from bot.store.postgres.claims import PostgresClaims
 from bot.store.postgres.conversations import PostgresConversations
 from bot.store.postgres.dashboard import PostgresDashboard
 from bot.store.postgres.database import Database
+from bot.store.postgres.feedback import PostgresFeedback
 from bot.store.postgres.fleet import PostgresFleet
 from bot.store.postgres.forget import PostgresForget
 from bot.store.postgres.group_context import PostgresGroupContext
@@ -49,6 +50,7 @@ class PostgresStore:
         self.pairing = PostgresPairing(self._db)
         self.handoffs = PostgresHandoffs(self._db)
         self.votes = PostgresVotes(self._db)
+        self.feedback = PostgresFeedback(self._db)
         self.forget = PostgresForget(self._db)
         self.jobs = PostgresJobs(self._db)
         self.tasks = PostgresTasks(self._db, self.claims.write)

@@ -184,4 +184,16 @@ ADDED: tuple[str, ...] = (
         created_at TEXT NOT NULL
     );
     """,
+    # 29: feedback on answers (the 👍/👎 under an answer): one rating per person per answer, replaced by the next
+    """
+    CREATE TABLE feedback (
+        chat TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        person TEXT NOT NULL,
+        good INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (chat, conversation_id, message_id, person)
+    );
+    """,
 )

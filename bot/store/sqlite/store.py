@@ -14,6 +14,7 @@ from bot.store.sqlite.approval_rules import SqliteApprovalRules
 from bot.store.sqlite.conversations import SqliteConversations
 from bot.store.sqlite.dashboard import SqliteDashboard
 from bot.store.sqlite.database import Database
+from bot.store.sqlite.feedback import SqliteFeedback
 from bot.store.sqlite.fleet import SqliteFleet
 from bot.store.sqlite.forget import SqliteForget
 from bot.store.sqlite.group_context import SqliteGroupContext
@@ -46,6 +47,7 @@ class SqliteStore:
         self.pairing = SqlitePairing(self._db)
         self.handoffs = SqliteHandoffs(self._db)
         self.votes = SqliteVotes(self._db)
+        self.feedback = SqliteFeedback(self._db)
         self.forget = SqliteForget(self._db)
         self.jobs = SqliteJobs(self._db)
         self.tasks = SqliteTasks(self._db)

@@ -21,7 +21,7 @@ CREATE = "/card/instances/createAndDeliver"
 
 class DingTalkDriver(Driver):
     name, limit = "dingtalk", dingtalk_api.TEXT_LIMIT
-    platform_can = frozenset(ABILITIES) - {"overhears"}  # a robot hears a group only when @mentioned
+    platform_can = frozenset(ABILITIES) - {"overhears", "feedback"}  # a robot hears a group only when @mentioned
 
     def __init__(self) -> None:
         super().__init__()

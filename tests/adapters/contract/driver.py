@@ -26,7 +26,7 @@ from tests.fakes.serve import serve_local
 
 PAYLOADS = Path(__file__).resolve().parents[2] / "payloads"
 # the Capabilities flags a platform may lack; each driver names those its platform has
-ABILITIES = ("groups", "overhears", "buttons", "replace_pressed", "can_edit", "refuses_sends")
+ABILITIES = ("groups", "overhears", "buttons", "replace_pressed", "can_edit", "refuses_sends", "feedback")
 
 
 def payload(platform: str, case: str) -> dict[str, Any]:
@@ -131,6 +131,11 @@ class Driver:
     async def shown_after_stop(self, chat: ChatRef) -> list[str]:
         """`shown`, once the adapter has stopped (a driver that syncs through the adapter reads what arrived)."""
         return await self.shown(chat)
+
+    # only for a platform with native feedback controls (feedback):
+    async def rate(self, answer: SentRef, good: bool) -> None:
+        """A person presses the 👍 (or 👎) the platform draws under the bot's message."""
+        raise NotImplementedError
 
     async def stream_open(self, ref: SentRef) -> bool:
         """Whether the platform still shows the message as being written."""

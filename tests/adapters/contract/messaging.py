@@ -25,7 +25,8 @@ from tests.adapters.contract.driver import ABILITIES, Driver, serve_routes, serv
 from tests.fakes import discord_api, discord_rules, feishu_api, feishu_events, telegram_api
 from tests.fakes.serve import open_connections
 
-EVERYTHING = frozenset(ABILITIES)  # groups, overheard talk, buttons that replace, edits, 429s and gone chats
+# groups, overheard talk, buttons that replace, edits, 429s and gone chats; no native feedback controls
+EVERYTHING = frozenset(ABILITIES) - {"feedback"}
 
 
 class TelegramDriver(Driver):

@@ -12,6 +12,7 @@ from adapters.slack import adapter as slack_adapter
 from bot.messages import ChatRef, SentRef
 from tests.adapters.contract.driver import ABILITIES, Driver, services
 from tests.fakes import slack_api
+from tests.fakes import slack_users as people
 from tests.fakes.serve import open_connections
 from tests.fakes.slack_rules import APP_TOKEN, BOT_TOKEN
 
@@ -67,6 +68,9 @@ class SlackDriver(Driver):
 
     async def shown(self, chat: ChatRef) -> list[str]:
         return self.fake.shown(chat.chat_id, chat.thread_id)
+
+    async def rate(self, answer: SentRef, good: bool) -> None:
+        await self.fake.acked(await people.rate(self.fake, answer.chat.chat_id, answer.message_id, good))
 
     async def stream_open(self, ref: SentRef) -> bool:
         return self.fake.message(ref.chat.chat_id, ref.message_id).streaming

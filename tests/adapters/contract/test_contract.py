@@ -16,7 +16,7 @@ import pytest
 from bot.adapter import ChatUnavailable
 from bot.delivery import Delivery
 from bot.messages import ButtonPress, ChatRef, InboundEvent, IncomingMessage, Overheard, ReplyTo
-from bot.replies import Button, Column, Reply
+from bot.replies import Button, Column, Feedback, Reply
 from tests.adapters.contract.driver import ABILITIES, Driver, payload
 
 
@@ -99,6 +99,22 @@ async def test_a_button_press_is_its_command_and_its_first_reply_replaces_the_pr
         assert await driver.shown(chat) == [*before, "moved to 1"]  # the keyboard stays, the answer follows
     await delivery.send(press.chat, Reply("a second reply"))
     assert await driver.shown(chat) == [*before, "moved to 1", "a second reply"]
+
+
+async def test_an_answers_feedback_press_is_its_command_and_never_replaces_the_answer(driver: Driver) -> None:
+    chat = await dm_chat(driver)
+    delivery = Delivery(driver.adapter)
+    answer = await delivery.send(chat, Reply("an answer", feedback=Feedback("c0nv1d00", "a1b2c3d4")))
+    assert answer is not None
+    if not declares(driver, "feedback"):  # nothing drawn, nothing printed: the answer looks as it always did
+        shown = await driver.shown(chat)
+        assert any("an answer" in text for text in shown) and not any("/feedback" in text for text in shown)
+        return
+    await driver.rate(answer, good=False)
+    press = await driver.inbox.next()
+    assert isinstance(press, IncomingMessage) and press.text == "/feedback down c0nv1d00 a1b2c3d4" and press.is_button
+    await delivery.send(press.chat, Reply("noted"))
+    assert await driver.shown(chat) == ["an answer", "noted"]  # the rated answer stays as it was
 
 
 async def test_a_long_reply_is_split_under_the_platform_limit_and_loses_nothing(driver: Driver) -> None:

@@ -20,7 +20,7 @@ REPLIES = ("aibot_respond_msg", "aibot_send_msg")
 
 class WeComDriver(Driver):
     name, limit = "wecom", wecom_adapter.WeComAdapter.capabilities.max_text
-    platform_can = frozenset(ABILITIES) - {"overhears"}  # the bot hears a group only when @mentioned
+    platform_can = frozenset(ABILITIES) - {"overhears", "feedback"}  # the bot hears a group only when @mentioned
 
     def __init__(self) -> None:
         super().__init__()

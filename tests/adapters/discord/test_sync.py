@@ -19,7 +19,7 @@ from tests.adapters.discord.conftest import Inbox
 from tests.fakes.discord_api import APP_ID, GUILD_ID, TOKEN, FakeDiscord
 
 REPO = Path(__file__).resolve().parents[3]
-ALL_COMMANDS = sorted([*COMMANDS, "ask"])  # every chat command of the core registry has its slash form
+ALL_COMMANDS = sorted([*(n for n, c in COMMANDS.items() if not c.hidden), "ask"])  # every typed command: a slash form
 
 
 async def test_global_sync_puts_every_command_with_english_and_chinese_descriptions(fake: FakeDiscord) -> None:

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
 from adapters.slack.render import blocks, mrkdwn, render_parts
-from bot.replies import Button, Reply
-from tests.fakes.slack_rules import check_blocks
+from bot.replies import Button, Feedback, Reply
+from tests.fakes.slack_rules import ApiError, check_blocks
 
 
 def test_inline_marks_links_and_escapes() -> None:
@@ -43,3 +49,43 @@ def test_buttons_become_valid_block_kit_even_past_slacks_limits() -> None:
     check_blocks(made)  # the fake's rules: ≤ 25 buttons per actions block, labels ≤ 75, unique ids
     assert len(made) == 6 and made[1]["elements"][0]["value"] == "/goto 0"
     assert blocks("no buttons", ((Button("web", "https://e.org"),),)) is None  # only command text is a button
+
+
+def test_feedback_is_a_feedback_buttons_element_naming_the_node_under_the_text_and_buttons() -> None:
+    made = blocks("answer", ((Button("/tree", "/tree"),),), Feedback("c0nv1d00", "a1b2c3d4"))
+    assert made is not None
+    check_blocks(made)
+    assert [b["type"] for b in made] == ["section", "actions", "context_actions"]
+    [element] = made[-1]["elements"]
+    assert element["type"] == "feedback_buttons"
+    assert element["positive_button"]["value"] == "/feedback up c0nv1d00 a1b2c3d4"
+    assert element["negative_button"]["value"] == "/feedback down c0nv1d00 a1b2c3d4"
+    assert [b["type"] for b in blocks("answer", (), Feedback("c", "m")) or []] == ["section", "context_actions"]
+
+
+@pytest.mark.parametrize("spoil", [
+    lambda e: e.pop("negative_button"),
+    lambda e: e["positive_button"].pop("value"),
+    lambda e: e["positive_button"]["text"].update(type="mrkdwn"),  # plain text only
+    lambda e: e["negative_button"]["text"].update(text="x" * 76),
+    lambda e: e["negative_button"].update(value="/" * 2001),
+    lambda e: e["positive_button"].update(accessibility_label="x" * 76),
+    lambda e: e.update(style="primary"),  # no such field
+    lambda e: e.update(type="button"),  # a plain button is no context action
+])
+def test_the_fake_refuses_a_feedback_element_slack_would_refuse(spoil: Callable[[dict[str, Any]], None]) -> None:
+    good = blocks("answer", (), Feedback("c", "m"))
+    assert good is not None
+    bad = copy.deepcopy(good)
+    spoil(bad[-1]["elements"][0])
+    with pytest.raises(ApiError, match="invalid_blocks"):
+        check_blocks(bad)
+
+
+def test_the_fake_holds_a_context_actions_block_to_one_to_five_elements() -> None:
+    good = blocks("answer", (), Feedback("c", "m"))
+    assert good is not None
+    element = good[-1]["elements"][0]
+    for elements in ([], [{**element, "action_id": f"f{n}"} for n in range(6)]):
+        with pytest.raises(ApiError, match="invalid_blocks"):
+            check_blocks([good[0], {"type": "context_actions", "elements": elements}])
