@@ -37,6 +37,7 @@ class ConsoleAdapter:
         groups=False, overhears=False, refuses_sends=False,  # one to one only; sending never fails
         tree_budget=TREE_BUDGET, burst=10_000, rate=10_000.0, group_send_window=None, global_window=(1_000_000, 1.0),
  edit_window=None,
+ send_window=None,
         threads_paced_apart=False, interactions_paced_apart=False, replace_pressed=False, closes_streams=False,
         restart_when_down=False,
         reorders=False,

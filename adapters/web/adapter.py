@@ -46,6 +46,7 @@ class WebChatAdapter:
         groups=False, overhears=False, refuses_sends=False,  # one to one only; sending never fails
         tree_budget=8000, burst=1000, rate=100.0, group_send_window=None, global_window=(10_000, 1.0),
  edit_window=None,
+ send_window=None,
         threads_paced_apart=False, interactions_paced_apart=False, replace_pressed=False, closes_streams=False,
         restart_when_down=False,
         reorders=False,

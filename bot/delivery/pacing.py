@@ -5,9 +5,10 @@ group: sliding windows ("at most N in any T seconds"), the shape those limits ha
 call from when it is made until a full window after it *completed*: the platform saw it somewhere in
 between, so requests that bunch up in transit can never push it over. Rates keep a little margin.
 
-Where a platform limits edits apart from sends (a method tier per workspace), edits also count against an
-edits window; a partial first message promises its stream's final edit, so intermediate updates are made only
-while every promised final still has room, and under pressure answers go out whole instead.
+Where a platform limits sends or edits per method (a method tier per workspace, an API's calls per second per
+app), new messages also count against a sends window and edits against an edits window; a partial first
+message promises its stream's final edit, so intermediate updates are made only while every promised final
+still has room, and under pressure answers go out whole instead.
 
 The platform-wide window is one bot's, whatever the number of replicas sending for it: each replica allows
 itself an equal part of it (the live replicas are counted once a second), and the margin is the reserve that
@@ -140,6 +141,7 @@ class Pacer:
         self._group_sends: dict[tuple[str, str | None], Window] = {}  # a chat is one replica's: not shared
         self._global = Window(*caps.global_window, replicas)
         self._edits = Edits(*caps.edit_window, replicas) if caps.edit_window is not None else None
+        self._sends = Window(*caps.send_window, replicas) if caps.send_window is not None else None
 
     def _budgets(self, chat: ChatRef, new_message: bool) -> list[Budget]:
         budgets: list[Budget] = [self._global]
@@ -156,6 +158,8 @@ class Pacer:
             budgets.append(window)
         if not new_message and self._edits is not None:
             budgets.append(self._edits)
+        if new_message and self._sends is not None:
+            budgets.append(self._sends)
         return budgets
 
     def _key(self, chat: ChatRef) -> tuple[str, str | None]:
@@ -203,7 +207,7 @@ class Pacer:
     def penalize(self, chat: ChatRef, seconds: float) -> None:
         now = time.monotonic()
         for b in self._budgets(chat, False):
-            if b is not self._global and b is not self._edits:  # a 429 says the chat is short, not the method
+            if b not in (self._global, self._edits, self._sends):  # a 429 says the chat is short, not the method
                 b.penalize(seconds, now)
 
 
