@@ -48,6 +48,7 @@ class DingTalkAdapter:
         burst=5,
         rate=2.0,
         group_send_window=(20, 60.0),
+        chat_send_window=None,
         global_window=(10_000, 20.0),
         edit_window=(20, 1.0),
         send_window=(20, 1.0),

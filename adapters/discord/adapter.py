@@ -77,6 +77,7 @@ class DiscordAdapter:
         burst=5,  # 5 messages per 5 s in one channel
         rate=1.0,
         group_send_window=None,  # no limit on new messages beyond the channel's own
+        chat_send_window=None,
         global_window=(50, 1.0),
         edit_window=None,
         send_window=None,

@@ -59,6 +59,7 @@ class SlackAdapter:
         burst=3,
         rate=1.0,
         group_send_window=None,
+        chat_send_window=None,
         global_window=(300, 60.0),
         edit_window=(50, 60.0),
         send_window=None,

@@ -1,7 +1,7 @@
 """Budgets that keep the bot inside each platform's flood limits instead of provoking 429s.
 
 Per chat: a token bucket (a burst, then a steady rate). Over all chats, and for new messages into one
-group: sliding windows ("at most N in any T seconds"), the shape those limits have. A window counts a
+group (or any one chat): sliding windows ("at most N in any T seconds"), the shape those limits have. A window counts a
 call from when it is made until a full window after it *completed*: the platform saw it somewhere in
 between, so requests that bunch up in transit can never push it over. Rates keep a little margin.
 
@@ -138,7 +138,8 @@ class Pacer:
     def __init__(self, caps: Capabilities, replicas: Callable[[], int] = alone) -> None:
         self._caps = caps
         self._chats: dict[tuple[str, str | None], Bucket] = {}
-        self._group_sends: dict[tuple[str, str | None], Window] = {}  # a chat is one replica's: not shared
+        # new messages into one group, or into any one chat: a chat is one replica's, so these are not shared
+        self._sends_into: dict[tuple[str, str, str | None], Window] = {}
         self._global = Window(*caps.global_window, replicas)
         self._edits = Edits(*caps.edit_window, replicas) if caps.edit_window is not None else None
         self._sends = Window(*caps.send_window, replicas) if caps.send_window is not None else None
@@ -150,12 +151,15 @@ class Pacer:
         if bucket is None:
             bucket = self._chats[key] = Bucket(self._caps.burst, self._caps.rate)
         budgets.append(bucket)
-        group_window = self._caps.group_send_window
-        if new_message and chat.is_group and group_window is not None:
-            window = self._group_sends.get(key)
-            if window is None:
-                window = self._group_sends[key] = Window(*group_window)
-            budgets.append(window)
+        if new_message:
+            rules = (("group", self._caps.group_send_window if chat.is_group else None),
+                     ("chat", self._caps.chat_send_window))
+            for rule, limit in rules:
+                if limit is not None:
+                    window = self._sends_into.get((rule, *key))
+                    if window is None:
+                        window = self._sends_into[(rule, *key)] = Window(*limit)
+                    budgets.append(window)
         if not new_message and self._edits is not None:
             budgets.append(self._edits)
         if new_message and self._sends is not None:
