@@ -49,8 +49,8 @@ class WeComAdapter:
         overhears=False,  # the bot receives group messages only when @mentioned
         refuses_sends=True,
         tree_budget=4000,
-        burst=5,
-        rate=1.0,
+        burst=10,  # WeCom counts no refreshes: the chat's bucket only keeps its frames near the streams' own pace
+        rate=2.0,
         group_send_window=None,  # the per-conversation rule below covers groups
         chat_send_window=(30, 60.0),
         global_window=(10_000, 60.0),
