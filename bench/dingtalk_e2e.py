@@ -1,7 +1,8 @@
 """DingTalk end to end: `bothub run` (Stream mode on the dingtalk-stream SDK; AI cards streamed in place) against the
-fake gateway and OpenAPI with DingTalk's limits (a robot's 20 new messages a minute into one group), beside
-bench/baselines/dingtalk.py (the SDK as its examples use it: one Markdown reply per answer by the session
-webhook, or one AI card streamed at most once a second) under the same loads.
+fake gateway and OpenAPI with DingTalk's limits (an app's 20 calls a second to each server API, a robot's 20 new
+messages a minute into one group), beside bench/baselines/dingtalk.py (the SDK as its examples use it: one
+Markdown reply per answer by the session webhook, or one AI card streamed at most once a second) under the same
+loads.
 
 20 chats: 10 one-to-one and 10 groups (an @mention each time; DingTalk delivers nothing else in a group).
 """

@@ -1,7 +1,7 @@
 """WeCom end to end: `bothub run` (the AI bot's long connection; answers in WeCom's stream messages) against the
-strict fake with WeCom's limits (about 30 new messages a minute into one conversation, a stream finished within
-6 minutes), beside bench/baselines/wecom.py (the thinnest bot on the same protocol: one finished stream per
-answer, or a stream refreshed at most once a second) under the same loads.
+strict fake with WeCom's limits (30 messages a minute into one conversation, stream refreshes not counted, a
+stream finished within 6 minutes), beside bench/baselines/wecom.py (the thinnest bot on the same protocol: one
+finished stream per answer, or a stream refreshed at most once a second) under the same loads.
 
 20 chats: 10 single chats and 10 groups (an @mention each time; WeCom delivers nothing else in a group).
 """

@@ -119,10 +119,15 @@ class Capabilities:
     burst: int  # per-chat sends+edits allowed at once before pacing applies
     rate: float  # per-chat sends+edits per second after the burst
     group_send_window: tuple[int, float] | None  # at most N new messages into one group per T s; None: no rule
+    # at most N new messages into any one chat, one-to-one chats too, per T s (a per-conversation rule); None: no rule
+    chat_send_window: tuple[int, float] | None
     global_window: tuple[int, float]  # at most N sends+edits over all chats per T seconds
     # at most N edits over all chats per T seconds, apart from sends (a per-method tier, such as an update method
     # limited per workspace); None: edits count only against the chat's and the global budgets
     edit_window: tuple[int, float] | None
+    # at most N new messages over all chats per T seconds, apart from edits (a per-method limit, such as a message
+    # or card creation API limited per app); None: sends count only against the chat's, group's and global budgets
+    send_window: tuple[int, float] | None
     threads_paced_apart: bool  # a thread has its own per-chat budget (it is a channel of its own)
     interactions_paced_apart: bool  # replies to an interaction or press go through its own webhook, not the chat's
     replace_pressed: bool  # the first reply to a button press may replace the pressed message

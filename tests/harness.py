@@ -64,7 +64,8 @@ async def running_app(
 ROOMY = Capabilities(max_text=4000, can_edit=True, edit_interval=0.05, group_edit_interval=0.05, buttons=True,
                      feedback=False,
                      groups=True, overhears=True, refuses_sends=True, tree_budget=3500, burst=1000, rate=1000.0,
-                     group_send_window=(20, 60.0), global_window=(10_000, 1.0), edit_window=None,
+                     group_send_window=(20, 60.0), chat_send_window=None, global_window=(10_000, 1.0),
+                     edit_window=None, send_window=None,
                      threads_paced_apart=False, interactions_paced_apart=False, replace_pressed=True,
                      closes_streams=False, restart_when_down=True, reorders=False, columns=0)
 

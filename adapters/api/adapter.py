@@ -39,8 +39,10 @@ class ApiAdapter:
     capabilities = Capabilities(
         max_text=1_000_000, can_edit=True, edit_interval=0.1, group_edit_interval=0.1, buttons=True, feedback=False,
         groups=False, overhears=False, refuses_sends=False,  # one to one only; sending never fails
-        tree_budget=20_000, burst=10_000, rate=1000.0, group_send_window=None, global_window=(100_000, 1.0),
+        tree_budget=20_000, burst=10_000, rate=1000.0, group_send_window=None, chat_send_window=None,
+        global_window=(100_000, 1.0),
  edit_window=None,
+ send_window=None,
         threads_paced_apart=False, interactions_paced_apart=False, replace_pressed=False, closes_streams=False,
         restart_when_down=False,
         reorders=False,

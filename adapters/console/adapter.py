@@ -35,8 +35,10 @@ class ConsoleAdapter:
     capabilities = Capabilities(
         max_text=100_000, can_edit=True, edit_interval=0.05, group_edit_interval=0.05, buttons=False, feedback=False,
         groups=False, overhears=False, refuses_sends=False,  # one to one only; sending never fails
-        tree_budget=TREE_BUDGET, burst=10_000, rate=10_000.0, group_send_window=None, global_window=(1_000_000, 1.0),
+        tree_budget=TREE_BUDGET, burst=10_000, rate=10_000.0, group_send_window=None, chat_send_window=None,
+        global_window=(1_000_000, 1.0),
  edit_window=None,
+ send_window=None,
         threads_paced_apart=False, interactions_paced_apart=False, replace_pressed=False, closes_streams=False,
         restart_when_down=False,
         reorders=False,

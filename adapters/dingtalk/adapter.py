@@ -30,8 +30,11 @@ log = logging.getLogger(__name__)
 
 class DingTalkAdapter:
     name = "dingtalk"
-    # AI card updates every 0.5 s: a typewriter without flooding; a robot may post 20 messages a minute
-    # into one group; the app's OpenAPI calls are held to 20/s.
+    # AI card updates every 0.5 s: a typewriter without flooding; a robot may post 20 messages a minute into one
+    # group. DingTalk limits an app's server API calls per app *and per interface* (20 a second on the standard
+    # edition, HTTP 403 QpsLimitForAppkeyAndApi), so new messages (card/instances/createAndDeliver, or the robot
+    # send APIs when cards are off) and edits (card/streaming, the whole-card PUT) each have a window of their own;
+    # over all interfaces only the per-IP limit applies (10 000 calls in 20 s).
     capabilities = Capabilities(
         max_text=MAX_CHARS,
         can_edit=True,
@@ -46,8 +49,10 @@ class DingTalkAdapter:
         burst=5,
         rate=2.0,
         group_send_window=(20, 60.0),
-        global_window=(20, 1.0),
-        edit_window=None,
+        chat_send_window=None,
+        global_window=(10_000, 20.0),
+        edit_window=(20, 1.0),
+        send_window=(20, 1.0),
         threads_paced_apart=False,
         interactions_paced_apart=False,
         replace_pressed=True,

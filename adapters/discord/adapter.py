@@ -78,8 +78,10 @@ class DiscordAdapter:
         burst=5,  # 5 messages per 5 s in one channel
         rate=1.0,
         group_send_window=None,  # no limit on new messages beyond the channel's own
+        chat_send_window=None,
         global_window=(50, 1.0),
         edit_window=None,
+        send_window=None,
         threads_paced_apart=True,  # a thread is a channel with its own limit
         interactions_paced_apart=True,  # followups and edits through the interaction webhook
         replace_pressed=True,

@@ -54,8 +54,10 @@ class FeishuAdapter:
         burst=5,
         rate=5.0,
         group_send_window=(5, 1.0),  # Feishu allows about 5 messages/s into one group, shared by all its bots
+        chat_send_window=None,
         global_window=(50, 1.0),  # the app's send quota is 50/s
         edit_window=None,
+        send_window=None,
         threads_paced_apart=False,  # a thread's messages count against its group
         interactions_paced_apart=False,
         replace_pressed=True,

@@ -60,8 +60,10 @@ class SlackAdapter:
         burst=3,
         rate=1.0,
         group_send_window=None,
+        chat_send_window=None,
         global_window=(300, 60.0),
         edit_window=(50, 60.0),
+        send_window=None,
         threads_paced_apart=False,  # a thread's messages count against its channel
         interactions_paced_apart=False,
         replace_pressed=True,  # chat.update replaces the message holding the pressed button

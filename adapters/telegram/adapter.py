@@ -67,8 +67,10 @@ class TelegramAdapter:
         burst=3,  # Telegram: ~1 message/s per chat, "short bursts" allowed (5 provoked 429s in the fake)
         rate=1.0,
         group_send_window=(20, 60.0),  # Telegram: about 20 new messages per minute into one group
+        chat_send_window=None,
         global_window=(30, 1.0),  # about 30 messages per second over all chats
         edit_window=None,
+        send_window=None,
         threads_paced_apart=False,  # forum topics share their group's flood limit
         interactions_paced_apart=False,
         replace_pressed=True,

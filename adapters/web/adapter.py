@@ -44,8 +44,10 @@ class WebChatAdapter:
     capabilities = Capabilities(
         max_text=100_000, can_edit=True, edit_interval=0.2, group_edit_interval=0.2, buttons=True, feedback=False,
         groups=False, overhears=False, refuses_sends=False,  # one to one only; sending never fails
-        tree_budget=8000, burst=1000, rate=100.0, group_send_window=None, global_window=(10_000, 1.0),
+        tree_budget=8000, burst=1000, rate=100.0, group_send_window=None, chat_send_window=None,
+        global_window=(10_000, 1.0),
  edit_window=None,
+ send_window=None,
         threads_paced_apart=False, interactions_paced_apart=False, replace_pressed=False, closes_streams=False,
         restart_when_down=False,
         reorders=False,

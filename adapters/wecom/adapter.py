@@ -34,8 +34,11 @@ WS_URL = "wss://openws.work.weixin.qq.com"
 
 class WeComAdapter:
     name = "wecom"
-    # a stream refreshed once a second reads as typing without flooding; WeCom takes about 30 new messages a
-    # minute into one conversation
+    # a stream refreshed once a second reads as typing without flooding. WeCom's long-connection page
+    # (智能机器人长连接) limits what reaches one conversation, replies and pushes together, to 30 messages a minute
+    # (and 1 000 an hour), single chats as much as groups; a refresh of a stream (the same stream.id) updates its
+    # message and is no new one. It publishes no rate per bot: the global window is the only bot-wide figure WeCom
+    # gives, an enterprise's 10 000 calls a minute to one API.
     capabilities = Capabilities(
         max_text=MAX_CHARS,
         can_edit=True,
@@ -47,11 +50,13 @@ class WeComAdapter:
         overhears=False,  # the bot receives group messages only when @mentioned
         refuses_sends=True,
         tree_budget=4000,
-        burst=5,
-        rate=1.0,
-        group_send_window=(30, 60.0),
-        global_window=(30, 1.0),
+        burst=10,  # WeCom counts no refreshes: the chat's bucket only keeps its frames near the streams' own pace
+        rate=2.0,
+        group_send_window=None,  # the per-conversation rule below covers groups
+        chat_send_window=(30, 60.0),
+        global_window=(10_000, 60.0),
         edit_window=None,
+        send_window=None,
         threads_paced_apart=False,
         interactions_paced_apart=False,
         replace_pressed=True,

@@ -1,13 +1,14 @@
 """Budgets that keep the bot inside each platform's flood limits instead of provoking 429s.
 
 Per chat: a token bucket (a burst, then a steady rate). Over all chats, and for new messages into one
-group: sliding windows ("at most N in any T seconds"), the shape those limits have. A window counts a
+group (or any one chat): sliding windows ("at most N in any T seconds"), the shape those limits have. A window counts a
 call from when it is made until a full window after it *completed*: the platform saw it somewhere in
 between, so requests that bunch up in transit can never push it over. Rates keep a little margin.
 
-Where a platform limits edits apart from sends (a method tier per workspace), edits also count against an
-edits window; a partial first message promises its stream's final edit, so intermediate updates are made only
-while every promised final still has room, and under pressure answers go out whole instead.
+Where a platform limits sends or edits per method (a method tier per workspace, an API's calls per second per
+app), new messages also count against a sends window and edits against an edits window; a partial first
+message promises its stream's final edit, so intermediate updates are made only while every promised final
+still has room, and under pressure answers go out whole instead.
 
 The platform-wide window is one bot's, whatever the number of replicas sending for it: each replica allows
 itself an equal part of it (the live replicas are counted once a second), and the margin is the reserve that
@@ -137,9 +138,11 @@ class Pacer:
     def __init__(self, caps: Capabilities, replicas: Callable[[], int] = alone) -> None:
         self._caps = caps
         self._chats: dict[tuple[str, str | None], Bucket] = {}
-        self._group_sends: dict[tuple[str, str | None], Window] = {}  # a chat is one replica's: not shared
+        # new messages into one group, or into any one chat: a chat is one replica's, so these are not shared
+        self._sends_into: dict[tuple[str, str, str | None], Window] = {}
         self._global = Window(*caps.global_window, replicas)
         self._edits = Edits(*caps.edit_window, replicas) if caps.edit_window is not None else None
+        self._sends = Window(*caps.send_window, replicas) if caps.send_window is not None else None
 
     def _budgets(self, chat: ChatRef, new_message: bool) -> list[Budget]:
         budgets: list[Budget] = [self._global]
@@ -148,14 +151,19 @@ class Pacer:
         if bucket is None:
             bucket = self._chats[key] = Bucket(self._caps.burst, self._caps.rate)
         budgets.append(bucket)
-        group_window = self._caps.group_send_window
-        if new_message and chat.is_group and group_window is not None:
-            window = self._group_sends.get(key)
-            if window is None:
-                window = self._group_sends[key] = Window(*group_window)
-            budgets.append(window)
+        if new_message:
+            rules = (("group", self._caps.group_send_window if chat.is_group else None),
+                     ("chat", self._caps.chat_send_window))
+            for rule, limit in rules:
+                if limit is not None:
+                    window = self._sends_into.get((rule, *key))
+                    if window is None:
+                        window = self._sends_into[(rule, *key)] = Window(*limit)
+                    budgets.append(window)
         if not new_message and self._edits is not None:
             budgets.append(self._edits)
+        if new_message and self._sends is not None:
+            budgets.append(self._sends)
         return budgets
 
     def _key(self, chat: ChatRef) -> tuple[str, str | None]:
@@ -203,7 +211,7 @@ class Pacer:
     def penalize(self, chat: ChatRef, seconds: float) -> None:
         now = time.monotonic()
         for b in self._budgets(chat, False):
-            if b is not self._global and b is not self._edits:  # a 429 says the chat is short, not the method
+            if b not in (self._global, self._edits, self._sends):  # a 429 says the chat is short, not the method
                 b.penalize(seconds, now)
 
 

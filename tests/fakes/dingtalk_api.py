@@ -6,12 +6,18 @@ groupMessages/send), message file download; the older API: media/upload (token i
 answers); session webhooks, which expire (dingtalk_robot.py). Refusals
 are HTTP 4xx with {"code", "message"} (OpenAPI) or {"errcode", "errmsg"}. Every call is recorded with its
 time; DingTalk's limits are enforced and judged (budgets.py). The Stream gateway is dingtalk_gateway.py.
+
+DingTalk's throttling page ("调用频次与限流", 应用维度QPS限流) counts an app's calls per interface: "每个应用，调用每个
+接口，超过最高频率时，将会触发限流" (20 a second on the standard edition), refused with 403
+Forbidden.AccessDenied.QpsLimitForAppkeyAndApi (errcode 90018 on the older API). A session webhook is no such
+interface (no access token; its URL is the credential): only the per-group limit counts its messages.
 """
 
 from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +31,7 @@ from tests.fakes.serve import serve_local
 CLIENT_SECRET = "ding-test-secret"
 GROUP_PER_MINUTE = 20  # a robot's new messages into one group per minute
 CARD_UPDATES_PER_SECOND = 10  # updates of one card (this fake's assumption; DingTalk publishes none)
-APP_QPS = 20  # an internal app's server API calls per second (DingTalk's standard edition)
+APP_QPS = 20  # an internal app's calls per second to each server API (DingTalk's standard edition)
 QPS_REFUSED = "Forbidden.AccessDenied.QpsLimitForAppkeyAndApi"  # HTTP 403, as DingTalk names the refusal
 
 
@@ -66,9 +72,10 @@ class FakeDingTalk(Gateway, RobotMessages, Judged):
         self._group_window = SlidingWindows(GROUP_PER_MINUTE, 60.0)
         self._group_judge = SlidingWindows(GROUP_PER_MINUTE, 60.0)
         self._card_judge = SlidingWindows(CARD_UPDATES_PER_SECOND, 1.0)
-        self.app_qps = APP_QPS  # a test that is not about it may raise it
-        self._app_window = SlidingWindows(APP_QPS, 1.0)
-        self._app_judge = SlidingWindows(APP_QPS, 1.0)
+        self.app_qps = APP_QPS  # a test that is not about it may raise it; per app and interface
+        self.qps_clock: Callable[[], float] = time.monotonic  # a test may stop it to count calls in one second
+        self._app_window = SlidingWindows(APP_QPS, 1.0, lambda: self.qps_clock())
+        self._app_judge = SlidingWindows(APP_QPS, 1.0, lambda: self.qps_clock())
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -107,12 +114,12 @@ class FakeDingTalk(Gateway, RobotMessages, Judged):
     def record(self, request: web.Request, body: Any) -> None:
         self.calls.append(Call(time.monotonic(), request.method, request.path, body, dict(request.headers)))
 
-    def _over_qps(self) -> bool:
-        """The app's OpenAPI calls within any second: judged, and refused beyond the limit."""
-        if self._app_judge.over():
-            self.breach("app QPS", self.client_id)
+    def over_qps(self, api: str) -> bool:
+        """The app's calls to one interface within any second: judged, and refused beyond the limit."""
+        if self._app_judge.over(api):
+            self.breach("app QPS per API", f"{self.client_id} {api}")
         self._app_window.limit = self.app_qps
-        return self._app_window.over()
+        return self._app_window.over(api)
 
     def scripted(self, path: str) -> web.Response | None:
         for failure in self._failures:
@@ -145,9 +152,9 @@ class FakeDingTalk(Gateway, RobotMessages, Judged):
         scripted = self.scripted(request.path)
         if scripted is not None:
             return scripted
-        if self._over_qps():
-            return refuse(403, QPS_REFUSED, "the app's API calls per second are over the limit")
         route = (request.method, request.path)
+        if self.over_qps(" ".join(route)):
+            return refuse(403, QPS_REFUSED, "the app's calls per second to this API are over the limit")
         if not isinstance(body, dict):
             return refuse(400, "InvalidParameter", "a JSON object body is required")
         if route == ("POST", "/v1.0/card/instances/createAndDeliver"):

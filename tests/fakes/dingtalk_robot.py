@@ -14,6 +14,7 @@ from aiohttp import web
 
 ROBOT_KEYS = frozenset({"sampleText", "sampleMarkdown", "sampleImageMsg", "sampleFile"})
 WEBHOOK_EXPIRED = 300001  # this fake's errcode for a session webhook past its expiry
+OLD_QPS_REFUSED = 90018  # the older API's refusal of an app over its calls per second to one interface
 CLIENT_ID = "ding-test-client"
 TEXT_LIMIT = 5000  # characters of Markdown per card or message (the adapter's MAX_CHARS must stay under it)
 
@@ -55,6 +56,9 @@ class RobotMessages:
         raise NotImplementedError
 
     def new_message(self, chat_id: str, is_group: bool) -> web.Response | None:
+        raise NotImplementedError
+
+    def over_qps(self, api: str) -> bool:
         raise NotImplementedError
 
     def open_webhook(self, chat_id: str, lifetime_ms: int = 5_400_000, is_group: bool = False) -> tuple[str, int]:
@@ -120,6 +124,8 @@ class RobotMessages:
         self.record(request, {k: v for k, v in form.items() if isinstance(v, str)})
         if not self.authorized(request.query.get("access_token", "")):
             return web.json_response({"errcode": 40014, "errmsg": "invalid access_token"})
+        if self.over_qps("POST /media/upload"):
+            return web.json_response({"errcode": OLD_QPS_REFUSED, "errmsg": "app calls to this API over the limit"})
         media = form.get("media")
         if form.get("type") not in ("image", "file", "voice", "video") or not isinstance(media, web.FileField):
             return web.json_response({"errcode": 40004, "errmsg": "invalid media type or no media"})

@@ -2,8 +2,10 @@
 
 Taken from WeCom's long-connection documentation (智能机器人长连接) and what its SDKs check: stream content
 up to 20 480 bytes, a stream finished within 6 minutes of its start, a welcome and a card update within
-5 seconds of their event, replies on a callback's req_id for 24 hours, about 30 new messages a minute into one
-conversation, media uploads in ≤ 512 KiB chunks (≤ 100), card buttons ≤ 6 with keys ≤ 1024 bytes.
+5 seconds of their event, replies on a callback's req_id for 24 hours, 30 messages a minute and 1 000 an hour into
+one conversation (replies and pushes together, single chats as much as groups; refreshing a stream with the same
+stream.id updates its message and is no new one), media uploads in ≤ 512 KiB chunks (≤ 100), card buttons ≤ 6 with
+keys ≤ 1024 bytes.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ STREAM_BYTES = 20_480
 STREAM_WINDOW = 360.0
 EVENT_WINDOW = 5.0  # enter_chat → welcome; template_card_event → card update
 REPLY_WINDOW = 24 * 3600.0
-PER_CHAT = (30, 60.0)  # new messages into one conversation per window
+PER_CHAT = ((30, 60.0), (1000, 3600.0))  # new messages into one conversation: per minute, per hour
 CHUNK_BYTES = 512 * 1024
 MAX_CHUNKS = 100
 MAX_BUTTONS = 6

@@ -44,8 +44,8 @@ class FakeWeCom(Replies, Judged):
         self._ids = itertools.count(1)
         self._ws: web.WebSocketResponse | None = None
         self._failures: list[tuple[frozenset[str], int]] = []
-        self._window = SlidingWindows(*rules.PER_CHAT)
-        self._judge = SlidingWindows(*rules.PER_CHAT)
+        self._windows = [SlidingWindows(*limit) for limit in rules.PER_CHAT]
+        self._judges = [SlidingWindows(*limit) for limit in rules.PER_CHAT]
         self._media: dict[str, bytes] = {}
 
     async def start(self) -> None:
@@ -187,10 +187,11 @@ class FakeWeCom(Replies, Judged):
         return self.reply_frame(cmd, rid, body)
 
     def budget(self, chat: str) -> bool:
-        """A new message into `chat`: False when over WeCom's per-conversation budget (refused with 45009)."""
-        if self._judge.over(chat):
-            self.breach("per conversation", chat)
-        return not self._window.over(chat)
+        """A new message into `chat`: False when over WeCom's per-conversation budgets (refused with 45009)."""
+        for judge in self._judges:
+            if judge.over(chat):
+                self.breach(f"per conversation in {judge.window:.0f} s", chat)
+        return not any(window.over(chat) for window in self._windows)
 
     async def _serve_media(self, request: web.Request) -> web.Response:
         data = self._media.get(request.match_info["id"])

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from adapters.dingtalk import render
 from bot.adapter import RateLimited
 from bot.delivery import Delivery
@@ -104,4 +106,21 @@ async def test_an_app_over_its_calls_per_second_is_told_to_wait(make: Make, ding
             await adapter.send(chat, Reply(f"n{n}"))
         except RateLimited:
             refusals += 1
-    assert refusals >= 5 and any(b.rule == "app QPS" for b in dingtalk.budget_breaches)
+    assert refusals >= 5 and any(b.rule == "app QPS per API" for b in dingtalk.budget_breaches)
+
+
+async def test_the_apps_calls_per_second_are_counted_per_api(make: Make, dingtalk: FakeDingTalk) -> None:
+    """DingTalk limits each interface apart: a second's full budget of card creations leaves the streaming
+    updates theirs, and only a call past one interface's budget is refused (with DingTalk's 403 code)."""
+    dingtalk.budget_allowance = "the last card creation goes over its API's calls per second on purpose"
+    adapter, chat = await dm(make, dingtalk)
+    dingtalk.qps_clock = lambda: 100.0  # every call below in one and the same second
+    refs = [await adapter.send(chat, Reply(f"n{n}"), final=False) for n in range(APP_QPS)]
+    for ref in refs:
+        await adapter.edit(ref, Reply("more"), final=False)
+    with pytest.raises(RateLimited):
+        await adapter.send(chat, Reply("one too many"), final=False)
+    assert len(dingtalk.calls_to("createAndDeliver")) == APP_QPS + 1
+    assert len(dingtalk.calls_to("/card/streaming")) == APP_QPS
+    creation = f"{dingtalk.client_id} POST /v1.0/card/instances/createAndDeliver"
+    assert [b.target for b in dingtalk.budget_breaches] == [creation]

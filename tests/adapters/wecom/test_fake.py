@@ -101,5 +101,13 @@ async def test_more_than_thirty_messages_a_minute_into_a_chat_are_refused_and_ju
     rid = await wecom.push_message(text("m-4", "hi"))
     codes = [(await client.call("aibot_respond_msg", stream(f"b{n}", "x", True), rid))["errcode"] for n in range(31)]
     assert codes[:30] == [0] * 30 and codes[30] == rules.RATE_LIMITED
-    assert [b.rule for b in wecom.budget_breaches] == ["per conversation"]
+    assert [b.rule for b in wecom.budget_breaches] == ["per conversation in 60 s"]
     wecom.budget_allowance = "this test goes over the budget on purpose"
+
+
+async def test_refreshing_a_stream_is_no_new_message(wecom: FakeWeCom, client: Client) -> None:
+    """WeCom counts messages into a conversation; a refresh with the same stream.id updates one of them."""
+    rid = await wecom.push_message(text("m-5", "hi"))
+    codes = [(await client.call("aibot_respond_msg", stream("s1", f"x{n}", n == 39), rid))["errcode"]
+             for n in range(40)]
+    assert codes == [0] * 40 and wecom.shown("lisi") == ["x39"] and not wecom.budget_breaches
