@@ -17,6 +17,7 @@ from bot.agent.tools.registry import ToolContext, ToolRegistry
 from bot.chats.sessions import Session
 from bot.delivery import Delivery, StreamWriter
 from bot.i18n import t
+from bot.replies import Feedback
 from bot.run.runner import AgentRunner
 from bot.run.turn import TurnContext
 from bot.store.traces import Trace
@@ -122,7 +123,10 @@ class Replays:
             runner.tracer.finish(trace)
         if stream is None:
             return Replayed(text, trace.trace(), tools.missed if tools else 0)
-        await stream.finish(text or t(turn.lang, "replay_failed"))
+        feedback = None
+        if text and steps and delivery is not None and delivery.caps.feedback and session.conversation_id:
+            feedback = Feedback(session.conversation_id, steps[-1].id)  # a replay is an answer to rate too
+        await stream.finish(text or t(turn.lang, "replay_failed"), feedback=feedback)
         if text and steps:
             steps[-1].content = f"{head}\n\n{steps[-1].content}"  # marked in the tree as a replay
             cursor = session.cursor

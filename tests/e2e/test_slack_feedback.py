@@ -103,3 +103,23 @@ async def test_a_streamed_thread_answer_ends_with_feedback_and_a_press_on_a_vani
     await answered(slack, CHANNEL, "no longer in the conversation tree", thread=root)
     assert slack.shown(CHANNEL, root)[0] == " ".join(f"w{n}" for n in range(20))  # the answer stays as it was
     assert await app.store.feedback.tallies(chat, conv) == {}
+
+
+async def test_a_replayed_answer_ends_with_feedback_naming_the_replays_own_node(
+        app: App, slack: FakeSlack, fake: FakeOpenAI) -> None:
+    fake.script(Text("the first answer"), Text("the replayed answer"))
+    await slack.acked(await people.say(slack, DM, "a question to replay"))
+    await answered(slack, DM, "the first answer")
+    await slack.acked(await people.command(slack, DM, "replay"))
+    await answered(slack, DM, "the replayed answer")
+    ts = next(m.ts for m in slack.messages[DM] if "the replayed answer" in m.text)  # then the diff's report
+    await wait_for(lambda: bool(slack.message(DM, ts).blocks), 10.0)
+    conv, node = node_of(slack, DM, ts)
+    chat = "slack:D0ANN"
+    deadline = time.monotonic() + 10
+    while (stored := await app.store.conversations.message(chat, conv, node)) is None:
+        assert time.monotonic() < deadline, "the replay was not stored"
+        await asyncio.sleep(0.02)
+    assert stored.role == "assistant" and stored.content.endswith("the replayed answer")  # the replay's node
+    await slack.acked(await people.rate(slack, DM, ts, good=True))
+    await tallied(app, chat, conv, {node: Tally(1, 0)})
