@@ -14,10 +14,8 @@ from bot.config import Config
 from bot.i18n import t
 from bot.messages import ChatRef
 from bot.run.replay import Replays, is_answer, stored_run
-from bot.run.replay_report import changed_lines
+from bot.run.replay_report import changed_lines, replay_head
 from bot.run.turn import TurnContext
-
-MARK = "↻"  # a replay's own answer is not replayed again
 
 
 def session_key(chat: str) -> SessionKey:
@@ -39,7 +37,7 @@ async def replay_chat(cfg: Config, env: Mapping[str, str], chat: str, since: dat
             assert conv is not None
             for answer in list(conv.messages.values()):
                 run = stored_run(conv, answer) if answer.created_at >= start else None
-                if run is None or not is_answer(answer) or answer.content.startswith(MARK) or answer.number is None:
+                if run is None or not is_answer(answer) or replay_head(answer.content) or answer.number is None:
                     continue
                 path, recorded = run
                 original = await app.store.traces.get(chat, answer.trace_id) if answer.trace_id else None

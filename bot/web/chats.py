@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from bot.run.replay_report import replay_head
 from bot.store import ConversationInfo, Tally
 from bot.tree.jsonl import export_jsonl
 from bot.web import roles
@@ -17,7 +18,7 @@ MEMORIES_SHOWN = 200
 TRANSCRIPT_LIMIT = 4000  # characters of each path message in a node's transcript
 
 
-def _param(request: web.Request, name: str, source: object = None) -> str:
+def param(request: web.Request, name: str, source: object = None) -> str:
     value = (source if source is not None else request.query).get(name, "")  # type: ignore[attr-defined]
     return value.strip() if isinstance(value, str) else ""
 
@@ -46,7 +47,7 @@ async def tallies(deps: Deps, info: ConversationInfo) -> dict[str, Tally]:
 
 async def chats_page(request: web.Request) -> web.Response:
     deps = request.app[DEPS]
-    query, platform = _param(request, "q"), _param(request, "platform")
+    query, platform = param(request, "q"), param(request, "platform")
     page = int(request.query["page"]) if request.query.get("page", "").isdigit() else 1
     offset = (max(page, 1) - 1) * PAGE
     chats = (await roles.chats_of(request, query, PAGE + 1, offset) if roles.who(request).scoped
@@ -58,7 +59,7 @@ async def chats_page(request: web.Request) -> web.Response:
 
 async def chat_page(request: web.Request) -> web.Response:
     deps = request.app[DEPS]
-    chat = _param(request, "chat")
+    chat = param(request, "chat")
     conversations = await deps.store.conversations.recent(chat, limit=200, include_archived=True)
     if not conversations:
         raise web.HTTPNotFound(text="no such chat")
@@ -66,7 +67,7 @@ async def chat_page(request: web.Request) -> web.Response:
     context = {"chat": chat, "conversations": conversations, "active": active, "models": models(deps),
                "settings": await deps.store.settings.get(chat), "language": deps.cfg.language,
                "memories": await deps.store.memories.page(chat, limit=MEMORIES_SHOWN),
-               "notice": _param(request, "notice")}
+               "notice": param(request, "notice")}
     return render_page("chat.html", request, context)
 
 
@@ -77,34 +78,34 @@ async def node_context(deps: Deps, info: ConversationInfo, index: TreeIndex, nod
     path = await deps.store.conversations.chain(info.chat, info.id, node_id)
     trace = await deps.store.traces.get(info.chat, message.trace_id) if message and message.trace_id else None
     return {"info": info, "node": index.node(node_id), "message": message, "transcript": path,
-            "limit": TRANSCRIPT_LIMIT, "trace": trace}
+            "limit": TRANSCRIPT_LIMIT, "trace": trace, "replay": replay_head(message.content) if message else None}
 
 
 async def tree_page(request: web.Request) -> web.Response:
     deps = request.app[DEPS]
-    info = await conversation(deps, _param(request, "chat"), _param(request, "conv"))
+    info = await conversation(deps, param(request, "chat"), param(request, "conv"))
     index = await tree_index(deps, info)
-    selected = _param(request, "node")
+    selected = param(request, "node")
     detail = await node_context(deps, info, index, selected) if selected else {}
     context = {**detail, "info": info, "tree": index.tree(), "detail": bool(detail),
-               "notice": _param(request, "notice"), "feedback": await tallies(deps, info)}
+               "notice": param(request, "notice"), "feedback": await tallies(deps, info)}
     return render_page("tree.html", request, context)
 
 
 async def node_fragment(request: web.Request) -> web.Response:
     deps = request.app[DEPS]
-    info = await conversation(deps, _param(request, "chat"), _param(request, "conv"))
+    info = await conversation(deps, param(request, "chat"), param(request, "conv"))
     index = await tree_index(deps, info)
-    context = await node_context(deps, info, index, _param(request, "node"))
+    context = await node_context(deps, info, index, param(request, "node"))
     return render_page("_detail.html", request, context)
 
 
 async def gap_fragment(request: web.Request) -> web.Response:
     """The hidden middle of a long run, as list items replacing its placeholder."""
     deps = request.app[DEPS]
-    info = await conversation(deps, _param(request, "chat"), _param(request, "conv"))
-    index, first = await tree_index(deps, info), _param(request, "at")
-    count = _param(request, "count")
+    info = await conversation(deps, param(request, "chat"), param(request, "conv"))
+    index, first = await tree_index(deps, info), param(request, "at")
+    count = param(request, "count")
     if first not in index or not count.isdigit():
         raise web.HTTPNotFound(text="no such part of the tree")
     context = {"info": info, "nodes": index.segment(first, int(count)), "feedback": await tallies(deps, info)}
@@ -114,8 +115,8 @@ async def gap_fragment(request: web.Request) -> web.Response:
 async def subtree_fragment(request: web.Request) -> web.Response:
     """A folded branch, unfolded (its own branches within a fresh budget)."""
     deps = request.app[DEPS]
-    info = await conversation(deps, _param(request, "chat"), _param(request, "conv"))
-    index, head = await tree_index(deps, info), _param(request, "head")
+    info = await conversation(deps, param(request, "chat"), param(request, "conv"))
+    index, head = await tree_index(deps, info), param(request, "head")
     if head not in index:
         raise web.HTTPNotFound(text="no such part of the tree")
     context = {"info": info, "branch": index.branch(head, force=True), "feedback": await tallies(deps, info)}
@@ -124,7 +125,7 @@ async def subtree_fragment(request: web.Request) -> web.Response:
 
 async def panel_fragment(request: web.Request) -> web.Response:
     """The tree of a chat's active conversation, for a panel beside a live chat (e.g. the web chat)."""
-    deps, chat = request.app[DEPS], _param(request, "chat")
+    deps, chat = request.app[DEPS], param(request, "chat")
     active = await deps.store.conversations.active(chat) if chat else None
     info = await deps.store.conversations.get(chat, active) if active else None
     if info is None:
@@ -136,8 +137,8 @@ async def panel_fragment(request: web.Request) -> web.Response:
 
 async def trace_page(request: web.Request) -> web.Response:
     """One run's trace, only through the chat it ran in (another chat's id is "not found", like an unknown one)."""
-    deps, chat = request.app[DEPS], _param(request, "chat")
-    found = await deps.store.traces.get(chat, _param(request, "id")) if chat else None
+    deps, chat = request.app[DEPS], param(request, "chat")
+    found = await deps.store.traces.get(chat, param(request, "id")) if chat else None
     if found is None:
         raise web.HTTPNotFound(text="no such trace in this chat")
     return render_page("trace.html", request, {"chat": chat, "trace": found})
@@ -145,7 +146,7 @@ async def trace_page(request: web.Request) -> web.Response:
 
 async def export(request: web.Request) -> web.Response:
     deps = request.app[DEPS]
-    info = await conversation(deps, _param(request, "chat"), _param(request, "conv"))
+    info = await conversation(deps, param(request, "chat"), param(request, "conv"))
     conv = await deps.store.conversations.load(info.chat, info.id, "")
     if conv is None:
         raise web.HTTPNotFound(text="no such conversation")
@@ -156,7 +157,7 @@ async def export(request: web.Request) -> web.Response:
 
 async def branch(request: web.Request) -> web.StreamResponse:
     deps, form = request.app[DEPS], await request.post()
-    chat, conv_id, node = _param(request, "chat", form), _param(request, "conv", form), _param(request, "node", form)
+    chat, conv_id, node = param(request, "chat", form), param(request, "conv", form), param(request, "node", form)
     try:
         outcome = await branch_here(deps.services, deps.store.dashboard, "dashboard", chat, conv_id, node)
     except NotInChat:

@@ -19,7 +19,7 @@ from bot.store.dashboard import ChatSummary
 from bot.web.dashboard import DEPS
 
 READ = frozenset({"/chats", "/chats/view", "/tree", "/tree/node", "/tree/gap", "/tree/subtree", "/tree/panel",
-                  "/tree/export", "/trace", "/agents", "/agents/edit"})
+                  "/tree/export", "/tree/replay", "/trace", "/agents", "/agents/edit"})
 WRITE = {"admin": frozenset({"/tree/branch", "/agents/save", "/agents/file", "/logout"}),
          "viewer": frozenset({"/logout"})}
 SCOPED_HOME = "/chats"

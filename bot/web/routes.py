@@ -9,7 +9,21 @@ from aiohttp import web
 from bot.httpkit import lang
 from bot.httpkit.auth import Auth
 from bot.httpkit.security import AUTH, security
-from bot.web import accounts, admin, agents, api, chats, identities, login, logs, overview, roles, search, usage
+from bot.web import (
+    accounts,
+    admin,
+    agents,
+    api,
+    chats,
+    identities,
+    login,
+    logs,
+    overview,
+    replays,
+    roles,
+    search,
+    usage,
+)
 from bot.web.dashboard import DEPS, Deps
 
 STATIC = Path(__file__).parent / "static"
@@ -22,6 +36,6 @@ def mount(app: web.Application, deps: Deps, auth: Auth) -> None:
     app[AUTH] = auth
     app[DEPS] = deps
     app.router.add_static("/static/", STATIC, name="static")
-    for module in (login, chats, search, overview, usage, admin, agents, identities, accounts, api, logs):
+    for module in (login, chats, replays, search, overview, usage, admin, agents, identities, accounts, api, logs):
         module.add_routes(app)
     app.router.add_get("/lang", lang.switch)

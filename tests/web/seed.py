@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bot.store import ConversationInfo
+from bot.i18n import t
+from bot.store import ConversationInfo, Trace
 from bot.store.sqlite import SqliteStore
 from bot.tree.model import Conversation, Message, utc_now
 
@@ -37,3 +38,23 @@ async def big_tree(store: SqliteStore, chat: str, size: int, branch_every: int =
                 side = add("user", f"side {count}.{i}", side)
     conv.current_message_id = main
     return await store.conversations.import_tree(chat, conv)
+
+
+def run_trace(chat: str, trace_id: str, model: str, tokens: tuple[int, int], ms: int) -> Trace:
+    return Trace(trace_id, chat, None, utc_now(), model, "ok", ms, ms // 4, *tokens, (), ())
+
+
+async def replayed(store: SqliteStore, chat: str, lang: str) -> tuple[ConversationInfo, Message, Message]:
+    """A question (#1), its answer (#2) and a replay of it (#3, beside #2, its head as /replay writes it in `lang`),
+    each answer with its run's trace."""
+    conv = Conversation("", root_id="f0000000")
+    question = conv.add_message(Message.new("user", "write the note", conv.root_id))
+    original = conv.add_message(Message.new("assistant", "I wrote the note.\nIt says version one.", question.id,
+                                            trace_id=f"{chat}-original"))
+    head = t(lang, "replay_head", n=original.number, model="beta")
+    replay = conv.add_message(Message.new("assistant", f"{head}\n\nI wrote the note.\nIt now says version one.",
+                                          question.id, trace_id=f"{chat}-replay"))
+    conv.current_message_id = original.id
+    await store.traces.add([run_trace(chat, f"{chat}-original", "alpha", (300, 12), 1230),
+                            run_trace(chat, f"{chat}-replay", "beta", (280, 15), 870)], keep_per_chat=100)
+    return await store.conversations.import_tree(chat, conv), original, replay
