@@ -8,15 +8,27 @@ from aiohttp import web
 from bot.httpkit import lang
 from bot.i18n import t
 from bot.run.replay_report import changed_lines, figure_rows, replay_head, unified
+from bot.store.traces import Trace
+from bot.tree.model import Message
 from bot.web.chats import conversation, param, tree_index
-from bot.web.dashboard import DEPS, render_page
+from bot.web.dashboard import DEPS, Deps, render_page
 
 
 def diff_lines(diff: str) -> list[tuple[str, str]]:
-    """Each line of a unified diff with the class it is drawn with: file names, hunk, added, removed or kept."""
-    kinds = {"---": "file", "+++": "file", "@@": "hunk", "+": "add", "-": "del"}
-    return [(next((kind for mark, kind in kinds.items() if line.startswith(mark)), "same"), line)
-            for line in diff.splitlines()]
+    """Each line of a unified diff with the class it is drawn with: the two file names (only the first two lines:
+    a removed "-- x" reads "--- x"), a hunk, added, removed or kept."""
+    lines = diff.splitlines()
+    names = 2 if lines[:1] and lines[0].startswith("---") else 0
+    marks = {"@": "hunk", "+": "add", "-": "del"}
+    return [("file" if i < names else marks.get(line[:1], "same"), line) for i, line in enumerate(lines)]
+
+
+async def run_of(deps: Deps, chat: str, message: Message) -> Trace | None:
+    """A message's run, stored or still waiting for its batch (a replay opened right after it was made)."""
+    if message.trace_id is None:
+        return None
+    writer = deps.services.traces
+    return await (writer.find(chat, message.trace_id) if writer else deps.store.traces.get(chat, message.trace_id))
 
 
 async def replay_page(request: web.Request) -> web.Response:
@@ -29,7 +41,7 @@ async def replay_page(request: web.Request) -> web.Response:
     original = await deps.store.conversations.message(info.chat, info.id, source) if source else None
     if replay is None or head is None or original is None:
         raise web.HTTPNotFound(text="no such replay in this conversation")
-    traces = [await deps.store.traces.get(info.chat, m.trace_id) if m.trace_id else None for m in (original, replay)]
+    traces = [await run_of(deps, info.chat, m) for m in (original, replay)]
     names = (f"#{head.number}", t(language, "replay_new"))
     context = {"info": info, "head": head, "original": original, "replay": replay,
                "changed": changed_lines(original.content, head.body),

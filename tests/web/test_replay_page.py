@@ -8,7 +8,9 @@ import re
 
 import aiohttp
 
+from bot.run.replay_report import unified
 from bot.web.dashboard import url
+from bot.web.replays import diff_lines
 from tests.web.conftest import PASSWORD, Dashboard
 from tests.web.seed import replayed
 
@@ -53,3 +55,10 @@ async def test_what_is_not_a_replay_of_this_conversation_is_not_found(
     for chat, node in (("telegram:1", original.id), ("telegram:2", replay.id), ("telegram:1", "nothere")):
         response = await http.get(dashboard.url(url("/tree/replay", chat=chat, conv=info.id, node=node)))
         assert response.status == 404, (chat, node)
+
+
+def test_only_the_first_two_lines_of_a_diff_are_its_file_names() -> None:
+    diff = unified("hello\n-- signed", "hello\n++ signed", "#2", "replay")
+    assert diff_lines(diff) == [("file", "--- #2"), ("file", "+++ replay"), ("hunk", "@@ -1,2 +1,2 @@"),
+                                ("same", " hello"), ("del", "--- signed"), ("add", "+++ signed")]
+    assert diff_lines("") == []
