@@ -62,3 +62,19 @@ def test_only_the_first_two_lines_of_a_diff_are_its_file_names() -> None:
     assert diff_lines(diff) == [("file", "--- #2"), ("file", "+++ replay"), ("hunk", "@@ -1,2 +1,2 @@"),
                                 ("same", " hello"), ("del", "--- signed"), ("add", "+++ signed")]
     assert diff_lines("") == []
+
+
+async def test_a_viewer_reads_a_replay_page_as_the_tree_it_is_part_of(dashboard: Dashboard,
+                                                                       http: aiohttp.ClientSession) -> None:
+    info, _, replay = await replayed(dashboard.app.store, "telegram:1", "en")
+    signed = await http.post(dashboard.url("/login"), data={"password": PASSWORD, "next": "/accounts"})
+    token = re.search(r'name="csrf-token" content="([^"]+)"', await signed.text())
+    assert token is not None
+    await http.post(dashboard.url("/accounts"), data={"csrf": token.group(1), "name": "vic", "role": "viewer",
+                                                      "agents": "default", "password": "vic-password-1"})
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as vic:
+        await vic.post(dashboard.url("/login"), data={"account": "vic", "password": "vic-password-1"})
+        for path in ("/tree", "/tree/replay"):
+            response = await vic.get(dashboard.url(url(path, chat="telegram:1", conv=info.id, node=replay.id)))
+            assert response.status == 200, path
+        assert (await vic.get(dashboard.url("/admin"))).status == 403  # a scoped account indeed
