@@ -92,6 +92,25 @@ async def test_idle_sessions_are_evicted_least_recently_used_first_but_never_a_b
     assert sessions.get(b) is not sb and sessions.get(a) is not sa  # both were dropped; they reload lazily
 
 
+async def test_a_new_session_stays_while_every_other_is_busy_and_the_bound_is_kept_once_they_finish() -> None:
+    sessions = Sessions(max_idle=2)
+    release = asyncio.Event()
+    busy = [SessionKey("p", f"busy{i}") for i in range(20)]  # more running chats than the bound and the scan
+    for key in busy:
+        sessions.get(key)
+        sessions.lane(key).submit(release.wait)
+    new = SessionKey("p", "new")
+    made = sessions.get(new)
+    assert sessions.get(new) is made  # the session just made is kept (it was dropped at once before)
+    assert len(sessions) == 21 and all(sessions.busy_at(k.storage_key) for k in busy)  # running ones are kept
+    release.set()
+    for key in busy:
+        await sessions.lane(key).join()
+    for i in range(12):  # each new session drops the least recently used idle ones again
+        sessions.get(SessionKey("p", f"later{i}"))
+    assert len(sessions) == 2
+
+
 def test_every_run_failure_kind_has_its_reason_in_english_and_chinese() -> None:
     for kind in FailureKind:
         en, zh = STRINGS[kind.reason]
