@@ -81,7 +81,8 @@ async def _once(chats: int = CHATS, profile: cProfile.Profile | None = None) -> 
                 if profile is not None:
                     profile.enable()
                 results = await asyncio.gather(
-                    *(adapter.ask(f"chat{i}", f"chat {i} would like an answer") for i in range(chats)),
+                    *(adapter.ask(f"chat{i}", f"chat {i} would like an answer", within=30 * chats / CHATS)
+                      for i in range(chats)),
                     return_exceptions=True,
                 )
                 if profile is not None:

@@ -55,8 +55,9 @@ class TimedAdapter(RecordingAdapter):
         await super().edit(ref, reply, final=final)
         self._seen(ref.chat, reply)
 
-    async def ask(self, chat_id: str, text: str) -> tuple[float, float]:
-        """Inject one message and wait for its complete answer: (inbound time, answer time)."""
+    async def ask(self, chat_id: str, text: str, within: float = 30.0) -> tuple[float, float]:
+        """Inject one message and wait (up to `within` seconds) for its complete answer: (inbound time, answer
+        time)."""
         assert self.on_message is not None
         done: asyncio.Future[float] = asyncio.get_running_loop().create_future()
         self._waiting[chat_id] = (text, done)
@@ -65,7 +66,7 @@ class TimedAdapter(RecordingAdapter):
                               user_id=f"u{chat_id}", user_name="Bench", is_group=False, mentioned=True, text=text)
         start = time.perf_counter()
         await self.on_message(msg)
-        return start, await asyncio.wait_for(done, 30)
+        return start, await asyncio.wait_for(done, within)
 
 
 def time_llm(app: App) -> dict[str, float]:
