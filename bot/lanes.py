@@ -28,7 +28,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 
 from bot.chats.sessions import Lane, Session, SessionKey, Sessions
-from bot.delivery.fence import answering
+from bot.httpkit.fence import answering
 from bot.replicas.ownership import ChatOwnership
 from bot.store.claims import Claims, NotOwner
 from bot.store.inbox import Accepted, InboxEntry, InboxStore

@@ -32,6 +32,7 @@ from adapters.telegram.outbound import Outbound, TelegramFiles
 from adapters.telegram.polling import Poller
 from bot.adapter import AdapterServices, Capabilities, MenuCommand, MessageHandler, Share
 from bot.config import ConfigError, proxy_for
+from bot.httpkit.fence import before_request
 from bot.messages import ChatRef, SentRef
 from bot.replies import Reply
 
@@ -91,7 +92,8 @@ class TelegramAdapter:
             .base_url(f"{root}/bot")
             .base_file_url(f"{root}/file/bot")
             .concurrent_updates(True)  # PTB's default handles one update at a time across all chats
-            .request(HTTPXRequest(connection_pool_size=REQUEST_POOL, proxy=proxy, httpx_kwargs={"verify": tls}))
+            .request(HTTPXRequest(connection_pool_size=REQUEST_POOL, proxy=proxy, httpx_kwargs={
+                "verify": tls, "event_hooks": {"request": [before_request]}}))  # the fence's last check
             .get_updates_request(HTTPXRequest(connection_pool_size=1, proxy=proxy, httpx_kwargs={"verify": tls}))
         )
         self._app: Application[Any, Any, Any, Any, Any, Any] = builder.updater(None).build()  # polling.py polls

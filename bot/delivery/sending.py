@@ -9,8 +9,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from bot.adapter import Adapter, ChatUnavailable, OutgoingFile, RateLimited, SendError, SendFailed
-from bot.delivery.fence import still_owner
 from bot.delivery.pacing import Pacer, alone
+from bot.httpkit.fence import still_owner
 from bot.messages import ButtonPress, ChatRef, SentRef
 from bot.replies import Reply, split_reply
 
