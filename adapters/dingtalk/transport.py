@@ -12,6 +12,7 @@ from typing import Any
 
 import aiohttp
 
+from bot.httpkit.fence import fenced_trace
 from bot.httpkit.tokens import TokenKeeper
 
 API_BASE = "https://api.dingtalk.com"
@@ -44,7 +45,8 @@ class DingTalkHttp:
         self.tokens = TokenKeeper(self._fetch_token, "dingtalk", (ApiError, aiohttp.ClientError, TimeoutError))
 
     async def start(self) -> None:
-        self._session = aiohttp.ClientSession(timeout=self._timeout, proxy=self._proxy)
+        self._session = aiohttp.ClientSession(timeout=self._timeout, proxy=self._proxy,
+                                              trace_configs=[fenced_trace()])  # the fence's last check
         await self.tokens.start()
 
     async def close(self) -> None:

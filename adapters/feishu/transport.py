@@ -15,6 +15,8 @@ from typing import Any
 
 import aiohttp
 
+from bot.httpkit.fence import fenced_trace
+
 log = logging.getLogger(__name__)
 
 DOMAINS = {"feishu": "https://open.feishu.cn", "lark": "https://open.larksuite.com"}
@@ -71,7 +73,8 @@ class FeishuHttp:
         self._refresher: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        self._session = aiohttp.ClientSession(timeout=self._timeout, proxy=self._proxy)
+        self._session = aiohttp.ClientSession(timeout=self._timeout, proxy=self._proxy,
+                                              trace_configs=[fenced_trace()])  # the fence's last check
         lifetime = await self._fetch_token()
         self._refresher = asyncio.create_task(self._refresh_forever(lifetime), name="feishu-token")
 

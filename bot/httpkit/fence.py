@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
+from typing import Any
+
+import aiohttp
 
 Confirm = Callable[[], Awaitable[None]]  # raises NotOwner (bot.store.claims) once the chat is another's
 
@@ -27,3 +30,14 @@ async def before_request(_request: object) -> None:
     """An HTTP client's request hook (httpx's `event_hooks["request"]`): `still_owner` right before the request
     is sent. Its NotOwner surfaces as the client's (or SDK's) own error: the request never leaves."""
     await still_owner()
+
+
+def fenced_trace() -> aiohttp.TraceConfig:
+    """aiohttp's form of `before_request`, for a session an adapter makes: each request starts with the check (its
+    NotOwner propagates as itself)."""
+    async def on_start(_session: aiohttp.ClientSession, _context: Any, _params: Any) -> None:
+        await still_owner()
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(on_start)
+    return trace
