@@ -76,7 +76,8 @@ async def _once(chats: int = CHATS, profile: cProfile.Profile | None = None) -> 
         bare = await _bare(base_url, chats) if profile is None else 0.0
         with tempfile.TemporaryDirectory() as d:
             quiet = "CRITICAL" if profile is not None else "WARNING"  # the profiled pass only counts its failures
-            async with running_app(Path(d), base_url, config={"log_level": quiet}, adapters=(adapter,)):
+            config = {"log_level": quiet, "llm": {"auto_titles": False}}  # the bare client's requests, no more
+            async with running_app(Path(d), base_url, config=config, adapters=(adapter,)):
                 started, cpu = time.perf_counter(), time.process_time()
                 if profile is not None:
                     profile.enable()
