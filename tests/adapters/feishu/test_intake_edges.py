@@ -147,3 +147,23 @@ async def test_a_bot_without_an_open_id_is_warned_about_and_hears_group_talk_onl
     assert isinstance(talk, Overheard) and talk.text == "@Hub hi"  # kept as talk, not a message to answer
     assert (direct.text, direct.mentioned) == ("direct", True)
 
+
+
+async def test_a_press_in_a_chat_feishu_will_not_describe_is_taken_as_a_group_and_asked_about_once(
+        start_adapter: StartAdapter) -> None:
+    h = await start_adapter()
+    h.fake.fail("GET", "/im/v1/chats/", 232011, status=400, times=None)  # e.g. the bot left the chat
+    for n in (1, 2):
+        await h.post(card_action_event(f"ev-press-unknown-{n}", "/tree", card_message_id="om_old", chat_id="oc_gone",
+                                       token=VERIFICATION_TOKEN))
+    first, second = await h.wait_received(2)
+    assert (first.is_group, first.thread_id, second.is_group) == (True, None, True)  # a reply then quotes the card
+    assert len(h.fake.requests("GET", "/im/v1/chats/oc_gone")) == 2  # not known yet, so asked again: no guess kept
+    h.fake._failures.clear()
+    h.fake.chat_modes["oc_gone"] = "p2p"
+    for n in (3, 4):
+        await h.post(card_action_event(f"ev-press-unknown-{n}", "/tree", card_message_id="om_old", chat_id="oc_gone",
+                                       token=VERIFICATION_TOKEN))
+    *_, third, fourth = await h.wait_received(4)
+    assert (third.is_group, fourth.is_group) == (False, False)
+    assert len(h.fake.requests("GET", "/im/v1/chats/oc_gone")) == 3  # known now: asked once more, then kept
