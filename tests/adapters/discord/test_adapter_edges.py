@@ -12,10 +12,11 @@ import pytest
 
 from adapters.discord import DiscordConfig
 from adapters.discord.adapter import DiscordAdapter, create
-from bot.adapter import ConversationChoice
+from bot.adapter import ConversationChoice, SendFailed
 from bot.messages import ChatRef, IncomingMessage
+from bot.replies import Reply
 from tests.adapters.discord.conftest import SERVICES, Inbox
-from tests.fakes.discord_api import APP_ID, BOT_USER, TOKEN, FakeDiscord
+from tests.fakes.discord_api import APP_ID, BOT_USER, CHANNEL_ID, TOKEN, FakeDiscord
 from tests.fakes.discord_rules import error_response
 
 
@@ -89,3 +90,19 @@ async def test_discord_out_of_reach_is_a_connection_error_naming_where(fake: Fak
         assert not running.connected()
     finally:
         await running.stop()
+
+
+async def test_typing_is_left_to_discords_thinking_for_a_deferred_command(
+        adapter: DiscordAdapter, fake: FakeDiscord, inbox: Inbox) -> None:
+    await fake.dispatch("INTERACTION_CREATE", fake.slash("new", {"role": "coder"}))
+    [command] = await inbox.wait()
+    await adapter.typing(command.chat)
+    assert fake.calls_to("POST", r"/channels/\d+/typing") == []  # "is thinking…" shows already
+    await adapter.typing(ChatRef("discord", command.chat.chat_id, None, True))  # a plain message's chat types
+    assert len(fake.calls_to("POST", r"/channels/\d+/typing")) == 1
+
+
+async def test_discord_gone_mid_send_is_a_send_failure(adapter: DiscordAdapter, fake: FakeDiscord) -> None:
+    await fake.stop()
+    with pytest.raises(SendFailed, match="discord unreachable"):
+        await adapter.send(ChatRef("discord", CHANNEL_ID, None, True), Reply("hello?"))
