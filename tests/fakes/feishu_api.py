@@ -69,6 +69,7 @@ class FakeFeishu(ResourceFiles, CardKit, Judged, LongConnectionGateway):
         self.token_gate: asyncio.Event | None = None  # when set to an Event, token requests wait for it
         self.token_expire = 7200
         self._failures: list[Failure] = []
+        self._raw: list[tuple[str, str, web.Response]] = []  # (method, path part, answer): answered once, as is
         self._valid_tokens: set[str] = set()
         self.issued_tokens: list[str] = []
         self._ids = itertools.count(1)
@@ -98,6 +99,11 @@ class FakeFeishu(ResourceFiles, CardKit, Judged, LongConnectionGateway):
              reset: int = 1) -> None:
         """Answer matching requests with an error code (RATE_LIMITED + status 429 for a rate limit)."""
         self._failures.append(Failure(method, path_part, code, status, times, reset))
+
+    def answer_raw(self, method: str, path_part: str, text: str, status: int = 200,
+                   content_type: str = "application/json") -> None:
+        """The next matching request gets exactly this body (a proxy's HTML page, malformed JSON...)."""
+        self._raw.append((method, path_part, web.Response(status=status, text=text, content_type=content_type)))
 
     def expire_tokens(self) -> None:
         """Every issued token becomes invalid (code 99991663), as after the platform rotates it."""
@@ -147,6 +153,10 @@ class FakeFeishu(ResourceFiles, CardKit, Judged, LongConnectionGateway):
         if request.headers.get("Authorization", "").removeprefix("Bearer ") not in self._valid_tokens:
             return self._error(99991663, "Invalid access token for authorization.")
         self._judge(request.method, request.path.removeprefix("/open-apis/").split("/"), body)
+        for raw in self._raw:
+            if raw[0] == request.method and raw[1] in request.path:
+                self._raw.remove(raw)
+                return raw[2]
         for failure in self._failures:
             if failure.method == request.method and failure.path_part in request.path:
                 if failure.times is not None:
