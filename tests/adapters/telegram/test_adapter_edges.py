@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from adapters.telegram import TelegramConfig
+from adapters.telegram import TelegramConfig, polling
 from adapters.telegram.adapter import TelegramAdapter, create
 from bot.messages import IncomingMessage
 from bot.replies import Button, Reply
@@ -76,3 +76,20 @@ async def test_a_hub_that_raises_is_logged_and_the_next_update_is_taken(
         await adapter.stop()
     assert [m.text for m in handed] == ["first", "second"]
     assert f"handling telegram message {handed[0].message_id} failed" in caplog.text
+
+
+async def test_polling_rides_out_a_failed_unhook_and_a_conflict(
+        fake: FakeTelegram, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(polling, "RETRY_AFTER", (0.01,))
+    fake.fail("deleteWebhook", 400, "Bad Request: webhook is being changed")
+    fake.fail("getUpdates", 409, "Conflict: terminated by other getUpdates request")
+    adapter, inbox = create(TelegramConfig(), env(fake), services()), Inbox()
+    with caplog.at_level(logging.WARNING, "bothub.telegram"):
+        await adapter.start(inbox)
+        try:
+            fake.inject_message(CHAT, "through")
+            assert (await inbox.next()).text == "through"
+        finally:
+            await adapter.stop()
+    assert "deleting the webhook failed" in caplog.text and "terminated by other getUpdates" in caplog.text
+    assert len(fake.calls_of("deleteWebhook")) == 2  # asked again after the conflict: a webhook may be set
