@@ -85,7 +85,7 @@ class StreamConnection:
             await asyncio.wait(set(self._frames), timeout=STOP_GRACE)
         if self._runner is not None:
             self._runner.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(asyncio.CancelledError, Refused):  # Refused: why it ended, logged then
                 await self._runner
         for task in set(self._frames):
             task.cancel()
@@ -123,7 +123,8 @@ class StreamConnection:
                 try:
                     uri = await self._open()
                     break
-                except Refused:
+                except Refused as e:
+                    log.error("dingtalk: the gateway refused the credentials while reconnecting: %s", e)
                     raise
                 except (ApiError, aiohttp.ClientError, TimeoutError, KeyError, ValueError) as e:
                     failures += 1

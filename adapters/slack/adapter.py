@@ -174,14 +174,13 @@ class SlackAdapter:
         """In a task of slack_sdk's own, tracked like ours: a stop lets it reach the hub and ack before the socket
         closes (else Slack sends the envelope again)."""
         task = asyncio.current_task()
-        if task is not None:
-            self._tasks.add(task)
+        assert task is not None  # slack_sdk runs every listener in a task
+        self._tasks.add(task)
         try:
             answer = await self._take_in(request.type, request.payload)  # acked only once the inbox has it
             await client.send_socket_mode_response(SocketModeResponse(request.envelope_id, answer))
         finally:
-            if task is not None:
-                self._tasks.discard(task)
+            self._tasks.discard(task)
 
     async def _take_in(self, kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:
         try:

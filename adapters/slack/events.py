@@ -99,7 +99,7 @@ class EventsEndpoint:
         except Rejected as e:
             log.warning("slack: events request refused: %s", e)
             return web.Response(status=401, text="invalid request signature")
-        except (ValueError, UnicodeDecodeError):
+        except ValueError:  # UnicodeDecodeError too
             return web.Response(status=400, text="unreadable body")
         if kind == "url_verification":
             return web.json_response({"challenge": str(payload.get("challenge", ""))})

@@ -62,12 +62,13 @@ def parse_message(body: dict[str, Any]) -> Parsed | None:
     text, attachments, media = content_of(msgid, body)
     if is_group:
         text = _MENTION.sub("", text, count=1)
-    if not text and not attachments:
+    text = text.strip()
+    if not text and not attachments:  # a bare @mention or blanks: an opened stream would stay empty
         return None
     message = IncomingMessage(
         platform=PLATFORM, chat_id=chat, thread_id=None, message_id=msgid, user_id=sender, user_name="",
         is_group=is_group, mentioned=True,  # an AI bot receives group messages only when @mentioned
-        text=text.strip(), attachments=attachments)
+        text=text, attachments=attachments)
     return Parsed(message, media, _text(body.get("response_url")))
 
 

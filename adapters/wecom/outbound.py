@@ -56,10 +56,6 @@ class WeComOutbound:
     def remember(self, msgid: str, req_id: str) -> None:
         self._reqs.put(msgid, (req_id, self.clock()))
 
-    def chat_of(self, task_id: str) -> ChatRef | None:
-        sent = self._sent.get(task_id)
-        return sent.chat if sent is not None else None
-
     # ---- the Adapter contract ------------------------------------------------------------------
     async def send(self, chat: ChatRef, reply: Reply, *, final: bool) -> SentRef:
         parts = render.split_to_fit(reply)

@@ -43,6 +43,7 @@ class Gateway:
         self.opens: list[dict[str, Any]] = []
         self.ws_connects = 0
         self.ws_connected = asyncio.Event()
+        self.socket_refusals = 0  # upgrades still to refuse with 503 (a gateway node going away)
         self._tickets: set[str] = set()
         self._frame_ids = itertools.count(1)
         self._ws: web.WebSocketResponse | None = None
@@ -76,6 +77,9 @@ class Gateway:
         if ticket not in self._tickets:
             return web.json_response({"code": "InvalidTicket"}, status=403)
         self._tickets.discard(ticket)  # one connection per ticket
+        if self.socket_refusals:
+            self.socket_refusals -= 1
+            return web.json_response({"code": "ServiceUnavailable"}, status=503)
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         if self._ws is not None:
@@ -115,6 +119,11 @@ class Gateway:
             self._redelivery.add(task)
             task.add_done_callback(self._redelivery.discard)
         return frame_id
+
+    async def send_raw(self, data: str) -> None:
+        """A text frame exactly as given (odd ones included) on the live socket."""
+        assert self._ws is not None, "no stream connection"
+        await self._ws.send_str(data)
 
     async def ping(self) -> str:
         return await self.push("ping", {"opaque": f"op-{next(self._frame_ids)}"}, kind="SYSTEM")

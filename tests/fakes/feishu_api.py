@@ -3,9 +3,8 @@
 REST: tenant token, bot/v3/info, im/v1 messages (create, reply, PATCH card, PUT text), chats, CardKit
 (feishu_cardkit.py). Errors are data (`{"code": n, "msg": ...}`), as on the real platform; cards are
 validated like JSON 2.0 (feishu_cards.py) and a refusal is recorded in `card_errors`; a rate-limit answer
-carries the x-ogw-ratelimit-* headers. Every request is recorded. Also: the long-connection endpoint and
-a websocket speaking its protobuf frames (pings answered with pongs carrying the client settings, big events
-split into parts, the connection dropped on demand). Webhook events are built in feishu_events.py.
+carries the x-ogw-ratelimit-* headers. Every request is recorded. Also: the long connection (feishu_ws.py).
+Webhook events are built in feishu_events.py.
 """
 
 from __future__ import annotations
@@ -17,15 +16,15 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 
-from adapters.feishu.frames import CONTROL, DATA, Frame  # checked against lark-oapi's own class in test_frames.py
 from tests.fakes.budgets import Judged
 from tests.fakes.feishu_cardkit import TOO_LONG, CardEntity, CardKit, error, ok
 from tests.fakes.feishu_cards import walk
 from tests.fakes.feishu_events import APP_ID, message_event
 from tests.fakes.feishu_files import ResourceFiles
 from tests.fakes.feishu_limits import FeishuLimits
+from tests.fakes.feishu_ws import LongConnectionGateway
 from tests.fakes.serve import serve_local
 
 APP_SECRET = "test-secret"
@@ -54,7 +53,7 @@ class Failure:
     reset: int = 1  # seconds in x-ogw-ratelimit-reset when the failure is a rate limit
 
 
-class FakeFeishu(ResourceFiles, CardKit, Judged):
+class FakeFeishu(ResourceFiles, CardKit, Judged, LongConnectionGateway):
     def __init__(self, app_id: str = APP_ID, app_secret: str = APP_SECRET, open_id: str = BOT_OPEN_ID,
                  name: str = "Hub") -> None:
         """The app's id, secret and bot (another app beside the default, for a cloud)."""
@@ -62,24 +61,18 @@ class FakeFeishu(ResourceFiles, CardKit, Judged):
         ResourceFiles.__init__(self)
         CardKit.__init__(self)
         Judged.__init__(self)
+        LongConnectionGateway.__init__(self)
         self.judge = FeishuLimits()  # Feishu's frequency limits, only recorded (budgets.py)
         self.calls: list[Call] = []
         self.messages: dict[str, dict[str, Any]] = {}
         self.chat_modes: dict[str, str] = {}  # chat_id → "p2p" | "group" | "topic"
         self.token_gate: asyncio.Event | None = None  # when set to an Event, token requests wait for it
         self.token_expire = 7200
-        self.ws_acks: list[dict[str, Any]] = []
-        self.ws_connected = asyncio.Event()
-        self.ws_connects = 0
-        self.ws_pings = 0
-        self.ws_client_config: dict[str, Any] = {"ReconnectCount": -1, "ReconnectInterval": 120,
-                                                 "ReconnectNonce": 30, "PingInterval": 120}
-        self.ws_handshake_refusal: dict[str, str] | None = None  # handshake-* headers of a refused upgrade
         self._failures: list[Failure] = []
+        self._raw: list[tuple[str, str, web.Response]] = []  # (method, path part, answer): answered once, as is
         self._valid_tokens: set[str] = set()
         self.issued_tokens: list[str] = []
         self._ids = itertools.count(1)
-        self._ws: web.WebSocketResponse | None = None
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -106,6 +99,11 @@ class FakeFeishu(ResourceFiles, CardKit, Judged):
              reset: int = 1) -> None:
         """Answer matching requests with an error code (RATE_LIMITED + status 429 for a rate limit)."""
         self._failures.append(Failure(method, path_part, code, status, times, reset))
+
+    def answer_raw(self, method: str, path_part: str, text: str, status: int = 200,
+                   content_type: str = "application/json") -> None:
+        """The next matching request gets exactly this body (a proxy's HTML page, malformed JSON...)."""
+        self._raw.append((method, path_part, web.Response(status=status, text=text, content_type=content_type)))
 
     def expire_tokens(self) -> None:
         """Every issued token becomes invalid (code 99991663), as after the platform rotates it."""
@@ -155,6 +153,10 @@ class FakeFeishu(ResourceFiles, CardKit, Judged):
         if request.headers.get("Authorization", "").removeprefix("Bearer ") not in self._valid_tokens:
             return self._error(99991663, "Invalid access token for authorization.")
         self._judge(request.method, request.path.removeprefix("/open-apis/").split("/"), body)
+        for raw in self._raw:
+            if raw[0] == request.method and raw[1] in request.path:
+                self._raw.remove(raw)
+                return raw[2]
         for failure in self._failures:
             if failure.method == request.method and failure.path_part in request.path:
                 if failure.times is not None:
@@ -258,54 +260,8 @@ class FakeFeishu(ResourceFiles, CardKit, Judged):
         return self._ok({"message_id": message_id, "chat_id": chat_id, "msg_type": msg_type,
                          "create_time": str(int(time.time() * 1000)), "body": {"content": content}})
 
-    # ---- long connection ----------------------------------------------------------------------
-    async def _ws_endpoint(self, request: web.Request) -> web.Response:
-        body = await request.json()
+    def record_endpoint_call(self, request: web.Request, body: Any) -> None:
         self.calls.append(Call("POST", request.path, {}, body, dict(request.headers)))
-        if (body.get("AppID"), body.get("AppSecret")) != (self.app_id, self.app_secret):
-            return web.json_response({"code": 1000040343, "msg": "app secret invalid"})
-        return web.json_response({"code": 0, "msg": "ok", "data": {
-            "URL": f"ws://127.0.0.1:{self.port}/ws?device_id=dev-1&service_id=7",
-            "ClientConfig": self.ws_client_config}})
-
-    async def _ws_handler(self, request: web.Request) -> web.StreamResponse:
-        if self.ws_handshake_refusal is not None:
-            return web.Response(status=403, headers=self.ws_handshake_refusal)
-        ws = web.WebSocketResponse()
-        await ws.prepare(request)
-        self._ws = ws
-        self.ws_connects += 1
-        self.ws_connected.set()
-        async for msg in ws:
-            if msg.type != WSMsgType.BINARY:
-                continue
-            frame = Frame.decode(msg.data)
-            if frame.method == DATA:  # an ack
-                self.ws_acks.append(json.loads(frame.payload or b""))
-            elif frame.header("type") == "ping":
-                self.ws_pings += 1
-                pong = Frame(service=frame.service, method=CONTROL, headers=[("type", "pong")],
-                             payload=json.dumps(self.ws_client_config).encode())
-                await ws.send_bytes(pong.encode())
-        self.ws_connected.clear()
-        return ws
-
-    async def drop_ws(self) -> None:
-        """Close the long connection from the platform's side, as a gateway restart does."""
-        assert self._ws is not None, "no long connection yet"
-        await self._ws.close()
-
-    async def push_ws_event(self, event: dict[str, Any], parts: int = 1, kind: str = "event") -> None:
-        """Data frames (method=1) carrying a plaintext event, split into `parts` like Feishu splits big ones."""
-        assert self._ws is not None, "no long connection yet"
-        payload = json.dumps(event).encode()
-        size = -(-len(payload) // parts)
-        for seq in range(parts):
-            headers = [("type", kind), ("message_id", "m-" + event["header"]["event_id"]),
-                       ("trace_id", "trace-1"), ("sum", str(parts)), ("seq", str(seq))]
-            frame = Frame(seq_id=1, log_id=1, service=7, method=DATA, headers=headers,
-                          payload=payload[seq * size:(seq + 1) * size])
-            await self._ws.send_bytes(frame.encode())
 
 
 def _visible_text(message: dict[str, Any], cards: dict[str, CardEntity]) -> str:

@@ -32,6 +32,7 @@ class Harness:
     url: str = ""
     session: aiohttp.ClientSession | None = None
     admit: asyncio.Event = field(default_factory=asyncio.Event)  # clear it to hold the hub's intake (a slow inbox)
+    hub_fails: bool = False  # set it for a hub that raises on whatever it is handed
 
     def __post_init__(self) -> None:
         self.admit.set()
@@ -107,6 +108,8 @@ async def start_adapter(fake: FakeFeishu) -> AsyncIterator[StartAdapter]:
 
         async def on_message(msg: IncomingMessage) -> None:
             await harness.admit.wait()
+            if harness.hub_fails:
+                raise RuntimeError("the hub failed")
             harness.received.append(msg)
 
         await adapter.start(on_message)
