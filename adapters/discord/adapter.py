@@ -32,6 +32,7 @@ from adapters.discord.outbound import DiscordOutbound, guarded
 from adapters.discord.render import NO_PINGS
 from bot.adapter import AdapterServices, Capabilities, ConversationChoice, MessageHandler, SendError, SendFailed
 from bot.config import ConfigError, proxy_for
+from bot.httpkit.fence import fenced_trace
 from bot.messages import ChatRef, InboundEvent, SentRef
 from bot.replies import Reply
 
@@ -122,7 +123,7 @@ class DiscordAdapter:
             functools.partial(discord.AutoShardedClient, shard_count=count, shard_ids=list(self._shards or ()))
             if count is not None else discord.Client)
         client = kind(intents=self._intents, max_ratelimit_timeout=RATE_LIMIT_WAIT, allowed_mentions=NO_PINGS,
-                      guild_ready_timeout=GUILD_READY_TIMEOUT, proxy=self._proxy,
+                      guild_ready_timeout=GUILD_READY_TIMEOUT, proxy=self._proxy, http_trace=fenced_trace(),
                       max_messages=None)  # no cache of the last 1 000 messages: replies carry their own
         tree = build_tree(client, self._command, self._choices, self._services.commands)
         client.add_dynamic_items(CommandButton)

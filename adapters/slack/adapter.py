@@ -30,6 +30,7 @@ from adapters.slack.outbound import SlackOutbound, typed
 from adapters.slack.responses import Responses
 from bot.adapter import AdapterServices, Capabilities, MessageHandler
 from bot.config import ConfigError, proxy_for
+from bot.httpkit.fence import fenced_trace
 from bot.messages import ChatRef, IncomingMessage, Overheard, SentRef
 from bot.replies import Reply
 
@@ -96,7 +97,7 @@ class SlackAdapter:
 
     def _session(self) -> aiohttp.ClientSession:
         if self._http is None or self._http.closed:
-            self._http = aiohttp.ClientSession(proxy=self._proxy)
+            self._http = aiohttp.ClientSession(proxy=self._proxy, trace_configs=[fenced_trace()])  # the Web API's too
         return self._http
 
     # ---- lifecycle -------------------------------------------------------------------------------

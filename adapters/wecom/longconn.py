@@ -19,6 +19,7 @@ from typing import Any
 
 import aiohttp
 
+from bot.httpkit.fence import still_owner
 from bot.httpkit.recent import Recent
 
 log = logging.getLogger(__name__)
@@ -102,6 +103,7 @@ class LongConnection:
             if body is not None:
                 frame["body"] = body
             try:
+                await still_owner()  # the fence's last check, right before the frame leaves
                 await ws.send_str(json.dumps(frame, ensure_ascii=False))
                 ack = await asyncio.wait_for(future, self.ack_timeout)
             finally:

@@ -6,10 +6,8 @@ import pytest
 
 from adapters.telegram.adapter import TelegramAdapter
 from bot.adapter import ChatUnavailable, RateLimited, SendFailed
-from bot.httpkit.fence import answering
 from bot.messages import ButtonPress, ChatRef, SentRef
 from bot.replies import Button, Reply
-from bot.store.claims import NotOwner
 from tests.fakes.telegram_api import FakeTelegram
 from tests.fakes.telegram_rules import parse_html
 
@@ -204,26 +202,3 @@ async def test_topic_replies_and_typing_stay_in_the_topic(fake: FakeTelegram, po
     assert sent["reply_parameters"]["message_id"] == int(msg.message_id)  # groups quote the asker
     assert fake.bot_texts(GROUP, thread_id=7) == ["hello topic"]
 
-
-async def test_a_chat_taken_over_after_the_deliverys_check_sends_nothing(
-        fake: FakeTelegram, adapter: TelegramAdapter) -> None:
-    """The fence's last check runs in PTB's HTTP client, right before the request: a replica frozen after the
-    delivery confirmed the chat, woken once another owns it, never sends (tests/replicas/test_chaos.py saw one)."""
-    fake.open_chat(42)
-    owned = True
-
-    async def confirm() -> None:
-        if not owned:
-            raise NotOwner("replica a does not own telegram:42 now")
-
-    token = answering.set(confirm)
-    try:
-        await adapter.send(DM, Reply("still ours"))
-        owned = False  # taken over while the next request was on its way through PTB
-        with pytest.raises(SendFailed, match="does not own"):
-            await adapter.send(DM, Reply("sent by a replica that is no longer the owner"))
-    finally:
-        answering.reset(token)
-    assert [c["text"] for c in fake.calls_of("sendMessage")] == ["still ours"]
-    await adapter.send(DM, Reply("outside a lane, unfenced"))  # a refusal at intake: any replica may send it
-    assert fake.bot_texts(42) == ["still ours", "outside a lane, unfenced"]
