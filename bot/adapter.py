@@ -17,7 +17,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
@@ -153,6 +153,15 @@ class ChatUnavailable(SendError):
     """The bot was blocked, kicked or lacks permission: stop sending to this chat."""
 
 
+class DraftsRefused(SendError):
+    """The platform would not show a draft here (nothing was shown): the hub streams by messages in this chat, or
+    (`everywhere`) in every chat of the adapter, from now on."""
+
+    def __init__(self, reason: str, *, everywhere: bool) -> None:
+        super().__init__(reason)
+        self.everywhere = everywhere
+
+
 class SendFailed(SendError):
     """Any other failure; the message says what the platform answered."""
 
@@ -221,6 +230,22 @@ class Adapter(Protocol):
 
     def connected(self) -> bool:
         """For /readyz and the watchdog: is the polling loop / gateway / long connection alive?"""
+        ...
+
+
+@runtime_checkable
+class Drafting(Protocol):
+    """What an adapter adds where the platform streams natively in one-to-one chats: a growing answer shown as an
+    ephemeral draft (an animated preview that costs none of the message budgets), then sent as one message.
+
+    The hub calls `draft` for a stream's partial updates in one-to-one chats, at most once per `draft_interval`
+    per chat, and ends the answer with an ordinary `send`, which replaces the draft; a draft is never edited."""
+
+    draft_interval: float  # seconds between one chat's draft updates
+
+    async def draft(self, chat: ChatRef, reply: Reply, ref: SentRef | None) -> SentRef:
+        """Show `reply` as the chat's draft: a new one (`ref` None; SentRef.draft is set) or `ref` updated.
+        DraftsRefused where the platform will not show drafts."""
         ...
 
 

@@ -145,6 +145,9 @@ class SentRef:
 
     chat: ChatRef
     message_id: str
+    # an ephemeral draft, not a message (bot.adapter.Drafting): nothing to record or find after a restart, and the
+    # answer it previews still has to be sent
+    draft: bool = False
 
 
 @dataclass(frozen=True, slots=True)

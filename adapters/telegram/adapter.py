@@ -27,6 +27,7 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHand
 from telegram.request import HTTPXRequest
 
 from adapters.telegram import TelegramConfig
+from adapters.telegram.drafts import DRAFT_INTERVAL, show_draft
 from adapters.telegram.inbound import BotIdentity, parse_update
 from adapters.telegram.outbound import Outbound, TelegramFiles
 from adapters.telegram.polling import Poller
@@ -54,6 +55,7 @@ _MENU_NAME = re.compile(r"[a-z0-9_]{1,32}")
 
 class TelegramAdapter:
     name = "telegram"
+    draft_interval = DRAFT_INTERVAL  # Drafting: streamed answers in private chats are sendMessageDraft (drafts.py)
     capabilities = Capabilities(
         max_text=3800,
         can_edit=True,
@@ -201,6 +203,9 @@ class TelegramAdapter:
 
     async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> None:
         await self._outbound.edit(ref, reply)
+
+    async def draft(self, chat: ChatRef, reply: Reply, ref: SentRef | None) -> SentRef:
+        return await show_draft(self._outbound, chat, reply, ref)
 
     async def typing(self, chat: ChatRef) -> None:
         await self._outbound.typing(chat)

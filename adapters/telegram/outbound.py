@@ -96,6 +96,12 @@ class Outbound:
             log.warning("edit of %s rendered into %d parts; showing the first", ref.message_id, len(parts))
         await self._edit_part(ref.chat, int(ref.message_id), parts[0], keyboard(reply.buttons))
 
+    async def draft(self, chat: ChatRef, draft_id: int, reply: Reply) -> None:
+        """sendMessageDraft: the answer so far as the private chat's animated draft (drafts.py)."""
+        part = render_parts(reply.text, monospace=reply.monospace, title=reply.title, reasoning=reply.reasoning)[0]
+        await self._with_fallback(chat, part, lambda text, mode: self.bot.send_message_draft(
+            int(chat.chat_id), draft_id, text, message_thread_id=_thread(chat), parse_mode=mode))
+
     async def typing(self, chat: ChatRef) -> None:
         await self.call(
             chat,

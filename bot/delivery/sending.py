@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 
-from bot.adapter import Adapter, ChatUnavailable, OutgoingFile, RateLimited, SendError, SendFailed
+from bot.adapter import Adapter, ChatUnavailable, DraftsRefused, OutgoingFile, RateLimited, SendError, SendFailed
+from bot.delivery.drafts import DraftRules
 from bot.delivery.pacing import Pacer, alone
 from bot.httpkit.fence import still_owner
 from bot.messages import ButtonPress, ChatRef, SentRef
@@ -28,6 +30,7 @@ class Delivery:
         self.caps = adapter.capabilities
         self.pacer = Pacer(self.caps, replicas)  # `replicas`: how many live replicas share the platform's budget
         self._gone: set[tuple[str, str | None]] = set()
+        self.drafts = DraftRules(adapter)
         self._answered_presses: OrderedDict[str, None] = OrderedDict()  # presses whose message was replaced
         self._typed: OrderedDict[tuple[str, str | None], float] = OrderedDict()  # chat → last "typing…", oldest first
 
@@ -88,15 +91,50 @@ class Delivery:
             await asyncio.sleep(wait)
         return f"Error: {file.name} could not be sent (the platform kept asking to wait)"
 
-    async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> bool:
-        """Edit a sent message. Intermediate edits are dropped when the chat has no budget; finals wait."""
+    async def edit(self, ref: SentRef, reply: Reply, *, final: bool) -> SentRef | None:
+        """Edit a sent message; what shows it now (a draft's final is the message it became), None if not shown.
+        Intermediate edits are dropped when the chat has no budget; finals wait."""
+        if ref.draft:
+            if final:  # the whole answer goes out as the message, which replaces the draft in the chat
+                return await self._call(ref.chat, reply, None, final=True)
+            with contextlib.suppress(DraftsRefused):  # remembered: this answer's draft stays as it is
+                return await self._draft(ref.chat, reply, ref)
+            return None
         if final:
-            return await self._call(ref.chat, reply, ref, final=True) is not None
-        return await self._once(ref.chat, reply, ref) is not None
+            return await self._call(ref.chat, reply, ref, final=True)
+        return await self._once(ref.chat, reply, ref)
 
-    async def send_if_budget(self, chat: ChatRef, reply: Reply) -> SentRef | None:
-        """An intermediate stream update as a new message: only if the chat has budget to spare, never retried."""
+    async def send_if_budget(self, chat: ChatRef, reply: Reply, *, draft: bool = False) -> SentRef | None:
+        """An intermediate stream update as a new message: only if the chat has budget to spare, never retried.
+        `draft`: in a chat that shows drafts, a draft instead, outside the budget (one stream in the chat at a time:
+        the platform shows one draft, so streams side by side are messages)."""
+        if draft and self.drafts.wanted(chat) and self._unanswered_press(chat) is None:
+            with contextlib.suppress(DraftsRefused):  # remembered: the partial answer goes as a message
+                return await self._draft(chat, reply, None)
         return await self._once(chat, reply, None)
+
+    async def _draft(self, chat: ChatRef, reply: Reply, ref: SentRef | None) -> SentRef | None:
+        """A partial answer as the platform's draft: no pacer slot (it costs no message budget); a 429 holds the
+        chat's drafts as long as asked, and the message that ends the answer waits as long."""
+        if self.is_gone(chat) or self.drafts.held(chat):
+            return None
+        drafter = self.drafts.drafter
+        assert drafter is not None  # drafts are wanted only from a Drafting adapter
+        try:
+            await still_owner()
+            return await drafter.draft(chat, reply, ref)
+        except DraftsRefused as e:
+            log.info("drafts refused in %s (%s); partial answers go as messages", chat.chat_id, e)
+            self.drafts.refused(chat, e.everywhere)
+            raise
+        except RateLimited as e:
+            self.drafts.hold(chat, e.retry_after)
+            self.pacer.penalize(chat, e.retry_after)
+        except ChatUnavailable:
+            self._mark_gone(chat)
+        except SendError as e:
+            log.warning("draft in %s failed: %s", chat.chat_id, e)
+        return None
 
     async def _once(self, chat: ChatRef, reply: Reply, ref: SentRef | None) -> SentRef | None:
         slot = None if self.is_gone(chat) else self.pacer.try_take(chat, new_message=ref is None)

@@ -26,7 +26,8 @@ class StreamWriter:
 
     `sent` are messages an earlier process sent for this reply: they are edited, not sent again. `on_sent`
     learns the ids whenever a message is added, except the last part of `finish` (what follows it is the
-    answer's own write, which ends the reply's life in the inbox).
+    answer's own write, which ends the reply's life in the inbox). A draft (SentRef.draft) is not a message:
+    it is never noted, and the part it previews is sent as a message when it is final.
     """
 
     def __init__(self, delivery: Delivery, chat: ChatRef, sent: Sequence[str] = (),
@@ -42,7 +43,11 @@ class StreamWriter:
         # often, so all of them get their turn and room stays for the final edits (else the first one starves
         # the others: an intermediate edit is only made with budget to spare)
         pace = 1 if sharing < 2 else sharing + 1
+        self._alone = sharing < 2  # a chat shows one draft: streams that share it are messages
         self._interval = pace * (caps.group_edit_interval if chat.is_group else caps.edit_interval)
+        # while the answer shows as a draft (no message budget spent), at the platform's draft pace instead
+        drafts = delivery.drafts.interval
+        self._draft_interval = self._interval if drafts is None else pace * drafts
         self._text = ""
         self._reasoning = ""  # the model's thinking, shown (folded) in the first message while thinking mode is on
         self._refs = [SentRef(chat, message_id) for message_id in sent]
@@ -94,7 +99,8 @@ class StreamWriter:
         # out once, whole, with no message id to note; later updates wait for the platform's edit interval, so
         # a short answer costs its send and one final edit. When a chat is short of budget, `_show` skips the
         # partial send and the answer goes out whole, in one call.
-        wait = self._last + self._interval - time.monotonic() if self._refs else FIRST_SEND_WAIT
+        interval = self._draft_interval if self._refs and self._refs[-1].draft else self._interval
+        wait = self._last + interval - time.monotonic() if self._refs else FIRST_SEND_WAIT
         if wait > 0:
             await asyncio.sleep(wait)
         self._sending = True
@@ -108,36 +114,42 @@ class StreamWriter:
             self._last = time.monotonic()
 
     async def _show(self, i: int, part: Reply, *, final: bool) -> bool:
-        """Show part i; True when that took a new message."""
+        """Show part i; True when that took a new message (a draft that became one too, not a new draft)."""
         if i < len(self._refs):
-            # the same text needs no edit, unless the platform shows the stream open until told it is final
+            ref = self._refs[i]
+            # the same text needs no edit, unless the platform shows the stream open until told it is final, or
+            # it is a draft (the whole answer must still be sent)
             closing = final and not self._final[i] and self._d.caps.closes_streams
-            if self._shown[i] == part and not closing:
+            if self._shown[i] == part and not closing and not (final and ref.draft):
                 return False
-            if await self._d.edit(self._refs[i], part, final=final):
-                self._shown[i], self._final[i] = part, final
+            shown = await self._d.edit(ref, part, final=final)
+            if shown is not None:
+                self._refs[i], self._shown[i], self._final[i] = shown, part, final
                 self._inherited.discard(i)
-                return False
+                return shown != ref
             if not (final and i in self._inherited):
                 return False
             # an earlier process's message that cannot be edited (deleted, too old): the part goes out anew
-        ref = await (self._d.send if final else self._d.send_if_budget)(self._chat, part)
-        if ref is None:
+        if final:
+            sent = await self._d.send(self._chat, part)
+        else:
+            sent = await self._d.send_if_budget(self._chat, part, draft=self._alone)
+        if sent is None:
             return False
         if i < len(self._refs):
             self._inherited.discard(i)
-            self._refs[i], self._shown[i], self._final[i] = ref, part, final
+            self._refs[i], self._shown[i], self._final[i] = sent, part, final
         else:
-            self._refs.append(ref)
+            self._refs.append(sent)
             self._shown.append(part)
             self._final.append(final)
-        return True
+        return not sent.draft
 
     async def _record(self) -> None:
         """Tell `on_sent` which messages the reply has; a failure to note them is logged, not shown."""
         if self._on_sent is not None:
             try:
-                await self._on_sent([ref.message_id for ref in self._refs])
+                await self._on_sent([ref.message_id for ref in self._refs if not ref.draft])  # drafts are not kept
             except Exception:
                 log.exception("could not note the messages of a reply in %s", self._chat.chat_id)
 

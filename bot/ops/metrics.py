@@ -10,6 +10,8 @@ from bot.adapter import (
     Adapter,
     Capabilities,
     ChatUnavailable,
+    Drafting,
+    DraftsRefused,
     FileTransfer,
     MessageHandler,
     RateLimited,
@@ -104,7 +106,7 @@ class Metrics:
         self.activity.record("error", chat.partition(":")[0], f"{kind} {error_id}".strip(), chat=chat, trace=trace)
 
     def instrument(self, adapter: Adapter) -> CountingAdapter:
-        return CountingAdapter(adapter, self)
+        return CountingDrafter(adapter, self) if isinstance(adapter, Drafting) else CountingAdapter(adapter, self)
 
 
 class CountingAdapter:
@@ -149,6 +151,25 @@ class CountingAdapter:
 
     async def typing(self, chat: ChatRef) -> None:
         await self.inner.typing(chat)
+
+
+class CountingDrafter(CountingAdapter):
+    """The wrapper of an adapter that shows drafts (Drafting): a draft is no message, so only its failures count."""
+
+    def __init__(self, inner: Adapter, metrics: Metrics) -> None:
+        super().__init__(inner, metrics)
+        assert isinstance(inner, Drafting)
+        self._drafter = inner
+        self.draft_interval = inner.draft_interval
+
+    async def draft(self, chat: ChatRef, reply: Reply, ref: SentRef | None) -> SentRef:
+        try:
+            return await self._drafter.draft(chat, reply, ref)
+        except DraftsRefused:
+            raise  # the platform's answer, not a failure: the hub streams by messages there
+        except SendError as e:
+            self._metrics.error(_send_error_kind(e))
+            raise
 
 
 def _send_error_kind(e: SendError) -> str:

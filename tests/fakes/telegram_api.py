@@ -19,8 +19,9 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from tests.fakes.budgets import Judged
+from tests.fakes.budgets import Judged, SlidingWindows
 from tests.fakes.serve import serve_local
+from tests.fakes.telegram_drafts import DRAFTS_PER_SECOND, Draft, DraftMethods
 from tests.fakes.telegram_files import FileMethods, Upload
 from tests.fakes.telegram_rules import (
     CHAT_ACTIONS,
@@ -46,7 +47,7 @@ BOT_USER = {"id": 1000001, "is_bot": True, "first_name": "Hub", "username": "hub
 DEFAULT_USER = {"id": 42, "is_bot": False, "first_name": "Ann", "last_name": "Lee", "username": "ann"}
 
 
-class FakeTelegram(FileMethods, Judged):
+class FakeTelegram(FileMethods, DraftMethods, Judged):
     def __init__(self, token: str = TOKEN, bot_user: dict[str, Any] | None = None) -> None:
         Judged.__init__(self)
         self.token = token
@@ -61,6 +62,9 @@ class FakeTelegram(FileMethods, Judged):
         self.answered: list[str] = []
         self.stored_files: dict[str, bytes] = {}  # file_id → bytes a user sent (getFile serves them)
         self.uploads: list[Upload] = []  # files the bot sent, with their bytes
+        self.drafts: list[Draft] = []  # sendMessageDraft, apart from messages (telegram_drafts.py)
+        self._open_drafts: dict[int, Draft] = {}
+        self.draft_window = SlidingWindows(DRAFTS_PER_SECOND, 1.0)
         self.downloads: list[str] = []  # file_ids the bot fetched
         self.port = 0
         self._failures: list[Failure] = []
@@ -354,6 +358,7 @@ class FakeTelegram(FileMethods, Judged):
         message = ChatMessage(chat["id"], self._next_message_id(chat["id"]), True, text, thread_id,
                               p["text"], entities, markup, reply_to)
         self._messages[chat["id"]][message.message_id] = message
+        self.ended(chat["id"], message.message_id)
         return self._message_json(message)
 
     async def _m_sendPhoto(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -377,6 +382,7 @@ class FakeTelegram(FileMethods, Judged):
         message = ChatMessage(chat["id"], self._next_message_id(chat["id"]), True, upload.caption or "",
                               p.get("message_thread_id"), upload.caption or "")
         self._messages[chat["id"]][message.message_id] = message
+        self.ended(chat["id"], message.message_id)
         return self._message_json(message)
 
     async def _m_editMessageText(self, p: dict[str, Any]) -> dict[str, Any]:
