@@ -53,14 +53,19 @@ async def _answered(tg: FakeTelegram, chat_id: int, needle: str, within: float =
     await wait_for(lambda: any(needle in text for text in tg.bot_texts(chat_id)), within)
 
 
-async def test_private_chat_streams_the_answer_with_edits(app: App, tg: FakeTelegram, fake: FakeOpenAI) -> None:
+async def test_private_chat_streams_the_answer_as_a_draft_then_one_message(
+        app: App, tg: FakeTelegram, fake: FakeOpenAI) -> None:
     answer = " ".join(f"word{n}" for n in range(60))
     fake.script(Text(answer, delay=0.04, first_token_delay=1.0))
     tg.inject_message(42, "tell me a long story")
     await wait_for(lambda: tg.bot_texts(42) == [answer], within=15)
     assert tg.calls_of("sendChatAction")[0]["action"] == "typing"  # the model was silent for a second
     [message] = tg.messages(42)[1:]
-    assert message.edits >= 1  # shown while it was being written, not only at the end
+    [draft] = tg.drafts_in(42)  # shown while it was being written, not only at the end…
+    assert len(draft.texts) >= 3 and draft.became == message.message_id
+    assert all(answer.startswith(text) for text in draft.texts)
+    # …at no cost in messages: one send, never edited
+    assert (len(tg.calls_of("sendMessage")), message.edits, tg.calls_of("editMessageText")) == (1, 0, [])
     assert "tell me a long story" in _prompt(fake)
 
 
