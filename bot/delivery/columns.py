@@ -75,10 +75,9 @@ class ColumnStream:
         if self._ref is None:
             self._ref = await (self._d.send if final else self._d.send_if_budget)(self._chat, reply)
             self._shown = reply if self._ref is not None else None
-        elif reply != self._shown or (final and (self._d.caps.closes_streams or self._ref.draft)):
-            shown = await self._d.edit(self._ref, reply, final=final)
-            if shown is not None:
-                self._ref, self._shown = shown, reply
+        elif ((reply != self._shown or (final and self._d.caps.closes_streams))
+              and await self._d.edit(self._ref, reply, final=final) is not None):
+            self._shown = reply
 
     async def finish(self, texts: Sequence[str], buttons: Sequence[Buttons]) -> None:
         """The final message: each column's whole answer (its overflow in messages after it), with its buttons."""

@@ -63,6 +63,15 @@ async def test_a_one_to_one_stream_is_drafts_and_one_message_outside_the_budget(
     assert rec.edits == [] and noted == []  # a draft is never noted: after a restart nothing refers to it
 
 
+async def test_an_answer_its_draft_shows_whole_already_is_still_sent() -> None:
+    rec = DraftingPlatform()
+    writer = StreamWriter(Delivery(rec), DM)
+    writer.feed("Hello world")
+    await wait_for(lambda: bool(rec.drafts))
+    await writer.finish()  # the same text as the draft: it must still become a message
+    assert [reply.text for _, reply in rec.sent] == ["Hello world"]
+
+
 async def test_a_long_answer_notes_each_part_once_it_is_a_message() -> None:
     rec = DraftingPlatform(dataclasses.replace(ROOMY, max_text=40))
     noted: list[list[str]] = []
