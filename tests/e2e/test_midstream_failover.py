@@ -65,14 +65,15 @@ async def telegram_app(tmp_path: Path, fake: FakeOpenAI, backup: FakeOpenAI, tg:
         yield running
 
 
-async def test_telegram_a_reset_mid_answer_is_continued_in_the_same_message(
+async def test_telegram_a_reset_mid_answer_is_continued_in_the_same_draft(
         telegram_app: App, tg: FakeTelegram, fake: FakeOpenAI, backup: FakeOpenAI) -> None:
     script(fake, backup)
     tg.inject_message(42, "tell me both halves")
     await wait_for(lambda: tg.bot_texts(42) == [WHOLE], within=15)
-    [sent] = tg.calls_of("sendMessage")
-    assert sent["text"] == FIRST.strip()  # shown before the primary died
-    assert tg.messages(42)[-1].edits >= 1  # then the spare's part was edited into it
+    [draft] = tg.drafts_in(42)  # a private chat streams in one draft…
+    assert draft.texts[0] == FIRST.strip()  # …shown before the primary died
+    [sent] = tg.calls_of("sendMessage")  # then the whole answer, the spare's part continuing it, in one message
+    assert sent["text"] == WHOLE and draft.became == tg.messages(42)[-1].message_id
     handed = backup.requests[0]["body"]["messages"]
     assert handed[-2] == {"role": "assistant", "content": FIRST}  # the part shown, handed over as context
     await both_models_on_the_node(telegram_app, SessionKey("telegram", "42"))

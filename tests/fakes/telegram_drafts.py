@@ -37,6 +37,11 @@ class DraftMethods:
 
     _chat: Callable[[dict[str, Any]], dict[str, Any]]  # FakeTelegram's: the chat a call names, or 400
     breach: Callable[[str, object], None]  # Judged's
+    fail: Callable[..., None]  # FakeTelegram's scripted failures
+
+    def refuse_drafts(self, chat_id: int) -> None:
+        """The chat takes no drafts (as a group would not): the bot streams there by a send and edits."""
+        self.fail("sendMessageDraft", 400, "Bad Request: TEXTDRAFT_PEER_INVALID", chat_id=chat_id, times=10**6)
 
     def drafts_in(self, chat_id: int) -> list[Draft]:
         return [d for d in self.drafts if d.chat_id == chat_id]

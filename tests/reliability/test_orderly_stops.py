@@ -44,6 +44,7 @@ def hold_first_final_edit(tg: FakeTelegram) -> asyncio.Event:
 @contextlib.asynccontextmanager
 async def platform(url: str | None, sqlite: Path) -> AsyncIterator[tuple[FakeTelegram, FakeOpenAI, Inbox]]:
     llm, tg = FakeOpenAI(words_delay=0.1), FakeTelegram()
+    tg.refuse_drafts(CHAT)  # the reply streams by a send and edits, as in a group (a draft is never resumed)
     for server in (llm, tg):
         await server.start()
     try:

@@ -63,6 +63,7 @@ async def test_a_reply_cut_by_sigkill_is_completed_in_the_message_already_sent(
 ) -> None:
     long_answer, queued = words("w", 60), ["bravo2", "charlie3"]  # the slow model streams one word per 0.1 s
     slow, fast, tg = FakeOpenAI(words_delay=0.1), FakeOpenAI(), FakeTelegram()
+    tg.refuse_drafts(CHAT)  # the reply streams by a send and edits, as in a group (test_a_draft_cut… for drafts)
     server: PostgresServer | None = request.getfixturevalue("postgres") if backend == "postgres" else None
     url = await server.new_database() if server is not None else None
     inbox = Inbox(tmp_path / "data" / "bothub.sqlite3", url)
@@ -106,3 +107,34 @@ async def test_a_reply_cut_by_sigkill_is_completed_in_the_message_already_sent(
     assert [c["text"] for c in tg.calls_of("sendMessage")[sends_before:] if c["text"] not in queued] == []
     assert [r["body"]["messages"][-1]["content"] for r in answer_requests(fast)] == [long_answer, *queued]
     assert [r["body"]["messages"][-1]["content"] for r in answer_requests(slow)] == [long_answer]
+
+
+@pytest.mark.timeout(240)
+async def test_a_draft_cut_by_sigkill_is_answered_once_after_the_restart(tmp_path: Path) -> None:
+    """A private chat's answer streams as a draft, which is no message: nothing of it is noted in the inbox, so
+    the restart answers anew, in one message, and what was queued follows once, in order."""
+    long_answer, queued = words("w", 60), ["bravo2", "charlie3"]
+    slow, fast, tg = FakeOpenAI(words_delay=0.1), FakeOpenAI(), FakeTelegram()
+    inbox = Inbox(tmp_path / "data" / "bothub.sqlite3", None)
+    for server in (slow, fast, tg):
+        await server.start()
+    env = {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base}
+    try:
+        config = write_config(tmp_path)
+        async with running_bot(config, slow, env) as bot:
+            for question in (long_answer, *queued):
+                tg.inject_message(CHAT, question)
+            await wait_for(lambda: any(len(d.texts) >= 3 for d in tg.drafts_in(CHAT)), within=60)
+            bot.proc.send_signal(signal.SIGKILL)
+            await bot.proc.wait()
+        rows = await inbox.read()
+        assert len(rows) == 3 and rows[0][1] == []  # the draft was never noted as the reply's message
+        assert tg.bot_texts(CHAT) == []  # and the chat has no message of the cut answer
+        async with running_bot(config, fast, env):
+            await wait_for(lambda: tg.bot_texts(CHAT) == [long_answer, *queued], within=60)
+            await asyncio.sleep(0.5)  # room for a wrong second copy to show
+        assert await inbox.read() == []
+    finally:
+        for server in (slow, fast, tg):
+            await server.stop()
+    assert tg.bot_texts(CHAT) == [long_answer, *queued] and tg.calls_of("editMessageText") == []
