@@ -56,6 +56,7 @@ class TimedTelegram(FakeTelegram):
         super().__init__()
         self.rig = rig
         self.statuses: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+        self._became: dict[tuple[int, int], tuple[int, str, int]] = {}  # a message → the draft it replaced
 
     async def _handle(self, request: web.Request) -> web.Response:
         response = await super()._handle(request)
@@ -64,10 +65,21 @@ class TimedTelegram(FakeTelegram):
 
     def _note(self, result: dict[str, Any]) -> None:
         chat, thread = result["chat"]["id"], result.get("message_thread_id")
-        self.rig.note((chat, result["message_id"]), f"{chat}/{thread}" if thread else str(chat), result["text"])
+        key = self._became.get((chat, result["message_id"]), (chat, result["message_id"]))
+        self.rig.note(key, f"{chat}/{thread}" if thread else str(chat), result["text"])
+
+    async def _m_sendMessageDraft(self, p: dict[str, Any]) -> bool:
+        """A draft is the answer shown early: noted as the message it becomes (which replaces it)."""
+        result = await super()._m_sendMessageDraft(p)
+        draft = self._open_drafts[p["chat_id"]]
+        self.rig.note((draft.chat_id, "draft", draft.draft_id), str(draft.chat_id), draft.texts[-1])
+        return result
 
     async def _m_sendMessage(self, p: dict[str, Any]) -> dict[str, Any]:
+        draft = self._open_drafts.get(p.get("chat_id"))  # type: ignore[arg-type]
         result = await super()._m_sendMessage(p)
+        if draft is not None and draft.became == result["message_id"]:
+            self._became[(draft.chat_id, result["message_id"])] = (draft.chat_id, "draft", draft.draft_id)
         self._note(result)
         return result
 

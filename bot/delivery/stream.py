@@ -149,7 +149,7 @@ class StreamWriter:
         """Tell `on_sent` which messages the reply has; a failure to note them is logged, not shown."""
         if self._on_sent is not None:
             try:
-                await self._on_sent([ref.message_id for ref in self._refs if not ref.draft])  # drafts are not kept
+                await self._on_sent([ref.message_id for ref in self._refs])
             except Exception:
                 log.exception("could not note the messages of a reply in %s", self._chat.chat_id)
 
