@@ -116,8 +116,8 @@ class Delivery:
     async def _draft(self, chat: ChatRef, reply: Reply, ref: SentRef | None) -> SentRef | None:
         """A partial answer as the platform's draft: no pacer slot (it costs no message budget); a 429 holds the
         chat's drafts as long as asked, and the message that ends the answer waits as long."""
-        if self.is_gone(chat) or self.drafts.held(chat):
-            return None
+        if self.is_gone(chat) or self.drafts.held(chat) or not self.drafts.wanted(chat):
+            return None  # refused while an answer drafted: its draft stays as it is until its message
         drafter = self.drafts.drafter
         assert drafter is not None  # drafts are wanted only from a Drafting adapter
         try:

@@ -102,6 +102,21 @@ async def test_a_refused_chat_streams_by_edits_from_then_on() -> None:
     assert rec.drafts and rec.drafts[0][0] == "c2"  # another chat still drafts
 
 
+async def test_drafts_refused_mid_answer_are_not_asked_again_and_the_answer_arrives() -> None:
+    rec = DraftingPlatform()
+    delivery = Delivery(rec)
+    writer = StreamWriter(delivery, DM)
+    writer.feed("first words")
+    await wait_for(lambda: bool(rec.drafts))
+    rec.refuse.append(DraftsRefused("no more drafts here", everywhere=False))
+    for word in WORDS:
+        writer.feed(f" {word}")
+        await asyncio.sleep(0.03)
+    await writer.finish()
+    assert len(rec.asked) == 2  # the refused update, then none
+    assert [reply.text for _, reply in rec.sent] == [f"first words {' '.join(WORDS)}"] and rec.edits == []
+
+
 async def test_a_platform_without_drafts_is_remembered_for_every_chat() -> None:
     rec = DraftingPlatform()
     rec.refuse.append(DraftsRefused("no such method", everywhere=True))
