@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.adapter import SendError
+from bot.adapter import Drafting, SendError
 from bot.httpkit.fence import answering
 from bot.replies import Reply
 from bot.store.claims import NotOwner
@@ -33,6 +33,11 @@ async def test_a_reply_from_a_lane_whose_chat_was_taken_over_never_reaches_the_p
         if declares(driver, "can_edit"):
             with pytest.raises((NotOwner, SendError)):
                 await driver.adapter.edit(ref, Reply("nor this edit"), final=True)
+        if isinstance(driver.adapter, Drafting):  # a draft is checked as late as a message
+            asked = confirmed
+            with pytest.raises((NotOwner, SendError)):
+                await driver.adapter.draft(chat, Reply("nor this draft"), None)
+            assert confirmed > asked
     finally:
         answering.reset(token)
     assert confirmed >= 1 and await driver.shown(chat) == ["still ours"]
