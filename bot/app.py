@@ -95,12 +95,14 @@ class App:
     """Owns every long-lived component; `start` and `stop` are the only lifecycle calls."""
 
     def __init__(self, cfg: Config, env: Mapping[str, str], clock: Clock | None = None, *,
-                 platforms: Sequence[str] = (), adapters: Sequence[Adapter] = (), echo_traces: bool = False) -> None:
+                 platforms: Sequence[str] = (), adapters: Sequence[Adapter] = (), echo_traces: bool = False,
+                 guest: bool = False) -> None:
         """`platforms`: adapters found by name (their spec); `adapters`: adapter objects made elsewhere;
-        `echo_traces`: each run's trace is sent after its answer (`bothub chat --trace`)."""
+        `echo_traces`: each run's trace is sent after its answer (`bothub chat --trace`); `guest`: beside the
+        replicas of a shared database, not one of them (`bothub chat`: it takes only its own chats)."""
         self.cfg = cfg
         self.env = env
-        self.store = store_for_url(cfg.database_url, cfg.database.pool_size, cfg.replica_id)
+        self.store = store_for_url(cfg.database_url, cfg.database.pool_size, cfg.replica_id, guest)
         self.partitions = Partitions(self.store.claims)
         self.clock = clock or SystemClock()
         self._job_changes = asyncio.Event()  # set when a job is added or resumed: the scheduler looks again

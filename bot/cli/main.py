@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         env["BOTHUB_CONSOLE_CHAT"] = chat = getattr(args, "chat", "local")
         env["BOTHUB_CONSOLE_HISTORY"] = str(cfg.data_dir / "console" / f"{chat}.history")
         return eventloop.run(serve.serve(cfg, names, env, web_only=serve.CONSOLE not in names and not platforms,
-                                         trace=bool(getattr(args, "trace", False))))
+                                         trace=bool(getattr(args, "trace", False)), guest=command == "chat"))
     return eventloop.run(_tool(cfg, command, args, env))
 
 

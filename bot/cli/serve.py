@@ -91,10 +91,12 @@ def prepare(cfg: Config, platforms: list[str], env: dict[str, str], terminal: bo
     return names
 
 
-async def serve(cfg: Config, names: list[str], env: dict[str, str], web_only: bool, trace: bool = False) -> int:
-    """Start the adapters and the web server; stop on SIGTERM/SIGINT, or when the console's input ends."""
+async def serve(cfg: Config, names: list[str], env: dict[str, str], web_only: bool, trace: bool = False,
+                guest: bool = False) -> int:
+    """Start the adapters and the web server; stop on SIGTERM/SIGINT, or when the console's input ends. `guest`:
+    `bothub chat`, which on the replicas' database takes only its own chats."""
     try:
-        app = App(cfg, env, platforms=names, echo_traces=trace)
+        app = App(cfg, env, platforms=names, echo_traces=trace, guest=guest)
         console = next((a for a in app.adapters if isinstance(a, Interactive)), None)
     except ConfigError as e:
         print(f"bothub: {e}", file=sys.stderr)

@@ -98,6 +98,8 @@ class ChatOwnership:
                     await route_here()
             return True
         if not await self._claim(session):
+            if self.claims.guest:  # its own chat, in a replica's partition: asked for, handed over once idle there
+                self.when_owned(session, lambda: None)  # owning it pulls what waits, this entry with it
             return False
         await self._pull(session)  # older entries first (left by a dead owner, or accepted elsewhere), then ours
         return True

@@ -4,6 +4,9 @@ the database with its connection) are taken within about a second.
 
 A partition another replica asked for (it has work for a chat there that is no inbox entry, such as a
 dashboard action) is handed back once its chats are idle, and not taken again here for a while.
+
+A guest (`bothub chat` on the replicas' database) has no share: it claims a partition when one of its own chats
+needs it and hands it back once idle, so the replicas keep answering every other chat.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ class FairShare:
         self._asked.difference_update(given)
         self._given.update((p, now + GIVEN_AWAY) for p in given)
         self.replicas = max(1, await self._claims.replicas())
-        fair = math.ceil(PARTITIONS / self.replicas)
+        fair = 0 if self._claims.guest else math.ceil(PARTITIONS / self.replicas)  # a guest keeps only what is busy
         keep = len(held) - len(given)
         idle = [p for p in sorted(held, reverse=True) if p not in busy and p not in given]
         surplus = idle[:max(0, keep - fair)]

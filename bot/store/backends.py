@@ -18,12 +18,13 @@ def sqlite_path(url: str) -> Path | None:
     return Path(url[len(SQLITE):]) if url.startswith(SQLITE) else None
 
 
-def store_for_url(url: str, pool_size: int = 10, replica: str | None = None) -> Store:
+def store_for_url(url: str, pool_size: int = 10, replica: str | None = None, guest: bool = False) -> Store:
+    """`guest`: a process beside the replicas, not one of them (bot/replicas/share.py)."""
     path = sqlite_path(url)
     if path is not None:
         return SqliteStore(path)
     if url.startswith(POSTGRES):
         from bot.store.postgres import PostgresStore
 
-        return PostgresStore(url, pool_size, replica=replica)
+        return PostgresStore(url, pool_size, replica=replica, guest=guest)
     raise ValueError("the database URL must start with sqlite:/// or postgresql://")  # never echo it: a password

@@ -35,6 +35,7 @@ Wanted = Callable[[int], None]  # another replica has work for a chat in this pa
 
 class Claims(Protocol):
     replica: str  # this replica's id, for /readyz and the logs
+    guest: bool  # beside the replicas, not one of them (`bothub chat`): no share of partitions, only its chats'
 
     @property
     def shared(self) -> bool:
@@ -100,6 +101,7 @@ class SoloClaims:
     """The embedded store's claims: one process, so it owns every chat and holds every role."""
 
     replica = "solo"
+    guest = False
     shared = False
     partitions: frozenset[int] = frozenset()
     roles: frozenset[str] = frozenset()

@@ -51,6 +51,7 @@ KEEPALIVE = {"tcp_keepalives_idle": "5", "tcp_keepalives_interval": "2", "tcp_ke
 
 WANT_CHANNEL = "bothub_want"
 PARTITION = PRESENCE + 1  # advisory lock class of the chat partitions: (PARTITION, 0 … PARTITIONS-1)
+GUEST = PRESENCE + 2  # a guest's presence (`bothub chat` beside replicas): unique ids, not counted as a replica
 _ROLE_KEY = "hashtextextended('role:' || $1, 0)"
 # The partitions nobody holds, up to $2 of them; CASE keeps the lock call off those held here already (a
 # second lock on a held one would outlive one release), and the scan stops at the limit (no more locks).
@@ -97,8 +98,9 @@ class ClaimsUnavailable(Exception):
 class PostgresClaims:
     shared = True
 
-    def __init__(self, url: str, replica: str, own_backends: set[int] | None = None) -> None:
+    def __init__(self, url: str, replica: str, own_backends: set[int] | None = None, guest: bool = False) -> None:
         self.replica = replica
+        self.guest = guest
         self._url = url
         self._own = own_backends if own_backends is not None else set()  # this replica's own pool: its accepts
         self._conn: asyncpg.Connection | None = None
@@ -137,7 +139,8 @@ class PostgresClaims:
         conn = await asyncpg.connect(self._url, server_settings={"application_name": f"bothub {self.replica}"[:63],
                                                                  **KEEPALIVE})
         try:
-            if not await conn.fetchval("SELECT pg_try_advisory_lock($1, hashtext($2))", PRESENCE, self.replica):
+            presence = GUEST if self.guest else PRESENCE
+            if not await conn.fetchval("SELECT pg_try_advisory_lock($1, hashtext($2))", presence, self.replica):
                 raise RuntimeError(f"another replica is connected with the id {self.replica!r}; give each its own "
                                    "(BOTHUB_REPLICA_ID)")
             await conn.execute(_JOIN_SQL, self.replica)

@@ -38,11 +38,11 @@ POOL_SIZE = 10
 
 class PostgresStore:
     def __init__(self, url: str, pool_size: int = POOL_SIZE, clock: Callable[[], float] = time.time,
-                 replica: str | None = None) -> None:
+                 replica: str | None = None, guest: bool = False) -> None:
         self._db = Database(url, pool_size)
         # connects only when a hub starts it; from then on a replica that owns nothing (silent past its
         # heartbeat) or not the chat writes no tree and no inbox finish: another replica may be answering
-        self.claims = PostgresClaims(url, replica or default_replica_id(), self._db.backends)
+        self.claims = PostgresClaims(url, replica or default_replica_id(), self._db.backends, guest)
         self.conversations = PostgresConversations(self._db, self.claims.write)
         self.settings = PostgresSettings(self._db)
         self.inbox = PostgresInbox(self._db, clock, self.claims.write)  # wall clock: dedupe expiry survives restarts
