@@ -12,8 +12,10 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
+from bot.httpkit.auth import hash_password
 from bot.i18n import t
 from bot.live.console import MAX_FILE_CHARS
+from bot.store.accounts import Account
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.telegram_api import TOKEN
 from tests.fakes.telegram_cloud import TelegramCloud
@@ -152,3 +154,15 @@ async def test_account_forms_refused_and_an_account_removed_once(
     assert await hub.app.store.accounts.get("ann") is None
     audit = [e.action for e in await hub.app.store.dashboard.list_audit()]
     assert audit.count("account-set") == 1 and audit.count("account-remove") == 1
+
+
+async def test_an_account_naming_a_chat_that_is_no_chat_key_finds_nothing(hub: Dashboard) -> None:
+    store = hub.app.store
+    await store.accounts.put(Account("ada", "viewer", ("default",)), hash_password("ada-password-1"))
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+        await http.post(hub.url("/login"), data={"account": "ada", "password": "ada-password-1"})
+        for chat in ("no-colon", "telegram:"):
+            async with http.get(hub.url(f"/chats/view?chat={chat}")) as response:
+                assert (response.status, await response.text()) == (404, "no such chat"), chat
+        async with http.get(hub.url("/chats")) as response:
+            assert response.status == 200  # signed in: the refusals above were hers, not a sign-in's
