@@ -1,4 +1,4 @@
-"""Agent fixtures: a scripted FakeOpenAI, real LLMClients pointed at it, and a chat folder."""
+"""Agent fixtures: a scripted FakeOpenAI, real LLMClients pointed at it, a FakeAnthropic, and a chat folder."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest_asyncio
 from bot.agent.llm import LLMClient
 from bot.agent.tools.registry import ToolContext
 from bot.llmconfig import LLMConfig
+from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.openai_api import API_KEY, FakeOpenAI
 
 MakeLLM = Callable[..., Awaitable[LLMClient]]
@@ -29,6 +30,14 @@ async def make_llm(fake: FakeOpenAI) -> AsyncIterator[MakeLLM]:
     yield make
     for client in clients:
         await client.close()
+
+
+@pytest_asyncio.fixture
+async def claude() -> AsyncIterator[FakeAnthropic]:
+    fake = FakeAnthropic()
+    await fake.start()
+    yield fake
+    await fake.stop()
 
 
 @pytest.fixture
