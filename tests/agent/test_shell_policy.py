@@ -160,6 +160,7 @@ TABLE: list[tuple[str, str]] = [
     ("nice -n 5", ASK),
     ("kill -s KILL -1", "kill: signals every process"),
     ("kill -s TERM 1234", ASK),
+    ("kill -s $SIG 1234", ASK),  # a signal known only at run time names no process
     ("find .", ASK),
     ("systemctl status nginx", ASK),
     ("chmod -R 644 notes.txt docs", LOUD),
