@@ -1,4 +1,5 @@
-"""Agent fixtures: a scripted FakeOpenAI, real LLMClients pointed at it, a FakeAnthropic, and a chat folder."""
+"""Agent fixtures: a scripted FakeOpenAI, real LLMClients pointed at it, a FakeAnthropic, MCP servers stopped
+after each test, and a chat folder."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 import pytest_asyncio
 
 from bot.agent.llm import LLMClient
+from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolContext
 from bot.llmconfig import LLMConfig
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -38,6 +40,15 @@ async def claude() -> AsyncIterator[FakeAnthropic]:
     await fake.start()
     yield fake
     await fake.stop()
+
+
+@pytest_asyncio.fixture
+async def started() -> AsyncIterator[list[McpTools]]:
+    """McpTools made by a test are stopped after it, so no server process outlives the test."""
+    made: list[McpTools] = []
+    yield made
+    for mcp in made:
+        await mcp.stop()
 
 
 @pytest.fixture
