@@ -29,7 +29,8 @@ async def test_a_line_too_long_is_cut_where_it_says(ctx: ToolContext) -> None:
     assert first == "short" and second == "y" * files.MAX_LINE + f" … [line cut at {files.MAX_LINE} characters]"
 
 
-async def test_a_recursive_listing_stops_counting_at_max_walk(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_recursive_listing_stops_counting_at_max_walk(ctx: ToolContext,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(files, "MAX_WALK", 30)
     monkeypatch.setattr(files, "MAX_ENTRIES", 10)
     for folder in ("a", "b"):
