@@ -25,10 +25,11 @@ async def test_a_refused_token_is_reported_and_a_working_one_starts_the_bot(tmp_
         app.fleet_watch.poke()
         await wait_for(lambda: "support" in app.bots.failed, within=10)
         assert "support" not in app.bots.running and BAD not in app.bots.failed["support"]
+        assert [a.name for a in app.adapters] == ["telegram"]  # not left for /readyz and the watchdog to see
         await wait_for(lambda: len(cloud.bots[TOKEN].calls_of("getUpdates")) > polls)  # the default bot goes on
         await app.fleet.put_identity(support.model_copy(update={"credentials": {"TELEGRAM_BOT_TOKEN": SUPPORT_TOKEN}}),
                                      "test")
         app.fleet_watch.poke()
         await wait_for(lambda: "support" in app.bots.running, within=10)
-        assert "support" not in app.bots.failed
+        assert "support" not in app.bots.failed and [a.name for a in app.adapters] == ["telegram", "telegram@support"]
         await wait_for(lambda: bool(cloud.bots[SUPPORT_TOKEN].calls_of("getUpdates")))
