@@ -62,4 +62,4 @@ async def test_maintenance_commands_refused_with_their_reason(cfg: Config, capsy
         args = parsed(*argv)
         assert await maintenance.run(cfg, args.command, args, {}) == code, argv
         assert capsys.readouterr().err == said + "\n", argv
-    assert not (cfg.data_dir / "dashboard-password").exists()
+    assert not (cfg.data_dir / "admin-password").exists()  # no hash stored
