@@ -16,18 +16,24 @@ from aiohttp import web
 from bot.agent.tools import egress
 from tests.agent.test_sandbox_network import POLICY
 from tests.fakes.serve import serve_local
+from tests.harness import wait_for
 
 
 @pytest_asyncio.fixture
-async def proxy() -> AsyncIterator[int]:
-    """The proxy's port (on 127.0.0.1, where a sandbox would find it inside its namespace)."""
+async def served() -> AsyncIterator[tuple[int, egress.Proxy]]:
+    """The proxy's port (on 127.0.0.1, where a sandbox would find it inside its namespace), and the proxy."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen()
     server, running = await egress.serve(sock, POLICY)
-    yield sock.getsockname()[1]
+    yield sock.getsockname()[1], running
     await running.close()
     server.close()
+
+
+@pytest.fixture
+def proxy(served: tuple[int, egress.Proxy]) -> int:
+    return served[0]
 
 
 @pytest_asyncio.fixture
@@ -69,10 +75,12 @@ async def test_what_cannot_be_served_gets_a_status_saying_why(proxy: int) -> Non
     assert answer.endswith(b"bothub sandbox proxy: the request target is not a valid address\n")
 
 
-async def test_one_connection_too_many_is_told_to_come_back(proxy: int, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_one_connection_too_many_is_told_to_come_back(served: tuple[int, egress.Proxy],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(egress, "MAX_CONNECTIONS", 1)
+    proxy, running = served
     _, holding = await asyncio.open_connection("127.0.0.1", proxy)  # sends no head: keeps its slot
-    await asyncio.sleep(0.1)
+    await wait_for(lambda: len(running.tasks) == 1)
     try:
         answer = await ask(proxy, b"")  # the answer comes before any request (one sent would be left unread)
     finally:

@@ -12,6 +12,7 @@ import pytest
 from bot.agent import http1
 from bot.agent.http1 import Client, ProtocolError
 from tests.agent.test_http1 import RawServer, client, serving
+from tests.harness import wait_for
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 BIG = 32 * 1024 * 1024  # well beyond what the kernel buffers on loopback, both ways
@@ -151,33 +152,42 @@ async def test_a_kept_connection_that_breaks_off_an_answer_fails_the_request_wit
     assert server.connections == 1 and len(server.requests) == 2
 
 
-class CountsHangUps(RawServer):
+class WholeAnswers(RawServer):
+    """Writes each answer in one piece (so what follows a body arrives with it) and counts the connections the
+    client closed."""
+
     def __init__(self, answers: list[bytes]) -> None:
         super().__init__(answers)
-        self.ended = 0  # connections the client closed
+        self.ended = 0
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await super().handle(reader, writer)
-        self.ended += 1
+        self.connections += 1
+        try:
+            while self.answers:
+                self.requests.append(await reader.readuntil(b"\r\n\r\n"))
+                writer.write(self.answers.pop(0))
+                await writer.drain()
+            await reader.read()  # until the client hangs up
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            self.ended += 1
+            writer.close()
 
 
 async def test_a_stream_left_midway_or_followed_by_stray_bytes_never_serves_the_next_answer() -> None:
     midway = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n"
     stray = OK + b"HTTP/1.1 500 Stale\r\n\r\n"
-    server = CountsHangUps([midway, stray, OK])
+    server = WholeAnswers([midway, stray, OK])
     async with serving(server) as port:
         http = client(port)
         response = await http.request("GET", "/stream")
-        pieces = response.iter_any()
-        assert await anext(pieces) == b"abc"
-        await asyncio.sleep(0.05)  # the rest has arrived: more than the chunked end
+        assert await anext(response.iter_any()) == b"abc"  # the rest, more than the chunked end, came with it
         response.release()
         second = await http.request("GET", "/models")
-        assert await second.read() == b"ok"
-        await asyncio.sleep(0.05)  # the stray answer has arrived after the body
+        assert await second.read() == b"ok"  # a stray answer came right after the body
         second.release()
-        await asyncio.sleep(0.05)
-        assert server.ended == 2  # both connections were closed at once, not kept for a later request
+        await wait_for(lambda: server.ended == 2, within=5)  # both closed at once, not kept for a later request
         third = await http.request("GET", "/models")
         assert (third.status, await third.read()) == (200, b"ok")
         third.release()
