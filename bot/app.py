@@ -183,7 +183,7 @@ class App:
             logs = logring.install(secret_values(env))  # the dashboard's log view
             self.auth = Auth(env.get("BOTHUB_ADMIN_PASSWORD") or None, stored_password_hash(cfg.data_dir))
             console = FleetConsole(cfg, env, self.fleet, self.fleet_watch, self.bots, self.roster, self.adapters)
-            mount(self.web, Deps(cfg, self.store, services, self.health, self.metrics, logs, fleet=console), self.auth)
+            mount(self.web, Deps(cfg, self.store, services, self.health, self.metrics, console, logs), self.auth)
         self._web_runner: web.AppRunner | None = None
         self._housekeeping: asyncio.Task[None] | None = None
         self.web_port: int | None = None  # the bound port (config may say 0)

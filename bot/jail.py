@@ -139,9 +139,7 @@ def kind(root: Path, path: str) -> str | None:
 def unlink(root: Path, path: str) -> bool:
     """Remove one name below `root` (a symlink goes, its target stays); False when it was not a file."""
     try:
-        *folders, name = parts(path) or [""]
-        if not name:
-            return False
+        *folders, name = parts(path) or [""]  # the folder itself: "" is no name (FileNotFoundError)
         with directory(root, "/".join(folders) or ".") as parent:
             if stat.S_ISDIR(os.lstat(name, dir_fd=parent).st_mode):
                 return False

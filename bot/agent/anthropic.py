@@ -69,12 +69,9 @@ class AnthropicMessages:
                 elif kind == "message_delta":
                     usage = _usage(event.get("usage") or {}, usage)
                     finish = (event.get("delta") or {}).get("stop_reason") or finish
-                elif kind == "content_block_start":
-                    blocks[event.get("index", 0)] = _started(event.get("content_block") or {})
-                elif kind == "content_block_delta":
-                    block = blocks.setdefault(event.get("index", 0), _Block("text"))
-                    piece = _delta(block, event.get("delta") or {})
-                    if piece is not None:
+                elif kind in ("content_block_start", "content_block_delta"):
+                    block, delta = _block_event(blocks, event)
+                    if (piece := _delta(block, delta)) is not None:
                         first_token = first_token if first_token is not None else time.monotonic() - sent
                         yield piece
         yield self._completion(blocks, usage, finish, first_token)
@@ -170,13 +167,16 @@ def _arguments(text: Any) -> Any:
     return value if isinstance(value, dict) else {}
 
 
-def _started(block: dict[str, Any]) -> _Block:
-    kind = str(block.get("type") or "text")
-    started = _Block(kind, id=str(block.get("id") or ""), name=str(block.get("name") or ""),
-                     data=str(block.get("data") or ""))
-    if kind == "text" and block.get("text"):
-        started.parts.append(block["text"])
-    return started
+def _block_event(blocks: dict[int, _Block], event: dict[str, Any]) -> tuple[_Block, dict[str, Any]]:
+    """The block an event is about, and its delta: a block's start may already carry text, streamed as one."""
+    index = event.get("index", 0)
+    if event.get("type") == "content_block_delta":
+        return blocks.setdefault(index, _Block("text")), event.get("delta") or {}
+    start = event.get("content_block") or {}
+    kind = str(start.get("type") or "text")
+    blocks[index] = _Block(kind, id=str(start.get("id") or ""), name=str(start.get("name") or ""),
+                           data=str(start.get("data") or ""))
+    return blocks[index], {"type": "text_delta", "text": start.get("text")} if kind == "text" else {}
 
 
 def _delta(block: _Block, delta: dict[str, Any]) -> TextChunk | ReasoningChunk | None:

@@ -86,5 +86,9 @@ class SubAgent:
         finally:
             transcript.close(False)
             runner.tracer.finish(trace)
-        await transcript.flush(None)
+        try:
+            await transcript.flush(None)
+        except KeyError:  # its conversation was deleted meanwhile: the result is still posted, kept nowhere
+            if await runner.conversations.store.get(view.key.storage_key, view.conversation_id or "") is not None:
+                raise
         return state, result

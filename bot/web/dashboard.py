@@ -35,9 +35,9 @@ class Deps:
     services: CommandServices  # the same conversations, sessions and prompts the chat commands use
     health: Health
     metrics: Metrics
+    fleet: FleetConsole  # agents, identities and bindings
     logs: LogRing = field(default_factory=LogRing)  # the last log lines, for the log view
     trees: IndexCache = field(default_factory=IndexCache)  # big trees' indexes, while unchanged
-    fleet: FleetConsole | None = None  # agents, identities and bindings (None: an embedded dashboard without them)
 
 
 DEPS = web.AppKey("dashboard_deps", Deps)

@@ -57,8 +57,6 @@ async def chats_of(request: web.Request, query: str, limit: int, offset: int) ->
     """An account's chats for the chat list: those of the bots its agents answer on, then only its agents' (at
     most SCAN per bot looked at, newest first)."""
     deps, account = request.app[DEPS], who(request)
-    if deps.fleet is None:
-        return []
     catalog = await deps.fleet.catalog()
     found: list[ChatSummary] = []
     for bot in addresses(catalog, account.agents):
@@ -83,10 +81,9 @@ async def scoped(request: web.Request, handler: Handler) -> web.StreamResponse:
     # every value a handler could read, from the query and the form: a second `chat=` must not slip past
     chats = [*request.query.getall("chat", []), *form.getall("chat", [])]
     names = [*request.query.getall("name", []), *form.getall("name", [])]
-    fleet = request.app[DEPS].fleet
     if chats:
-        catalog = await fleet.catalog() if fleet is not None else None
-        if catalog is None or not all(visible(catalog, str(c), account.agents) for c in chats):
+        catalog = await request.app[DEPS].fleet.catalog()
+        if not all(visible(catalog, str(c), account.agents) for c in chats):
             raise web.HTTPNotFound(text="no such chat")
     if request.path.startswith("/agents/") and (not names or any(n not in account.agents for n in names)
                                                  or "new" in form):

@@ -1,4 +1,5 @@
-"""Agent fixtures: a scripted FakeOpenAI, real LLMClients pointed at it, and a chat folder."""
+"""Agent fixtures: a scripted FakeOpenAI, real LLMClients pointed at it, a FakeAnthropic, MCP servers stopped
+after each test, and a chat folder."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import pytest
 import pytest_asyncio
 
 from bot.agent.llm import LLMClient
+from bot.agent.tools.mcp import McpTools
 from bot.agent.tools.registry import ToolContext
 from bot.llmconfig import LLMConfig
+from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.openai_api import API_KEY, FakeOpenAI
 
 MakeLLM = Callable[..., Awaitable[LLMClient]]
@@ -29,6 +32,23 @@ async def make_llm(fake: FakeOpenAI) -> AsyncIterator[MakeLLM]:
     yield make
     for client in clients:
         await client.close()
+
+
+@pytest_asyncio.fixture
+async def claude() -> AsyncIterator[FakeAnthropic]:
+    fake = FakeAnthropic()
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+@pytest_asyncio.fixture
+async def started() -> AsyncIterator[list[McpTools]]:
+    """McpTools made by a test are stopped after it, so no server process outlives the test."""
+    made: list[McpTools] = []
+    yield made
+    for mcp in made:
+        await mcp.stop()
 
 
 @pytest.fixture

@@ -3,11 +3,9 @@ streaming text, tool use round trips, signed thinking handed back, prompt-cache 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from bot.agent.events import AgentEvent, ModelTurn, ReasoningDelta, RunFailed, RunFinished, StepMessage, TextDelta
 from bot.agent.llm import LLMClient
@@ -20,14 +18,6 @@ from tests.fakes.openai_api import FakeOpenAI, Text
 
 PROMPT: list[dict[str, Any]] = [{"role": "system", "content": "You are a test bot. " * 40},
                                 {"role": "user", "content": "What is in my folder?"}]
-
-
-@pytest_asyncio.fixture
-async def claude() -> AsyncIterator[FakeAnthropic]:
-    fake = FakeAnthropic()
-    await fake.start()
-    yield fake
-    await fake.stop()
 
 
 def client(claude: FakeAnthropic, thinking: int | None = None, fallback: FakeOpenAI | None = None,

@@ -28,15 +28,6 @@ def stdio(mode: str = "stdio", **extra: Any) -> McpServerConfig:
     return McpServerConfig(command=sys.executable, args=[SERVER, mode], **extra)
 
 
-@pytest_asyncio.fixture
-async def started() -> AsyncIterator[list[McpTools]]:
-    """McpTools made by a test are stopped after it, so no server process outlives the test."""
-    made: list[McpTools] = []
-    yield made
-    for mcp in made:
-        await mcp.stop()
-
-
 async def make(started: list[McpTools], tmp_path: Path, servers: dict[str, McpServerConfig],
                env: dict[str, str] | None = None, approvals: Approvals | None = None) -> tuple[McpTools, ToolRegistry]:
     mcp = McpTools(servers, env or {}, tmp_path / "logs", approvals or Approvals())

@@ -13,6 +13,7 @@ from bot.agent.provider import MAX_BACKOFF, backoff, error_kind, retry_delay
 @pytest.mark.parametrize(("status", "headers", "expected"), [
     (429, {"retry-after": "2"}, 2.0),
     (429, {"retry-after-ms": "250", "retry-after": "9"}, 0.25),  # milliseconds win
+    (429, {"retry-after-ms": "soon", "retry-after": "2"}, 2.0),  # unless they are not a number
     (503, {"retry-after": "1.5"}, 1.5),
     (408, {"retry-after": "1"}, 1.0),
     (409, {"retry-after": "1"}, 1.0),

@@ -119,3 +119,23 @@ async def test_without_bwrap_the_shell_is_not_offered(tmp_path: Path, monkeypatc
         monkeypatch.undo()
         sandbox.problem.cache_clear()
     assert sandbox.problem() is None  # and on this machine it works (CI installs it)
+
+
+@pytest.mark.parametrize(("script", "said"), [
+    ("echo 'bwrap: setting up uid map: Permission denied' >&2; exit 1",
+     "cannot create its namespaces here (bwrap: setting up uid map: Permission denied); unprivileged user "
+     "namespaces must be allowed"),
+    ("exit 1", "cannot create its namespaces here (1); unprivileged user namespaces must be allowed"),
+], ids=["says-why", "silent"])
+def test_a_bwrap_that_cannot_make_namespaces_says_what_it_said(tmp_path: Path, script: str, said: str) -> None:
+    fake = tmp_path / "bwrap"
+    fake.write_text(f"#!/bin/sh\n{script}\n", encoding="utf-8")
+    fake.chmod(0o755)
+    assert sandbox.problem(str(fake)) == f"`{fake}` {said}"
+
+
+def test_without_prlimit_the_sandbox_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "bwrap").write_text("#!/bin/sh\n", encoding="utf-8")
+    (tmp_path / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))  # a bwrap, and nothing else
+    assert sandbox.problem(str(tmp_path / "bwrap")) == "`prlimit` (util-linux) is not installed"

@@ -153,6 +153,20 @@ TABLE: list[tuple[str, str]] = [
     ("find . -name x -delete", LOUD),
     ("find . -name '*.tmp' -exec rm {} +", LOUD),
     ("ls | xargs rm", LOUD),
+    # wrappers that end their own options with `--`, or run nothing; judges whose paths stay inside
+    ("nice -- rm -rf /", "rm: deletes /"),
+    ("env -u HOME -- sudo ls", "sudo: runs as another user"),
+    ("env FOO=1", ASK),
+    ("nice -n 5", ASK),
+    ("kill -s KILL -1", "kill: signals every process"),
+    ("kill -s TERM 1234", ASK),
+    ("kill -s $SIG 1234", ASK),  # a signal known only at run time names no process
+    ("find .", ASK),
+    ("systemctl status nginx", ASK),
+    ("chmod -R 644 notes.txt docs", LOUD),
+    ("rmdir -- build", LOUD),
+    ("dd if=/dev/zero of=/tmp/blank bs=1k count=1", LOUD),
+    ("dd if=a.img of=b.img", LOUD),
 ]
 
 

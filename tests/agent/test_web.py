@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 import socket
@@ -54,6 +55,8 @@ async def site() -> AsyncIterator[Site]:
             raise web.HTTPFound("/loop")
         if path == "/big":
             return web.Response(text="a" * (3 * 1024 * 1024), content_type="text/plain")
+        if path == "/slow":
+            await asyncio.sleep(2)
         if path == "/image":
             return web.Response(body=b"\x89PNG\r\n", content_type="image/png")
         return web.Response(status=404, text="missing")
@@ -218,3 +221,34 @@ async def test_through_a_proxy_the_target_is_still_vetted(ctx: ToolContext, site
     assert refused.startswith("Refused: 10.0.0.5 is a private address")
     assert named.startswith("Refused: intranet.example resolves to 10.0.0.5")
     assert proxy.targets() == [site.url("/page")]
+
+
+async def test_what_cannot_be_fetched_is_a_short_error(ctx: ToolContext, site: Site,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    assert await fetch(ctx, "  ") == "Error: give a full http:// or https:// URL."
+    assert await fetch(ctx, "http://[::1/") == "Error: that is not a valid URL."
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    assert await fetch(ctx, f"http://127.0.0.1:{port}/", allow=("127.0.0.1",)) == (
+        f"Error: could not fetch http://127.0.0.1:{port}/: ClientConnectorError.")
+    monkeypatch.setattr(web_tool, "TOTAL_TIMEOUT", 0.3)
+    slow = site.url("/slow")
+    assert await fetch(ctx, slow, allow=("127.0.0.1",)) == f"Error: {slow} took longer than 0.3 s."
+
+
+async def test_a_proxy_named_by_host_is_reached_at_the_address_its_name_resolves_to(
+        ctx: ToolContext, site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    proxy = FakeProxy()
+    await proxy.start()
+    monkeypatch.setitem(DNS, "proxy.corp.example", ["127.0.0.1"])
+    named = proxy.url.replace("127.0.0.1", "proxy.corp.example")
+    registry = ToolRegistry()
+    web_tool.register(registry, ["127.0.0.1"], table_lookup, proxy_for=lambda url: named)
+    try:
+        for path in ("/page", "/to-page"):  # a redirect's second hop uses the pinned name again
+            result = await registry.execute("web_fetch", json.dumps({"url": site.url(path)}), ctx)
+            assert "Title: Test Page" in result
+    finally:
+        await proxy.stop()
+    assert proxy.targets() == [site.url("/page"), site.url("/to-page"), site.url("/page")]

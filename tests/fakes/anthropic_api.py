@@ -47,7 +47,15 @@ class Overloaded:
     text: str = ""
 
 
-Step = Answer | Failure | Overloaded
+@dataclass(frozen=True)
+class Events:
+    """Stream these `data:` payloads as they are: the wire shapes an Answer does not make (a redacted thinking
+    block, text already in a block's start, a delta kind this client does not know, a broken event)."""
+
+    data: tuple[str, ...]
+
+
+Step = Answer | Failure | Overloaded | Events
 
 
 @dataclass
@@ -98,6 +106,11 @@ class FakeAnthropic:
         step = self._steps.pop(0) if self._steps else Answer(_last_user_text(body))
         if isinstance(step, Failure):
             return self._refuse(step.status, step.type, step.message)
+        if isinstance(step, Events):
+            resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await resp.prepare(request)
+            await resp.write(b"".join(f"data: {data}\n\n".encode() for data in step.data))
+            return resp
         return await self._stream(request, body, step)
 
     async def _stream(self, request: web.Request, body: dict[str, Any], step: Answer | Overloaded
