@@ -8,9 +8,11 @@ finds it by the package's name (`platforms:` in the config, or the presence of i
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import functools
 import importlib
+import logging
 import pkgutil
 import re
 import sys
@@ -25,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.messages import Attachment, ChatRef, HistoryPage, InboundEvent, SentRef
 from bot.replies import Reply
 
+log = logging.getLogger("bothub.adapter")
 MessageHandler = Callable[[InboundEvent], Awaitable[None]]  # addressed messages and overheard group talk
 WebHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 # (group name, count, on_change): hold a fair share of the numbered roles name:0 … name:count-1 among the
@@ -97,6 +100,29 @@ class AdapterServices:
     # (chat, before message id or None, limit) → a page of the chat's current branch, newest last
     history: Callable[[ChatRef, str | None, int], Awaitable[HistoryPage]] | None = None
     relay: Relay | None = None  # None: one process, where every reply is made where it is awaited
+    unsee: Callable[[str], Awaitable[None]] | None = None  # takes back what `seen` recorded (None: nothing kept)
+
+    async def once(self, key: str, hand_over: Callable[[], Awaitable[None]]) -> bool:
+        """`hand_over` unless the event's key was seen; False for a redelivery. A hand-over that fails (NotKept,
+        any error, a stop's cancellation) takes its mark back, so the platform's redelivery is taken, not dropped.
+        Any failure is raised as NotKept, a cancellation as itself."""
+        try:
+            if await self.seen(key):
+                return False
+        except Exception as e:
+            raise NotKept(f"{key}: the dedupe mark failed: {e!r}") from e
+        try:
+            await hand_over()
+        except BaseException as e:
+            if self.unsee is not None:
+                try:
+                    await asyncio.shield(self.unsee(key))
+                except Exception:
+                    log.exception("event %s not kept, and its dedupe mark stays: a redelivery is dropped", key)
+            if isinstance(e, Exception) and not isinstance(e, NotKept):
+                raise NotKept(f"{key}: {e!r}") from e
+            raise
+        return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +163,11 @@ class Capabilities:
     # died): a fresh arrival is held back a moment so an earlier one (by IncomingMessage.order) goes first
     reorders: bool
     columns: int  # answers one message can show side by side (a duel as one card); 0: one answer per message
+
+
+class NotKept(Exception):
+    """Raised by the hub's handler: the event could not be stored, so nothing will answer it. Do not acknowledge
+    it (a non-2xx answer, no ACK, no confirmed offset): the platform's redelivery is welcome."""
 
 
 class SendError(Exception):

@@ -287,7 +287,8 @@ class App:
         return AdapterServices(list_conversations, self.store.inbox.seen, add_route, self.cfg.language,
                                self.hub.answered, menu(), self.cfg.media.max_bytes,
                                ApiTokens(self.store.api_tokens, self.store.dashboard).check,
-                               self.partitions.share, ChatHistory(self.store.conversations).page, self.store.relay)
+                               self.partitions.share, ChatHistory(self.store.conversations).page, self.store.relay,
+                               self.store.inbox.unsee)
 
     def _load_adapter(self, platform: str) -> Adapter:
         """Adapters are found by name (their spec) so the core never depends on a platform package."""

@@ -59,6 +59,10 @@ STRINGS: dict[str, tuple[str, str]] = {
         "抱歉，我这边出错了。（错误 {error_id}）",
     ),
     "empty_answer": ("(the model returned an empty answer)", "（模型返回了空回答）"),
+    "not_kept": (
+        "Sorry, I could not keep that message (my storage failed for a moment). Please send it again.",
+        "抱歉，这条消息没能保存下来（存储暂时出了问题），请再发送一次。",
+    ),
     "busy": (
         "I'm still working on earlier messages here; please wait a moment and send it again.",
         "我还在处理这里之前的消息，请稍等后再发送。",

@@ -15,10 +15,10 @@ from adapters.api.config import ApiConfig
 from adapters.api.inbound import PLATFORM, ApiRequest, BadRequest, parse
 from adapters.api.limits import RateLimits
 from adapters.api.outbound import Exchange, Exchanges
-from bot.adapter import AdapterServices, Capabilities, FileTransfer, MessageHandler
+from bot.adapter import AdapterServices, Capabilities, FileTransfer, MessageHandler, NotKept
 from bot.httpkit import sse
 from bot.httpkit.netguard import Refused
-from bot.messages import ChatRef, SentRef
+from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
 
 ROUTE = "/api/v1/chat/{conversation_key}/messages"
@@ -31,6 +31,10 @@ def _bearer(request: web.Request) -> str:
 
 def _error(status: int, text: str, headers: dict[str, str] | None = None) -> web.Response:
     return web.json_response({"error": text}, status=status, headers=headers)
+
+
+def _not_kept() -> web.Response:
+    return _error(503, "the message could not be stored; send it again", {"Retry-After": "1"})
 
 
 class ApiAdapter:
@@ -115,7 +119,8 @@ class ApiAdapter:
         if "text/event-stream" in request.headers.get("Accept", "") and asked.callback_url is None:
             return await self._stream(request, key, asked)
         exchange = self._exchanges.open(key, asked.message)
-        await self._on_message(asked.message)  # the hub holds it (in its inbox) from here on
+        if not await self._kept(exchange, asked.message):  # else the hub holds it (in its inbox) from here on
+            return _not_kept()
         if asked.callback_url is not None:
             self._spawn(self._call_back(exchange, asked.callback_url, holder.signing_key))
             return web.json_response({"conversation_key": key, "message_id": asked.message.message_id,
@@ -156,7 +161,8 @@ class ApiAdapter:
         assert self._on_message is not None
         queue: asyncio.Queue[str | None] = asyncio.Queue(sse.QUEUE_LIMIT)
         exchange = self._exchanges.open(key, asked.message, queue)
-        await self._on_message(asked.message)
+        if not await self._kept(exchange, asked.message):
+            return _not_kept()
 
         async def finish() -> None:
             complete = await self._answer(exchange)
@@ -169,6 +175,16 @@ class ApiAdapter:
         finally:
             task.cancel()
             self._exchanges.close(exchange)
+
+    async def _kept(self, exchange: Exchange, message: IncomingMessage) -> bool:
+        """False (the exchange closed) when the hub could not keep the message: nothing will answer it."""
+        assert self._on_message is not None
+        try:
+            await self._on_message(message)
+        except NotKept:
+            self._exchanges.close(exchange)
+            return False
+        return True
 
     async def _call_back(self, exchange: Exchange, url: str, signing_key: str) -> None:
         try:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from adapters.console.inbound import is_exit, is_interrupt, parse_line
 from adapters.console.outbound import ConsoleOutput
-from bot.adapter import AdapterServices, Capabilities, MessageHandler, Share
+from bot.adapter import AdapterServices, Capabilities, MessageHandler, NotKept, Share
 from bot.i18n import t
 from bot.messages import ChatRef, IncomingMessage, SentRef
 from bot.replies import Reply
@@ -116,8 +116,7 @@ class ConsoleAdapter:
         while (line := held.pop() if held else await lines.get()) is not None and not is_exit(line):
             if (msg := parse_line(self.chat, line)) is None:
                 continue
-            await self._hand_over(on_message, msg)
-            if self._answered is not None:
+            if await self._hand_over(on_message, msg) and self._answered is not None:
                 held += await self._until_answered(self._answered(msg.chat), lines, on_message)
         self._closed.set()
 
@@ -145,10 +144,17 @@ class ConsoleAdapter:
             if (now := parse_line(self.chat, line or "")) is not None:
                 await self._hand_over(on_message, now)
 
-    async def _hand_over(self, on_message: MessageHandler, msg: IncomingMessage) -> None:
-        """Shielded from a stop: a line read is the hub's once this starts (stop waits for it)."""
+    async def _hand_over(self, on_message: MessageHandler, msg: IncomingMessage) -> bool:
+        """Shielded from a stop: a line read is the hub's once this starts (stop waits for it). False when the hub
+        could not keep it: the person is asked to send it again (a terminal has no redelivery)."""
         self._handing = asyncio.ensure_future(on_message(msg))
-        await asyncio.shield(self._handing)
+        try:
+            await asyncio.shield(self._handing)
+        except NotKept:
+            self._stdout.write(t(self._language, "not_kept") + "\n")
+            self._stdout.flush()
+            return False
+        return True
 
     async def _answers_buttons(self, line: str | None, answered: asyncio.Future[None]) -> bool:
         """True once buttons are on screen whose command `line` gives; False if the answer ends first."""

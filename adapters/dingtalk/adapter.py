@@ -132,11 +132,13 @@ class DingTalkAdapter:
             return
         msg = robot.message
         self._ready()
-        if await self._services.seen(f"dingtalk:msg:{msg.message_id}"):
+
+        async def hand_over() -> None:
+            self._outbound.remember_webhook(msg.message_id, robot.webhook, robot.webhook_expires_ms)
+            await self._hand_over(msg)
+
+        if not await self._services.once(f"dingtalk:msg:{msg.message_id}", hand_over):
             log.info("dingtalk: redelivered message %s ignored", msg.message_id)
-            return
-        self._outbound.remember_webhook(msg.message_id, robot.webhook, robot.webhook_expires_ms)
-        await self._hand_over(msg)
 
     async def _take_card(self, data: dict[str, Any], frame_id: str) -> None:
         press = inbound.parse_card_callback(data)
@@ -144,11 +146,9 @@ class DingTalkAdapter:
             return
         self._ready()
         press_id = frame_id or f"{press.card_id}:{data.get('extension', '')}"
-        if await self._services.seen(f"dingtalk:press:{press_id}"):
-            return
         chat = self._outbound.chat_of(press.card_id)
-        await self._hand_over(press.to_message(press_id, chat.is_group if chat else None,
-                                               chat.chat_id if chat else None))
+        await self._services.once(f"dingtalk:press:{press_id}", lambda: self._hand_over(press.to_message(
+            press_id, chat.is_group if chat else None, chat.chat_id if chat else None)))
 
     def _ready(self) -> None:
         """Checked before the message is marked seen, so a refused one is delivered again, not dropped."""
@@ -183,9 +183,9 @@ class DingTalkAdapter:
                 await self._take_card(data, str(request.headers.get("x-dingtalk-callback-id", "")))
             else:
                 await self._take_robot(data)
-        except Exception:
+        except Exception:  # not kept: DingTalk retries it
             log.exception("dingtalk: handling a callback failed")
-            return web.json_response({"msg": "error"}, status=500)
+            return web.json_response({"msg": "not kept"}, status=503)
         return web.json_response({})
 
 

@@ -30,7 +30,15 @@ from adapters.discord.files import DiscordFiles, attachment_origins
 from adapters.discord.inbound import chat_of, parse_command, parse_message
 from adapters.discord.outbound import DiscordOutbound, guarded
 from adapters.discord.render import NO_PINGS
-from bot.adapter import AdapterServices, Capabilities, ConversationChoice, MessageHandler, SendError, SendFailed
+from bot.adapter import (
+    AdapterServices,
+    Capabilities,
+    ConversationChoice,
+    MessageHandler,
+    NotKept,
+    SendError,
+    SendFailed,
+)
 from bot.config import ConfigError, proxy_for
 from bot.httpkit.fence import fenced_trace
 from bot.messages import ChatRef, InboundEvent, SentRef
@@ -247,6 +255,9 @@ class DiscordAdapter:
             return
         try:
             await self._on_message(incoming)
+        except NotKept:  # the gateway never redelivers and has no ACK to withhold: logging is all there is
+            log.error("discord: message %s in %s was not kept and is lost (Discord does not deliver it again)",
+                      incoming.message_id, incoming.chat_id)
         except Exception:
             log.exception("discord: the hub failed on message %s", incoming.message_id)
 

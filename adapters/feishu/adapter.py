@@ -22,7 +22,7 @@ from adapters.feishu.files import FeishuFiles
 from adapters.feishu.longconn import LongConnection, Refused
 from adapters.feishu.outbound import FeishuOutbound
 from adapters.feishu.transport import ApiError, FeishuHttp, refused, resolve_domain
-from bot.adapter import AdapterServices, Capabilities, MessageHandler
+from bot.adapter import AdapterServices, Capabilities, MessageHandler, NotKept
 from bot.config import ConfigError, proxy_for
 from bot.messages import ChatRef, IncomingMessage, Overheard, SentRef
 from bot.replies import Reply
@@ -166,7 +166,12 @@ class FeishuAdapter:
             return web.json_response({"msg": "success"})  # acknowledged, so Feishu does not retry
         if self._on_message is None:
             return web.json_response({"msg": "starting"}, status=503)  # Feishu retries later
-        return web.json_response(await self._take_in(event) or {"msg": "success"})
+        try:
+            answer = await self._take_in(event)
+        except Exception:
+            log.exception("feishu: webhook event not kept; Feishu retries it")
+            return web.json_response({"msg": "not kept"}, status=503)
+        return web.json_response(answer or {"msg": "success"})
 
     # ---- events, parsed at once; the work goes to a task -------------------------------------------
     async def _on_frame(self, payload: bytes) -> dict[str, Any] | None:
@@ -220,15 +225,18 @@ class FeishuAdapter:
 
     # ---- on the hub's loop ---------------------------------------------------------------------
     async def _deliver(self, event_id: str, msg: IncomingMessage) -> None:
-        try:
-            if await self._services.seen(f"feishu:event:{event_id}"):
-                log.info("feishu: redelivered event %s ignored", event_id)
-                return
+        """Raises when the hub did not keep it: Feishu gets no acknowledgement and pushes it again."""
+        async def hand_over() -> None:
             self._outbound.remember_inbound(msg)
-            if self._on_message is not None:
-                await self._on_message(msg)
-        except Exception:
-            log.exception("feishu: handling event %s failed", event_id)
+            await self._hand(msg)
+
+        if not await self._services.once(f"feishu:event:{event_id}", hand_over):
+            log.info("feishu: redelivered event %s ignored", event_id)
+
+    async def _hand(self, msg: IncomingMessage) -> None:
+        if self._on_message is None:
+            raise NotKept("feishu adapter is stopping")
+        await self._on_message(msg)
 
     async def _overhear(self, heard: Overheard) -> None:
         try:
@@ -238,14 +246,11 @@ class FeishuAdapter:
             log.exception("feishu: keeping group message %s as context failed", heard.message_id)
 
     async def _deliver_press(self, press: inbound.CardPress) -> None:
-        try:
-            if await self._services.seen(f"feishu:event:{press.event_id}"):
-                return
+        async def hand_over() -> None:
             is_group, thread_id = await self._outbound.chat_of_card(press.chat_id, press.card_message_id)
-            if self._on_message is not None:
-                await self._on_message(press.to_message(is_group, thread_id))
-        except Exception:
-            log.exception("feishu: handling button press %s failed", press.event_id)
+            await self._hand(press.to_message(is_group, thread_id))
+
+        await self._services.once(f"feishu:event:{press.event_id}", hand_over)
 
 
 def create(settings: FeishuConfig, env: Mapping[str, str], services: AdapterServices) -> FeishuAdapter:

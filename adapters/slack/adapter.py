@@ -28,7 +28,7 @@ from adapters.slack.events import EventsEndpoint, Verifier
 from adapters.slack.files import SlackFiles
 from adapters.slack.outbound import SlackOutbound, typed
 from adapters.slack.responses import Responses
-from bot.adapter import AdapterServices, Capabilities, MessageHandler
+from bot.adapter import AdapterServices, Capabilities, MessageHandler, NotKept
 from bot.config import ConfigError, proxy_for
 from bot.httpkit.fence import fenced_trace
 from bot.messages import ChatRef, IncomingMessage, Overheard, SentRef
@@ -91,7 +91,7 @@ class SlackAdapter:
         self._socket: SocketModeClient | None = None
         self._on_message: MessageHandler | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._handing: dict[str, asyncio.Future[None]] = {}  # dedupe key → its hand-over to the hub, while it runs
+        self._handing: dict[str, asyncio.Future[bool]] = {}  # dedupe key → its hand-over (kept?), while it runs
         self.endpoint = EventsEndpoint(Verifier(signing_secret), self._take_in, lambda: self._on_message is not None)\
             if signing_secret else None
 
@@ -180,6 +180,8 @@ class SlackAdapter:
         try:
             answer = await self._take_in(request.type, request.payload)  # acked only once the inbox has it
             await client.send_socket_mode_response(SocketModeResponse(request.envelope_id, answer))
+        except NotKept:  # Socket Mode has no NACK: the envelope goes unacked, and Slack sends it again
+            log.warning("slack: envelope %s not kept; left unacked", request.envelope_id)
         finally:
             self._tasks.discard(task)
 
@@ -197,6 +199,8 @@ class SlackAdapter:
                 if press is not None:
                     self._outbound.responses.remember(press.message_id, payload.get("response_url"))
                     await self._deliver(f"slack:press:{press.message_id}", press)
+        except NotKept:
+            raise  # not acknowledged: Slack delivers it again
         except Exception:
             log.exception("slack: handling a %s envelope failed", kind)
         return None
@@ -217,18 +221,22 @@ class SlackAdapter:
                                 parsed)
 
     async def _deliver(self, key: str, msg: IncomingMessage) -> None:
-        if await self._services.seen(key):
+        async def hand_over() -> None:
+            kept = self._handing[key] = asyncio.get_running_loop().create_future()
+            try:
+                await self._hand_over(msg)
+                kept.set_result(True)
+            finally:
+                del self._handing[key]
+                if not kept.done():
+                    kept.set_result(False)
+
+        if not await self._services.once(key, hand_over):
             first = self._handing.get(key)
-            if first is not None:  # a retry while the first delivery is still on its way: ack with that one
-                await asyncio.shield(first)
+            # a retry while the first delivery is still on its way: acknowledged only if that one is kept
+            if first is not None and not await asyncio.shield(first):
+                raise NotKept(f"slack: {key}: its first delivery was not kept")
             log.info("slack: redelivered %s ignored", key)
-            return
-        handing = self._handing[key] = asyncio.get_running_loop().create_future()
-        try:
-            await self._hand_over(msg)
-        finally:
-            del self._handing[key]
-            handing.set_result(None)
 
     async def _hand_over(self, msg: IncomingMessage) -> None:
         self._outbound.remember(msg)

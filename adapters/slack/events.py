@@ -21,6 +21,8 @@ from urllib.parse import parse_qsl
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
+from bot.adapter import NotKept
+
 log = logging.getLogger("bothub.slack")
 FRESH = 300.0  # seconds a signed request stays valid (Slack's own rule)
 ACK_WITHIN = 2.5  # seconds: the inbox must have the event by then, inside Slack's 3 s
@@ -106,9 +108,13 @@ class EventsEndpoint:
         if not self._ready():
             return web.Response(status=503)  # Slack retries later
         work = asyncio.ensure_future(self._take_in(kind, payload))
+        work.add_done_callback(lambda done: done.cancelled() or done.exception())  # a late NotKept: Slack retried
         try:
             answer = await asyncio.wait_for(asyncio.shield(work), ACK_WITHIN)
         except TimeoutError:
             log.warning("slack: %s not in the inbox within %.1fs; Slack will retry", kind, ACK_WITHIN)
+            return web.Response(status=503)
+        except NotKept:
+            log.warning("slack: %s not kept; Slack will retry", kind)
             return web.Response(status=503)
         return web.json_response(answer) if answer else web.Response(status=200)

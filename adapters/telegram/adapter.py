@@ -31,7 +31,7 @@ from adapters.telegram.drafts import DRAFT_INTERVAL, show_draft
 from adapters.telegram.inbound import BotIdentity, parse_update
 from adapters.telegram.outbound import Outbound, TelegramFiles
 from adapters.telegram.polling import Poller
-from bot.adapter import AdapterServices, Capabilities, MenuCommand, MessageHandler, Share
+from bot.adapter import AdapterServices, Capabilities, MenuCommand, MessageHandler, NotKept, Share
 from bot.config import ConfigError, proxy_for
 from bot.httpkit.fence import before_request
 from bot.messages import ChatRef, SentRef
@@ -107,12 +107,13 @@ class TelegramAdapter:
         self._outbound = Outbound(self._app.bot)
         self.files = TelegramFiles(self._outbound)
         self._on_message: MessageHandler | None = None
+        self._not_kept: set[int] = set()  # update ids the hub did not keep, until `_take` reports them
         self._me: BotIdentity | None = None
         self._share = share
         self._standby = False  # polling mode on a replica that does not hold the poller role
         self._hook_held = False  # this replica holds the webhook role (replicas) and keeps it registered
         self._hooking: asyncio.Task[None] | None = None
-        self._poller = Poller(self._app.bot, self._app.process_update, POLL_TIMEOUT, ALLOWED_UPDATES)
+        self._poller = Poller(self._app.bot, self._take, POLL_TIMEOUT, ALLOWED_UPDATES)
 
     async def start(self, on_message: MessageHandler) -> None:
         self._on_message = on_message
@@ -223,8 +224,18 @@ class TelegramAdapter:
         except Exception as e:  # any malformed body: PTB raises AttributeError too; never a 500 → redelivery loop
             log.warning("telegram webhook: unreadable update skipped (%s)", type(e).__name__)
             return web.Response()
-        await self._app.process_update(update)  # in the inbox before the 200: a crash after it loses nothing
+        try:
+            await self._take(update)  # in the inbox before the 200: a crash after it loses nothing
+        except NotKept:
+            return web.Response(status=503)  # Telegram retries later
         return web.Response()
+
+    async def _take(self, update: Update) -> None:
+        """Through PTB's handlers, which swallow what they raise: NotKept when the hub did not keep it."""
+        await self._app.process_update(update)
+        if update.update_id in self._not_kept:
+            self._not_kept.discard(update.update_id)
+            raise NotKept(f"telegram update {update.update_id}")
 
     async def _publish_commands(self) -> None:
         """The command menu in Telegram's clients, in English and Chinese, from the core registry."""
@@ -249,8 +260,10 @@ class TelegramAdapter:
             return
         try:  # to the hub first: a tap followed by a typed message must reach the session in that order
             await self._on_message(inbound.message)
-        except Exception:
-            log.exception("handling telegram message %s failed", inbound.message.message_id)
+        except Exception:  # not kept: `_take` leaves it unconfirmed, so Telegram delivers it again
+            log.warning("telegram update %s not kept; Telegram delivers it again", update.update_id)
+            self._not_kept.add(update.update_id)
+            return
         if (query_id := inbound.callback_query_id) is not None:
             try:
                 await self._app.bot.answer_callback_query(query_id)

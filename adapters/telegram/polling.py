@@ -36,6 +36,7 @@ class Poller:
         self._taking: dict[int, asyncio.Task[None]] = {}  # update id → its taking, until it is confirmed
         self._last: dict[int | None, asyncio.Task[None]] = {}  # chat → the taking of its latest update
         self._next = 0  # the id after the highest update seen
+        self._failed: set[int] = set()  # updates whose taking failed: never confirmed, taken again when they return
 
     @property
     def running(self) -> bool:
@@ -64,6 +65,7 @@ class Poller:
         offset = self._confirmed()
         self._taking.clear()
         self._last.clear()
+        self._failed.clear()
         if offset is not None:
             with contextlib.suppress(TelegramError):  # e.g. 409 once another replica polls
                 await self._bot.get_updates(offset=offset, timeout=0, limit=1, allowed_updates=self._allowed)
@@ -92,7 +94,10 @@ class Poller:
                 failures += 1
                 continue
             failures = 0
-            fresh = [u for u in updates if u.update_id >= self._next]
+            if self._failed & {u.update_id for u in updates}:  # the store failed a moment ago: give it one
+                await asyncio.sleep(RETRY_AFTER[0])
+            fresh = [u for u in updates if u.update_id >= self._next or u.update_id in self._failed]
+            self._failed.difference_update(u.update_id for u in fresh)
             for update in fresh:
                 self._taking[update.update_id] = self._spawn(update)
             self._next = max([self._next, *(u.update_id + 1 for u in fresh)])
@@ -103,7 +108,7 @@ class Poller:
         """The offset that confirms every update taken so far, up to the first still being taken; None before
         the first update (from the oldest Telegram still holds unconfirmed)."""
         for update_id in sorted(self._taking):
-            if not self._taking[update_id].done():
+            if not self._taking[update_id].done() or update_id in self._failed:
                 return update_id
             del self._taking[update_id]
         return self._next or None
@@ -118,8 +123,9 @@ class Poller:
                 await asyncio.wait([before])  # the chat's previous update first (whatever became of it)
             try:
                 await self._take(update)
-            except Exception:
-                log.exception("telegram update %s could not be taken", update.update_id)
+            except Exception:  # not kept (NotKept, or worse): unconfirmed, and taken again when it comes back
+                log.warning("telegram update %s not taken; asked for again", update.update_id, exc_info=True)
+                self._failed.add(update.update_id)
 
         task = self._last[key] = asyncio.create_task(take())
         task.add_done_callback(lambda done: self._last.pop(key) if self._last.get(key) is done else None)

@@ -15,7 +15,7 @@ from adapters.web.files import WebFiles
 from adapters.web.inbound import PLATFORM, USER, BadMessage, parse_form, parse_post
 from adapters.web.outbound import Channels
 from adapters.web.render import history_page, render
-from bot.adapter import AdapterServices, Capabilities, FileTransfer, MessageHandler
+from bot.adapter import AdapterServices, Capabilities, FileTransfer, MessageHandler, NotKept
 from bot.httpkit import lang, sse
 from bot.httpkit.auth import WebSession
 from bot.httpkit.security import SESSION
@@ -134,7 +134,10 @@ class WebChatAdapter:
         except ValueError as e:  # BadMessage, or a body that is not JSON / not a form
             text = str(e) if isinstance(e, BadMessage) else 'send JSON like {"text": "hello"}, or a form with files'
             return web.json_response({"error": text}, status=400)
-        await self._on_message(msg)
+        try:
+            await self._on_message(msg)
+        except NotKept:  # the page shows it as not sent: the person sends it again
+            return web.json_response({"error": t(lang.pick(request), "not_kept")}, status=503)
         return web.json_response({"id": msg.message_id}, status=202)
 
     async def _parse(self, request: web.Request, chat_id: str) -> IncomingMessage:

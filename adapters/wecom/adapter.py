@@ -153,14 +153,17 @@ class WeComAdapter:
             return None
         msg = parsed.message
         self._ready()
-        if await self._services.seen(f"wecom:msg:{msg.message_id}"):
+
+        async def hand_over() -> None:
+            if self._outbound is not None:
+                self._outbound.remember(msg.message_id, rid)
+            if self._files is not None:
+                self._files.remember(msg.message_id, parsed.media)
+            await self._hand_over(msg)
+
+        if not await self._services.once(f"wecom:msg:{msg.message_id}", hand_over):
             log.info("wecom: redelivered message %s ignored", msg.message_id)
             return None
-        if self._outbound is not None:
-            self._outbound.remember(msg.message_id, rid)
-        if self._files is not None:
-            self._files.remember(msg.message_id, parsed.media)
-        await self._hand_over(msg)
         return parsed
 
     async def take_event(self, body: dict[str, Any], rid: str) -> inbound.Event | None:
@@ -168,17 +171,18 @@ class WeComAdapter:
         if event is None or not event.msgid:
             return None
         self._ready()
-        if await self._services.seen(f"wecom:event:{event.msgid}"):
-            return None
-        if event.kind == "enter_chat" and self._conn is not None:
-            welcome = {"msgtype": "text", "text": {"content": self.welcome()}}
-            try:
-                await self._conn.request("aibot_respond_welcome_msg", welcome, rid)
-            except (AckError, ConnectionError, TimeoutError) as e:
-                log.warning("wecom: the welcome was refused: %s", e)
-        elif event.kind == "template_card_event" and event.event_key and event.chat_id:
-            await self._hand_over(event.press(rid))
-        return event
+
+        async def hand_over() -> None:
+            if event.kind == "enter_chat" and self._conn is not None:
+                welcome = {"msgtype": "text", "text": {"content": self.welcome()}}
+                try:
+                    await self._conn.request("aibot_respond_welcome_msg", welcome, rid)
+                except (AckError, ConnectionError, TimeoutError) as e:
+                    log.warning("wecom: the welcome was refused: %s", e)
+            elif event.kind == "template_card_event" and event.event_key and event.chat_id:
+                await self._hand_over(event.press(rid))
+
+        return event if await self._services.once(f"wecom:event:{event.msgid}", hand_over) else None
 
     def welcome(self) -> str:
         """Chinese first, then the hub's own language when that is another."""

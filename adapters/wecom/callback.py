@@ -84,9 +84,9 @@ class CallbackMode:
             return web.Response(status=503, text="starting")  # WeCom tries again
         try:
             answer = await self._answer(body, adapter)
-        except Exception:
+        except Exception:  # not kept: WeCom tries again
             log.exception("wecom: handling a callback failed")
-            return web.Response(status=500)
+            return web.Response(status=503)
         return self._sealed(answer) if answer is not None else web.Response(text="")
 
     async def _answer(self, body: dict[str, Any], adapter: WeComAdapter) -> dict[str, Any] | None:

@@ -203,6 +203,6 @@ class LongConnection:
     async def _deliver(self, frame: dict[str, Any]) -> None:
         try:
             await self._take(frame)
-        except Exception:
+        except Exception:  # no ACK to withhold here: the dedupe mark is taken back, so a redelivery is taken
             log.exception("wecom: a %s frame could not be taken in", frame.get("cmd"))
 

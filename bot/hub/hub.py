@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from bot.adapter import Adapter
+from bot.adapter import Adapter, NotKept
 from bot.agent.group_context import GroupContext
 from bot.chats.access import Access, Verdict
 from bot.chats.links import ChatLinks
@@ -96,12 +96,17 @@ class Hub:
         return self.roster.for_chat(msg.chat, msg.user_id) if self.roster is not None else self.runner
 
     async def handle(self, msg: InboundEvent) -> None:
-        """Entry point for adapters: never raises; the answer itself runs later, in the session's lane."""
+        """Entry point for adapters; the answer itself runs later, in the session's lane. Raises NotKept only when
+        the message could not be stored (the adapter must not acknowledge it); a failure once it is stored is
+        logged and swallowed: the entry is kept, and the lane, a sweep or the next start answers it."""
         try:
             if isinstance(msg, Overheard):
                 await self._overhear(msg)
             else:
                 await self._handle(msg)
+        except NotKept:
+            log.exception("could not keep %s message %s in %s", msg.platform, msg.message_id, msg.chat_id)
+            raise
         except Exception:
             log.exception("could not handle %s message %s in %s", msg.platform, msg.message_id, msg.chat_id)
 
@@ -125,8 +130,11 @@ class Hub:
         key = self.links.key_of(msg)
 
         async def accept() -> Accepted | None:  # None: a redelivery already accepted
-            return await self.store.inbox.accept(f"{key.storage_key}:{msg.message_id}", key.storage_key,
-                                                 encode_message(msg), order=msg.order)
+            try:
+                return await self.store.inbox.accept(f"{key.storage_key}:{msg.message_id}", key.storage_key,
+                                                     encode_message(msg), order=msg.order)
+            except Exception as e:  # nothing stored: the platform must deliver it again
+                raise NotKept(f"the inbox did not take {msg.message_id}: {e!r}") from e
 
         if not self._accepting:  # shutting down: kept for the chat's next owner (a replica, or this one restarted)
             await accept()  # an adapter still taking events (a poller, a webhook) confirms only what is kept

@@ -187,6 +187,10 @@ class Bots:
         async def seen(key: str) -> bool:
             return await base.seen(f"{identity}|{key}")
 
+        async def unsee(key: str) -> None:
+            if base.unsee is not None:
+                await base.unsee(f"{identity}|{key}")
+
         share: Share | None = None
         if base.share is not None:
             outer = base.share
@@ -198,6 +202,6 @@ class Bots:
         answered, history = base.answered, base.history
         return dataclasses.replace(
             base, list_conversations=lambda chat, user: base.list_conversations(own(chat), user), seen=seen,
-            add_route=self._routes.adder(identity), share=share,
+            unsee=unsee, add_route=self._routes.adder(identity), share=share,
             answered=(lambda chat: answered(own(chat))) if answered is not None else None,
             history=(lambda chat, before, n: history(own(chat), before, n)) if history is not None else None)

@@ -38,6 +38,10 @@ class InboxStore(Protocol):
         """Record the key; True if it was already recorded and has not expired (one atomic statement)."""
         ...
 
+    async def unsee(self, key: str) -> None:
+        """Forget a recorded key: the event it marked was not kept, and its redelivery must be taken."""
+        ...
+
     async def accept(self, key: str, session: str, event: str, ttl: float = DEDUPE_TTL,
                      order: int | None = None) -> Accepted | None:
         """Record the dedupe key and queue the event as the chat's next in sequence, atomically (with the

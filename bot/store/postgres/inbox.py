@@ -37,6 +37,9 @@ class PostgresInbox:
         now = self._clock()
         return await self._db.pool.fetchval(_SEEN_SQL, key, now + ttl, now) is None
 
+    async def unsee(self, key: str) -> None:
+        await self._db.pool.execute("DELETE FROM seen_events WHERE key = $1", key)
+
     async def accept(self, key: str, session: str, event: str, ttl: float = DEDUPE_TTL,
                      order: int | None = None) -> Accepted | None:
         now = self._clock()

@@ -41,6 +41,9 @@ class SqliteInbox:
         now = self._clock()
         return await self._db.write(lambda db: db.execute(_SEEN_SQL, (key, now + ttl, now)).rowcount == 0)
 
+    async def unsee(self, key: str) -> None:
+        await self._db.write(lambda db: db.execute("DELETE FROM seen_events WHERE key = ?", (key,)))
+
     async def accept(self, key: str, session: str, event: str, ttl: float = DEDUPE_TTL,
                      order: int | None = None) -> Accepted | None:
         now = self._clock()
