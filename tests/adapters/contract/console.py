@@ -15,6 +15,7 @@ from typing import Any, TextIO
 import pytest
 
 from adapters.console import SPEC, ConsoleConfig
+from bot.i18n import t
 from bot.messages import ChatRef, SentRef
 from tests.adapters.contract.driver import Driver, services
 
@@ -35,6 +36,8 @@ class ConsoleDriver(Driver):
     platform_can = frozenset({"can_edit"})  # one person at one terminal; buttons are printed as commands to type
 
     async def start(self) -> None:
+        self._offered: dict[str, Any] = {}
+        self._notices_read = 0
         self._stdin, self._in, self._out, self._transcript = _streams()
         with pytest.MonkeyPatch.context() as patch:  # the spec's create takes the process's own streams
             patch.setattr(sys, "stdin", self._in)
@@ -55,6 +58,22 @@ class ConsoleDriver(Driver):
 
     async def press(self, event: dict[str, Any], pressed: SentRef) -> None:
         raise AssertionError("a terminal has no buttons: their commands are typed")
+
+    async def offer(self, event: dict[str, Any]) -> None:
+        self._offered = event
+        await self.inject(event)
+
+    async def offer_again(self) -> None:
+        """The person read that it was not kept and types the line again."""
+        self._notices_read = self._notices()
+        await self.inject(self._offered)
+
+    def confirmed(self) -> bool:
+        """No notice printed that the line was not kept, since the person last read one."""
+        return self._notices() <= self._notices_read
+
+    def _notices(self) -> int:
+        return self._transcript.read_text(encoding="utf-8").count(t("en", "not_kept"))
 
     def links(self) -> int:
         return int(self.adapter.connected())  # still reading the script and dispatching its lines

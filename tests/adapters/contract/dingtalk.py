@@ -26,6 +26,7 @@ class DingTalkDriver(Driver):
     def __init__(self) -> None:
         super().__init__()
         self._ids = itertools.count(1)
+        self._offered: tuple[dict[str, Any], str] = ({}, "")
 
     async def start(self) -> None:
         self.fake = dingtalk_api.FakeDingTalk()
@@ -40,9 +41,22 @@ class DingTalkDriver(Driver):
         await self.fake.stop()
 
     async def inject(self, event: dict[str, Any]) -> None:
+        await self.offer(event)
+        await self.fake.until_acked(self._offered[1])
+
+    async def offer(self, event: dict[str, Any]) -> None:
         data = self.fake.robot_frame(event)
         data["msgId"] = f"{data['msgId']}-{next(self._ids)}"
-        await self.fake.until_acked(await self.fake.push(ROBOT_TOPIC, data))
+        self._offered = (data, await self.fake.push(ROBOT_TOPIC, data))
+
+    async def offer_again(self) -> None:
+        """DingTalk pushes a frame not ACKed with code 200 again, under its messageId."""
+        data, frame_id = self._offered
+        await self.fake.push(ROBOT_TOPIC, data, frame_id=frame_id)
+
+    def confirmed(self) -> bool:
+        frame_id = self._offered[1]
+        return not frame_id or self.fake.acked(frame_id) is not None
 
     async def press(self, event: dict[str, Any], pressed: SentRef) -> None:
         data = copy.deepcopy(event)

@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from bot.adapter import Adapter, AdapterServices, ConversationChoice, TokenHolder, WebHandler
+from bot.adapter import Adapter, AdapterServices, ConversationChoice, NotKept, TokenHolder, WebHandler
 from bot.commands import menu
 from bot.httpkit.auth import Auth
 from bot.httpkit.security import AUTH, security
@@ -37,7 +37,8 @@ def payload(platform: str, case: str) -> dict[str, Any]:
 
 class Inbox:
     """What the adapter handed to the hub, in order. `hold` makes the next hand-over wait, as a slow inbox
-    write would, until the test lets it through; `accepted` is what got through (the hub has it)."""
+    write would, until the test lets it through; `refuse` makes the next one fail as a failed inbox write does
+    (NotKept); `accepted` is what got through (the hub has it)."""
 
     def __init__(self) -> None:
         self.queue: asyncio.Queue[InboundEvent] = asyncio.Queue()
@@ -45,6 +46,7 @@ class Inbox:
         self.accepted: list[InboundEvent] = []
         self.arriving = asyncio.Event()
         self._gate: asyncio.Event | None = None
+        self._refusing: asyncio.Event | None = None
 
     def hold(self) -> asyncio.Event:
         """The gate the next hand-overs wait at; `arriving` is set once one does."""
@@ -52,8 +54,17 @@ class Inbox:
         self._gate = asyncio.Event()
         return self._gate
 
+    def refuse(self) -> asyncio.Event:
+        """The next hand-over raises NotKept; the event is set once it did."""
+        self._refusing = asyncio.Event()
+        return self._refusing
+
     async def __call__(self, message: InboundEvent) -> None:
         self.handed.append(message)
+        if (refusing := self._refusing) is not None:
+            self._refusing = None
+            refusing.set()
+            raise NotKept("the contract's inbox refused it, as a failed inbox write does")
         if self._gate is not None:
             self.arriving.set()
             await self._gate.wait()
@@ -77,8 +88,11 @@ def services(routes: list[tuple[str, str, WebHandler]], *, answered: Callable[[C
         seen.add(key)
         return was
 
+    async def unsee(key: str) -> None:
+        seen.discard(key)
+
     return AdapterServices(_no_conversations, is_seen, lambda m, p, h: routes.append((m, p, h)), commands=menu(),
-                           answered=answered, check_token=check_token)
+                           answered=answered, check_token=check_token, unsee=unsee)
 
 
 async def serve_routes(routes: list[tuple[str, str, WebHandler]]) -> tuple[web.AppRunner, str]:
@@ -105,6 +119,9 @@ class Driver:
     limit: int  # the platform's own ceiling for one message's text
     platform_can: frozenset[str]  # which of ABILITIES the platform has
     columns = 0  # answers one message of the platform can show side by side (Capabilities.columns)
+    # the transport tells the platform (or the person) whether an event was kept: an ACK, a 2xx, a confirmed
+    # offset, a notice; False where it has no such answer (Discord's gateway, WeCom's long connection)
+    acknowledges = True
     adapter: Adapter
 
     def __init__(self) -> None:
@@ -122,6 +139,16 @@ class Driver:
 
     async def press(self, event: dict[str, Any], pressed: SentRef) -> None:
         """Deliver a recorded button press on a message the bot sent."""
+        raise NotImplementedError
+
+    async def offer(self, event: dict[str, Any]) -> None:
+        """`inject`, for an event the adapter may not get kept: a refusal is no failure here; `confirmed()` says
+        what the platform was told."""
+        raise NotImplementedError
+
+    async def offer_again(self) -> None:
+        """The platform's redelivery of the event last offered, under the same ids (a person at a terminal or a
+        browser sends it again); nothing where the platform hands it over again by itself."""
         raise NotImplementedError
 
     async def shown(self, chat: ChatRef) -> list[str]:

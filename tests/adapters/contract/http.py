@@ -116,6 +116,7 @@ class WebDriver(Driver):
         self._chat = ChatRef("web", _found(r"chat=web%3A([0-9a-f]+)", text))
         self._screen = Screen()
         self._typings = 0
+        self._answered_ok = True
         self._tab: Stream | None = None
         await self.adapter.start(self.inbox)
 
@@ -147,13 +148,30 @@ class WebDriver(Driver):
                 return
 
     async def _post(self, body: dict[str, Any]) -> None:
+        text = await self._send(body)
+        assert self._answered_ok, text
+
+    async def _send(self, body: dict[str, Any]) -> str:
+        """The page's POST; the answer's body (202: the hub has it)."""
         await self._sync()
         async with self._http.post(f"{self._base}/webchat/send", json=body,
                                    headers={"X-CSRF-Token": self._csrf}) as resp:
-            assert resp.status == 202, await resp.text()
+            self._answered_ok = resp.status == 202
+            return await resp.text()
 
     async def inject(self, event: dict[str, Any]) -> None:
         await self._post(event["json"])
+
+    async def offer(self, event: dict[str, Any]) -> None:
+        self._offered: dict[str, Any] = event["json"]
+        await self._send(self._offered)
+
+    async def offer_again(self) -> None:
+        """The person sends it again, as the page's "not sent" line asks."""
+        await self._post(self._offered)
+
+    def confirmed(self) -> bool:
+        return self._answered_ok
 
     async def press(self, event: dict[str, Any], pressed: SentRef) -> None:
         await self._post(event["json"])  # the page sends the button's action with "button": true
@@ -195,6 +213,7 @@ class ApiDriver(Driver):
         self._runner, self._base = await serve_routes(routes)
         self._http = aiohttp.ClientSession()
         self._screen = Screen()
+        self._answered_ok = True
         self._requests: list[tuple[IncomingMessage, Stream]] = []
         self._marks = itertools.count()
         await self.adapter.start(self.inbox)
@@ -229,15 +248,35 @@ class ApiDriver(Driver):
 
     async def inject(self, event: dict[str, Any]) -> None:
         """POST the message; its answer streams back while the test goes on."""
+        text = await self._ask(event)
+        assert self._answered_ok, text
+
+    async def offer(self, event: dict[str, Any]) -> None:
+        self._offered: dict[str, Any] = event
+        await self._ask(event)
+
+    async def offer_again(self) -> None:
+        """The calling system sends it again, as the 503 asks."""
+        await self.inject(self._offered)
+
+    def confirmed(self) -> bool:
+        return self._answered_ok
+
+    async def _ask(self, event: dict[str, Any]) -> str:
+        """The request; the body of a refusal ("" when its answer streams)."""
         await self._sync()  # what earlier requests were sent is on the screen before this one starts
         handed = len(self.inbox.handed)
         response = await self._http.post(
             f"{self._base}/api/v1/chat/{event['key']}/messages", json=event["body"],
             headers={"Authorization": f"Bearer {self.TOKEN}", "Accept": "text/event-stream"})
-        assert response.status == 200, await response.text()
+        self._answered_ok = response.status == 200
+        if not self._answered_ok:
+            async with response:
+                return await response.text()
         (message,) = self.inbox.handed[handed:]  # the adapter handed it over before answering the stream
         assert isinstance(message, IncomingMessage)
         self._requests.append((message, Stream(response, self._frame)))
+        return ""
 
     async def press(self, event: dict[str, Any], pressed: SentRef) -> None:
         await self.inject(event)  # pressing an action is sending its command

@@ -48,6 +48,12 @@ class TelegramDriver(Driver):
         self.fake.open_chat(chat["id"], chat["type"])
         self.fake.inject_update(copy.deepcopy(event))
 
+    async def offer(self, event: dict[str, Any]) -> None:
+        await self.inject(event)
+
+    async def offer_again(self) -> None:
+        """Nothing: the next getUpdates hands an unconfirmed update over again."""
+
     async def press(self, event: dict[str, Any], pressed: SentRef) -> None:
         query = event["callback_query"]
         self.fake.inject_callback(int(pressed.chat.chat_id), int(pressed.message_id), query["data"], query["from"])
@@ -73,6 +79,7 @@ class TelegramDriver(Driver):
 
 class DiscordDriver(Driver):
     name, limit, platform_can = "discord", discord_rules.MAX_CONTENT, EVERYTHING
+    acknowledges = False  # the gateway has no per-event acknowledgement, and never redelivers
     SEND = r"/channels/\d+/messages"
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,6 +107,15 @@ class DiscordDriver(Driver):
         if event["t"] == "INTERACTION_CREATE":
             data = self.fake.replay(data)
         await self.fake.dispatch(event["t"], data)
+
+    async def offer(self, event: dict[str, Any]) -> None:
+        self._offered = event
+        await self.inject(event)
+
+    async def offer_again(self) -> None:
+        """Discord's gateway never sends an event again: this is the same dispatch once more, to show nothing
+        of the adapter drops it."""
+        await self.inject(self._offered)
 
     async def press(self, event: dict[str, Any], pressed: SentRef) -> None:
         data = self.fake.replay(copy.deepcopy(event["d"]), message=self.fake.messages[pressed.message_id])
@@ -131,6 +147,8 @@ class FeishuDriver(Driver):
     def __init__(self) -> None:
         super().__init__()
         self._event_ids = itertools.count(1)
+        self._answered_ok = True  # the last webhook request was answered 200: Feishu will not send it again
+        self._offered: dict[str, Any] = {}
 
     async def start(self) -> None:
         self.fake = feishu_api.FakeFeishu()
@@ -162,12 +180,32 @@ class FeishuDriver(Driver):
         event["event"]["context"]["open_message_id"] = pressed.message_id
         await self._post(event)
 
+    async def offer(self, event: dict[str, Any]) -> None:
+        self._offered = self._fresh(copy.deepcopy(event))
+        self.fake.record_incoming(self._offered)
+        await self.offer_again()
+
+    async def offer_again(self) -> None:
+        await self._send(self._offered)
+
     async def _post(self, event: dict[str, Any]) -> None:
-        """Encrypted and signed like Feishu; a fresh event id, so a replayed payload is not a redelivery."""
+        text = await self._send(self._fresh(event))
+        assert self._answered_ok, text
+
+    def _fresh(self, event: dict[str, Any]) -> dict[str, Any]:
+        """A fresh event id, so a replayed payload is not a redelivery."""
         event["header"] = {**event["header"], "token": self.TOKEN, "event_id": f"ev-{next(self._event_ids)}"}
+        return event
+
+    async def _send(self, event: dict[str, Any]) -> str:
+        """Encrypted and signed like Feishu; the answer's body."""
         body, headers = feishu_events.signed_request(self.ENCRYPT_KEY, event)
         async with self._session.post(self._url, data=body, headers=headers) as resp:
-            assert resp.status == 200, await resp.text()
+            self._answered_ok = resp.status == 200
+            return await resp.text()
+
+    def confirmed(self) -> bool:
+        return self._answered_ok
 
     async def shown(self, chat: ChatRef) -> list[str]:
         return self.fake.shown(chat.chat_id)

@@ -15,6 +15,7 @@ from tests.fakes import slack_api
 from tests.fakes import slack_users as people
 from tests.fakes.serve import open_connections
 from tests.fakes.slack_rules import APP_TOKEN, BOT_TOKEN
+from tests.fakes.slack_socket import Envelope
 
 
 def env(fake: slack_api.FakeSlack) -> dict[str, str]:
@@ -43,6 +44,8 @@ class SlackDriver(Driver):
     def __init__(self) -> None:
         super().__init__()
         self._ids = itertools.count(1)
+        self._offered: tuple[str, dict[str, Any]] = ("", {})
+        self._last: Envelope | None = None
 
     async def start(self) -> None:
         self.fake = slack_api.FakeSlack()
@@ -55,11 +58,24 @@ class SlackDriver(Driver):
         await self.fake.stop()
 
     async def inject(self, event: dict[str, Any]) -> None:
+        await self.offer(event)
+        assert self._last is not None
+        await self.fake.acked(self._last)
+
+    async def offer(self, event: dict[str, Any]) -> None:
         payload = copy.deepcopy(event["payload"])
         if "event_id" in payload:  # a fresh id, so a replayed payload is not a redelivery
             payload["event_id"] = f"{payload['event_id']}-{next(self._ids)}"
         open_for(self.fake, event["type"], payload)
-        await self.fake.acked(await self.fake.push(event["type"], payload))
+        self._offered = (event["type"], payload)
+        await self.offer_again()
+
+    async def offer_again(self) -> None:
+        """Slack sends an envelope not acked again, with the same event id."""
+        self._last = await self.fake.push(*self._offered)
+
+    def confirmed(self) -> bool:
+        return self._last is None or self._last.done.is_set()
 
     async def press(self, event: dict[str, Any], pressed: SentRef) -> None:
         payload = copy.deepcopy(event["payload"])

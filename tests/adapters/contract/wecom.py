@@ -21,10 +21,12 @@ REPLIES = ("aibot_respond_msg", "aibot_send_msg")
 class WeComDriver(Driver):
     name, limit = "wecom", wecom_adapter.WeComAdapter.capabilities.max_text
     platform_can = frozenset(ABILITIES) - {"overhears", "feedback"}  # the bot hears a group only when @mentioned
+    acknowledges = False  # a callback on the long connection gets no acknowledgement to withhold
 
     def __init__(self) -> None:
         super().__init__()
         self._ids = itertools.count(1)
+        self._offered: tuple[dict[str, Any], str] = ({}, "")
 
     async def start(self) -> None:
         self.fake = FakeWeCom()
@@ -38,9 +40,16 @@ class WeComDriver(Driver):
         await self.fake.stop()
 
     async def inject(self, event: dict[str, Any]) -> None:
+        await self.offer(event)
+
+    async def offer(self, event: dict[str, Any]) -> None:
         body = copy.deepcopy(event)
         body["msgid"] = f"{body['msgid']}-{next(self._ids)}"
-        await self.fake.push_message(body)
+        self._offered = (body, await self.fake.push_message(body))
+
+    async def offer_again(self) -> None:
+        body, req_id = self._offered
+        await self.fake.push_message(body, req_id)
 
     async def press(self, event: dict[str, Any], pressed: SentRef) -> None:
         body = copy.deepcopy(event)
