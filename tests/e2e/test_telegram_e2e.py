@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import io
+import logging
+import sqlite3
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -249,3 +252,28 @@ async def test_housekeeping_buttons_delete_undo_and_search(app: App, tg: FakeTel
     found = tg.messages(42)[-1]
     assert found.reply_markup is None  # the only match is the conversation we are in: nothing to switch to
     assert f"{rome}" in found.text and "planning a trip to" in found.text
+
+
+async def test_a_message_the_locked_database_did_not_keep_comes_again_and_is_answered_once(
+        tmp_path: Path, tg: FakeTelegram, fake: FakeOpenAI, caplog: pytest.LogCaptureFixture) -> None:
+    """Another process holds the database's write lock past the store's busy timeout while the update is taken in:
+    the inbox write fails, the hub raises NotKept, the poller leaves Telegram's offset unconfirmed, Telegram hands
+    the update over again and it is answered, exactly once."""
+    caplog.set_level(logging.DEBUG, logger="bothub.app")
+    fake.script(Text("kept after all"))
+    async with running_app(tmp_path, fake.base_url, ("telegram",), env=_env(tg)) as app:
+        await wait_for(lambda: "old quotas" in caplog.text)  # the start's housekeeping is through: the lock meets
+        locker = sqlite3.connect(app.cfg.data_dir / "bothub.sqlite3", isolation_level=None)  # the accept alone
+        locker.execute("BEGIN EXCLUSIVE")
+        try:
+            tg.inject_message(42, "hello while the database is locked")
+            await wait_for(lambda: "could not keep telegram message" in caplog.text, within=20)
+            assert tg.updates.unconfirmed == 1, "Telegram was told an update the hub did not keep was delivered"
+        finally:
+            locker.execute("ROLLBACK")
+            locker.close()
+        await _answered(tg, 42, "kept after all", within=20)
+        await wait_for(lambda: tg.updates.unconfirmed == 0)
+        await asyncio.sleep(1.0)  # a second answer would be on its way by now
+        assert tg.bot_texts(42) == ["kept after all"]
+        assert len(fake.requests) == 1
