@@ -1,4 +1,5 @@
-"""Dedupe keys: a key is new once until it expires, across reopening, and purging removes only expired keys."""
+"""Dedupe keys: a key is new once until it expires (or is taken back), across reopening, and purging removes only
+expired keys."""
 
 from __future__ import annotations
 
@@ -29,6 +30,16 @@ async def test_seen_dedupes_across_reopen_until_expiry(new_store: StoreFactory) 
         assert await store.inbox.seen("tg:1:43", ttl=60) is True
     finally:
         await store.close()
+
+
+async def test_unsee_takes_back_one_key_so_its_redelivery_counts_as_new(store: Store) -> None:
+    assert await store.inbox.seen("fs:event:1") is False
+    assert await store.inbox.seen("fs:event:2") is False
+    await store.inbox.unsee("fs:event:1")  # its event was not kept
+    await store.inbox.unsee("fs:event:never")  # nothing recorded: nothing to take back
+    assert await store.inbox.seen("fs:event:1") is False
+    assert await store.inbox.seen("fs:event:1") is True
+    assert await store.inbox.seen("fs:event:2") is True
 
 
 async def test_the_same_key_at_once_is_new_exactly_once(store: Store) -> None:
