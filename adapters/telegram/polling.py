@@ -33,8 +33,8 @@ class Poller:
         self._timeout = timeout
         self._allowed = allowed_updates
         self._task: asyncio.Task[None] | None = None
-        self._taking: dict[int, asyncio.Task[None]] = {}  # update id → its taking, until it is confirmed
-        self._last: dict[int | None, asyncio.Task[None]] = {}  # chat → the taking of its latest update
+        self._taking: dict[int, asyncio.Task[bool]] = {}  # update id → its taking, until it is confirmed
+        self._last: dict[int | None, asyncio.Task[bool]] = {}  # chat → the taking of its latest update
         self._next = 0  # the id after the highest update seen
         self._failed: set[int] = set()  # updates whose taking failed: never confirmed, taken again when they return
 
@@ -113,19 +113,24 @@ class Poller:
             del self._taking[update_id]
         return self._next or None
 
-    def _spawn(self, update: Update) -> asyncio.Task[None]:
+    def _spawn(self, update: Update) -> asyncio.Task[bool]:
         chat = update.effective_chat
         key = chat.id if chat is not None else None
         before = self._last.get(key)
 
-        async def take() -> None:
+        async def take() -> bool:
             if before is not None:
-                await asyncio.wait([before])  # the chat's previous update first (whatever became of it)
+                await asyncio.wait([before])  # the chat's previous update first
+                if before.cancelled() or not before.result():  # it comes again: this one follows it then
+                    self._failed.add(update.update_id)
+                    return False
             try:
                 await self._take(update)
             except Exception:  # not kept (NotKept, or worse): unconfirmed, and taken again when it comes back
                 log.warning("telegram update %s not taken; asked for again", update.update_id, exc_info=True)
                 self._failed.add(update.update_id)
+                return False
+            return True
 
         task = self._last[key] = asyncio.create_task(take())
         task.add_done_callback(lambda done: self._last.pop(key) if self._last.get(key) is done else None)

@@ -11,7 +11,6 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from bot.messages import InboundEvent
 from tests.adapters.contract.driver import Inbox, serve_routes
 from tests.adapters.dingtalk.conftest import Make
 from tests.adapters.dingtalk.test_callback import MESSAGE, now_ms, signed
@@ -90,15 +89,11 @@ async def test_a_callback_after_stop_is_answered_503_so_dingtalk_retries(served:
     assert inbox.handed == []
 
 
-async def test_a_hub_that_fails_is_answered_500_not_200(served: tuple[Any, Inbox, Post]) -> None:
-    """The hub's own handler never raises; should a hand-over fail anyway, DingTalk must not be told it is done."""
-    adapter, _, post = served
-    tried: list[InboundEvent] = []
-
-    async def failing(message: InboundEvent) -> None:
-        tried.append(message)
-        raise RuntimeError("inbox write failed")
-
-    adapter._on_message = failing
-    assert await post(MESSAGE) == 500
-    assert [m.message_id for m in tried] == ["msg-http-1"]
+async def test_a_message_not_kept_is_answered_503_and_its_retry_taken(served: tuple[Any, Inbox, Post]) -> None:
+    """The hub could not store it (NotKept): DingTalk must not be told it is done, nor its retry dropped as seen."""
+    _, inbox, post = served
+    inbox.refuse()
+    assert await post(MESSAGE) == 503
+    assert await post(MESSAGE) == 200  # DingTalk's retry
+    assert [m.message_id for m in inbox.handed] == ["msg-http-1", "msg-http-1"]
+    assert [m.message_id for m in inbox.accepted] == ["msg-http-1"]

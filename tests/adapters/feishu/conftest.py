@@ -12,7 +12,7 @@ from aiohttp import web
 
 from adapters.feishu import FeishuConfig
 from adapters.feishu import adapter as feishu_adapter
-from bot.adapter import AdapterServices, ConversationChoice, WebHandler
+from bot.adapter import AdapterServices, ConversationChoice, NotKept, WebHandler
 from bot.messages import ChatRef, IncomingMessage
 from tests.fakes.feishu_api import APP_ID, APP_SECRET, FakeFeishu
 from tests.fakes.feishu_events import signed_request
@@ -97,9 +97,13 @@ async def start_adapter(fake: FakeFeishu) -> AsyncIterator[StartAdapter]:
             seen_keys.add(key)
             return False
 
+        async def unsee(key: str) -> None:
+            seen_keys.discard(key)
+
         services = AdapterServices(
             list_conversations=no_conversations,
             seen=seen,
+            unsee=unsee,
             add_route=lambda method, path, handler: routes.append((method, path, handler)),
         )
         config = FeishuConfig(transport=transport, domain=fake.domain)  # type: ignore[arg-type]
@@ -109,7 +113,7 @@ async def start_adapter(fake: FakeFeishu) -> AsyncIterator[StartAdapter]:
         async def on_message(msg: IncomingMessage) -> None:
             await harness.admit.wait()
             if harness.hub_fails:
-                raise RuntimeError("the hub failed")
+                raise NotKept("the hub's inbox write failed")
             harness.received.append(msg)
 
         await adapter.start(on_message)

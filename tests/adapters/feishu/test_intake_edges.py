@@ -90,24 +90,41 @@ async def test_a_long_connection_event_that_is_not_json_is_acknowledged_and_skip
     assert h.received == []
 
 
-async def test_a_failing_hub_is_logged_and_every_kind_of_event_is_still_acknowledged(
+async def test_an_event_not_kept_is_answered_503_and_taken_when_feishu_sends_it_again(
         start_adapter: StartAdapter, caplog: pytest.LogCaptureFixture) -> None:
+    """The hub could not store a message or a press (NotKept): no 200, and the retry is not dropped as seen.
+    Overheard group talk is no promise (nothing answers it): its failure is logged and acknowledged."""
     h = await start_adapter()
     h.fake.chat_modes["oc_dm"] = "p2p"
     h.hub_fails = True
+    press = card_action_event("ev-press-fail", "/new", card_message_id="om_c", chat_id="oc_dm",
+                              token=VERIFICATION_TOKEN)
     with caplog.at_level(logging.ERROR, "adapters.feishu.adapter"):
-        assert (await h.post(dm("ev-fail"))).status == 200
+        assert (await h.post(dm("ev-fail"))).status == 503
         assert (await h.post(message_event("ev-talk", token=VERIFICATION_TOKEN))).status == 200  # overheard
-        press = card_action_event("ev-press-fail", "/new", card_message_id="om_c", chat_id="oc_dm",
-                                  token=VERIFICATION_TOKEN)
-        assert (await h.post(press)).status == 200
-    assert "handling event ev-fail failed" in caplog.text
+        assert (await h.post(press)).status == 503
+    assert "webhook event not kept" in caplog.text
     assert "keeping group message om_in_ev-talk as context failed" in caplog.text
-    assert "handling button press ev-press-fail failed" in caplog.text
+    assert h.seen_keys == set()
     h.hub_fails = False
-    await h.post(dm("ev-ok", text="back"))
+    assert (await h.post(dm("ev-fail", text="back"))).status == 200  # Feishu's retries
+    assert (await h.post(press)).status == 200
+    assert [m.text for m in await h.wait_received(2)] == ["back", "/new"]
+
+
+async def test_a_long_connection_event_not_kept_is_answered_500_and_taken_when_pushed_again(
+        start_adapter: StartAdapter) -> None:
+    h = await start_adapter("websocket")
+    h.hub_fails = True
+    await h.fake.push_ws_event(dm("ws-fail", text="first try"))
+    await eventually(lambda: len(h.fake.ws_acks) == 1)
+    assert h.fake.ws_acks == [{"code": 500}]  # Feishu pushes it again
+    h.hub_fails = False
+    await h.fake.push_ws_event(dm("ws-fail", text="first try"))
     (msg,) = await h.wait_received(1)
-    assert msg.text == "back"
+    assert msg.text == "first try"
+    await eventually(lambda: len(h.fake.ws_acks) == 2)
+    assert h.fake.ws_acks[1] == {"code": 200}
 
 
 async def test_a_redelivered_press_is_toasted_again_but_reaches_the_hub_once(start_adapter: StartAdapter) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from adapters.slack import SlackConfig
 from adapters.slack.adapter import SlackAdapter, create
-from bot.adapter import WebHandler
+from bot.adapter import NotKept, WebHandler
 from bot.messages import InboundEvent
 from tests.adapters.contract.driver import serve_routes, services
 from tests.fakes.slack_api import FakeSlack
@@ -23,13 +23,18 @@ SECRET = "signing-secret-for-tests"
 
 @dataclass
 class Inbox:
-    """What the adapter handed to the hub; `hold` makes the hand-over take that long (a slow inbox)."""
+    """What the adapter handed to the hub; `hold` makes the hand-over take that long (a slow inbox), `refuse` fails
+    that many as a failed inbox write does (NotKept)."""
 
     handed: list[InboundEvent] = field(default_factory=list)
     hold: float = 0.0
+    refuse: int = 0
 
     async def __call__(self, message: InboundEvent) -> None:
         await asyncio.sleep(self.hold)
+        if self.refuse > 0:
+            self.refuse -= 1
+            raise NotKept("the inbox write failed")
         self.handed.append(message)
 
 

@@ -42,6 +42,15 @@ async def test_an_inbox_too_slow_for_slacks_3_seconds_gets_a_503_and_the_retry_i
     assert [m.text for m in inbox.handed if isinstance(m, IncomingMessage)] == ["slow"]
 
 
+async def test_an_event_not_kept_gets_a_503_and_slack_s_retry_is_taken(events: Events, slack: FakeSlack) -> None:
+    _, inbox, poster = events
+    inbox.refuse = 1
+    payload = dm_event(slack, "kept on retry")
+    assert (await poster.event(payload)).status == 503
+    assert (await poster.event(payload, retry=1)).status == 200  # not dropped as a duplicate
+    assert [m.text for m in inbox.handed if isinstance(m, IncomingMessage)] == ["kept on retry"]
+
+
 async def test_retries_of_one_event_are_handed_over_once(events: Events, slack: FakeSlack) -> None:
     _, inbox, poster = events
     payload = dm_event(slack, "once")

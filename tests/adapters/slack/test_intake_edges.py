@@ -3,6 +3,7 @@ with nothing for the hub, a hub that fails, and tokens Slack refuses at start.""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 import time
@@ -14,7 +15,7 @@ from adapters.slack import SlackConfig
 from adapters.slack.adapter import create
 from adapters.slack.events import FRESH, MAX_BODY, Rejected, Verifier
 from bot.config import ConfigError
-from bot.messages import InboundEvent, IncomingMessage
+from bot.messages import IncomingMessage
 from tests.adapters.contract.driver import services
 from tests.adapters.slack.conftest import Inbox, env
 from tests.adapters.slack.test_events_api import Events, dm_event
@@ -77,18 +78,20 @@ async def test_a_command_or_press_that_is_not_ours_is_acknowledged_and_dropped(
     assert inbox.handed == [] and caplog.text == ""
 
 
-async def test_a_hub_that_fails_is_logged_and_the_envelope_still_acked(
+async def test_an_envelope_not_kept_is_left_unacked_and_slack_s_retry_is_taken(
         socket_adapter: Socket, slack: FakeSlack, caplog: pytest.LogCaptureFixture) -> None:
-    adapter, _ = socket_adapter
-
-    async def failing(message: InboundEvent) -> None:
-        raise RuntimeError("inbox write failed")
-
-    adapter._on_message = failing  # type: ignore[attr-defined]
-    with caplog.at_level(logging.ERROR, "bothub.slack"):
-        envelope = await slack.push("events_api", event_callback(people.message_event(slack, "D0ANN", "hi")))
-        await slack.acked(envelope)
-    assert "handling a events_api envelope failed" in caplog.text
+    _, inbox = socket_adapter
+    inbox.refuse = 1  # the hub could not store it (NotKept)
+    payload = event_callback(people.message_event(slack, "D0ANN", "hi"))
+    with caplog.at_level(logging.WARNING, "bothub.slack"):
+        first = await slack.push("events_api", payload)
+        for _ in range(250):
+            if "not kept; left unacked" in caplog.text:
+                break
+            await asyncio.sleep(0.02)
+    assert "not kept; left unacked" in caplog.text and not first.done.is_set()
+    await slack.acked(await slack.push("events_api", payload))  # Slack sends it again: taken, not dropped as seen
+    assert [m.text for m in inbox.handed if isinstance(m, IncomingMessage)] == ["hi"]
 
 
 async def test_an_envelope_of_a_kind_we_do_not_take_is_acked_empty(socket_adapter: Socket, slack: FakeSlack) -> None:

@@ -12,7 +12,7 @@ from aiohttp import web
 
 from adapters.telegram import TelegramConfig
 from adapters.telegram.adapter import TelegramAdapter, create
-from bot.adapter import AdapterServices, ConversationChoice, WebHandler
+from bot.adapter import AdapterServices, ConversationChoice, NotKept, WebHandler
 from bot.commands import menu
 from bot.messages import ChatRef, IncomingMessage
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
@@ -24,8 +24,12 @@ class Inbox:
 
     received: list[IncomingMessage] = field(default_factory=list)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    refuse: int = 0  # hand-overs still to fail as a failed inbox write does (NotKept)
 
     async def __call__(self, message: IncomingMessage) -> None:
+        if self.refuse > 0:
+            self.refuse -= 1
+            raise NotKept("the inbox write failed")
         self.received.append(message)
         self.arrived.set()
 

@@ -10,6 +10,7 @@ import pytest
 
 from adapters.telegram import TelegramConfig, polling
 from adapters.telegram.adapter import TelegramAdapter, create
+from bot.adapter import NotKept
 from bot.messages import IncomingMessage
 from bot.replies import Button, Reply
 from tests.adapters.telegram.conftest import Inbox, env, services
@@ -56,26 +57,30 @@ async def test_a_tap_whose_acknowledgement_fails_still_reaches_the_hub(
     assert pressed.text == "/tree" and "query is too old" in caplog.text.lower()
 
 
-async def test_a_hub_that_raises_is_logged_and_the_next_update_is_taken(
+async def test_an_update_not_kept_is_taken_again_before_the_chat_s_next_one(
         fake: FakeTelegram, caplog: pytest.LogCaptureFixture) -> None:
+    """The hub could not store the first update (NotKept): its offset stays unconfirmed, Telegram hands it over again,
+    and the chat's next update waits for it, so the chat keeps its order; another chat's goes on meanwhile."""
     handed: list[IncomingMessage] = []
 
     async def flaky(message: IncomingMessage) -> None:
         handed.append(message)
         if len(handed) == 1:
-            raise RuntimeError("inbox write failed")
+            raise NotKept("inbox write failed")
 
     adapter = create(TelegramConfig(), env(fake), services())
     await adapter.start(flaky)
     try:
-        with caplog.at_level(logging.ERROR, "bothub.telegram"):
+        with caplog.at_level(logging.WARNING, "bothub.telegram"):
             fake.inject_message(CHAT, "first")
             fake.inject_message(CHAT, "second")
-            await fake.wait_until(lambda: len(handed) == 2)
+            fake.inject_message(CHAT + 1, "elsewhere")
+            await fake.wait_until(lambda: len(handed) == 4 and fake.updates.unconfirmed == 0)
     finally:
         await adapter.stop()
-    assert [m.text for m in handed] == ["first", "second"]
-    assert f"handling telegram message {handed[0].message_id} failed" in caplog.text
+    assert [m.text for m in handed if m.chat_id == str(CHAT)] == ["first", "first", "second"]
+    assert [m.text for m in handed if m.chat_id != str(CHAT)] == ["elsewhere"]
+    assert "not kept; Telegram delivers it again" in caplog.text
 
 
 async def test_polling_rides_out_a_failed_unhook_and_a_conflict(

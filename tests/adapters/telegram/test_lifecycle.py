@@ -83,6 +83,18 @@ async def test_webhook_receives_updates_telegram_pushes(fake: FakeTelegram, webh
     assert "getUpdates" not in [c.method for c in fake.calls]
 
 
+async def test_webhook_answers_503_for_an_update_not_kept_and_takes_telegram_s_retry(
+        fake: FakeTelegram, webhook: WebhookHub) -> None:
+    webhook.inbox.refuse = 1
+    update = fake.inject_message(42, "kept the second time")
+    await fake.wait_until(lambda: fake.webhook_statuses == [503])
+    assert webhook.inbox.received == []
+    secret = {"X-Telegram-Bot-Api-Secret-Token": "right-secret_1"}
+    async with aiohttp.ClientSession() as client, client.post(webhook.url, json=update, headers=secret) as response:
+        assert response.status == 200  # Telegram retried the same update
+    assert (await webhook.inbox.next()).text == "kept the second time"
+
+
 async def test_missing_token_is_a_clear_config_error() -> None:
     with pytest.raises(ConfigError, match="TELEGRAM_BOT_TOKEN"):
         create(TelegramConfig(), {}, services())

@@ -15,7 +15,7 @@ from adapters.wecom import WeComConfig
 from adapters.wecom import adapter as wecom_adapter
 from bot.adapter import SendFailed
 from bot.config import ConfigError
-from bot.messages import ChatRef, InboundEvent, IncomingMessage
+from bot.messages import ChatRef, IncomingMessage
 from bot.replies import Reply
 from tests.adapters.contract.driver import Inbox, services
 from tests.adapters.wecom.conftest import ENV, Make, text
@@ -95,16 +95,15 @@ async def test_wecom_out_of_reach_fails_the_start_and_nothing_can_be_sent(make: 
         await adapter.send(ChatRef("wecom", "lisi"), Reply("hello?"))
 
 
-async def test_a_callback_the_hub_fails_on_is_a_500(hooked: Hooked, caplog: pytest.LogCaptureFixture) -> None:  # noqa: F811
-    adapter, _, side = hooked
-
-    async def failing(message: InboundEvent) -> None:
-        raise RuntimeError("inbox write failed")
-
-    adapter._on_message = failing
+async def test_a_callback_not_kept_is_a_503_and_its_retry_taken(
+        hooked: Hooked, caplog: pytest.LogCaptureFixture) -> None:  # noqa: F811
+    _, inbox, side = hooked
+    inbox.refuse()  # the hub could not store it (NotKept)
     with caplog.at_level(logging.ERROR, "adapters.wecom.callback"):
-        assert (await side.post(text("m-fails", "hi")))[0] == 500  # WeCom tries again
+        assert (await side.post(text("m-fails", "hi")))[0] == 503  # WeCom tries again
     assert "handling a callback failed" in caplog.text
+    assert (await side.post(text("m-fails", "hi")))[0] == 200  # the retry is taken, not dropped as seen
+    assert [m.message_id for m in inbox.accepted] == ["m-fails"]
 
 
 async def test_callbacks_with_nothing_to_answer_get_an_empty_answer(hooked: Hooked) -> None:  # noqa: F811
