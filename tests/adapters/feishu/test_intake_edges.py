@@ -147,6 +147,7 @@ async def test_stop_gives_a_hanging_hub_its_grace_then_cancels(start_adapter: St
     await h.adapter.stop()
     assert STOP_GRACE <= time.monotonic() - started < STOP_GRACE + 2
     assert h.adapter._tasks == set() and h.received == [] and h.fake.ws_acks == []  # unacked: Feishu redelivers
+    assert h.seen_keys == set()  # and the redelivery is taken, not dropped as seen
 
 
 async def test_a_bot_without_an_open_id_is_warned_about_and_hears_group_talk_only(
