@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import aiohttp
 from playwright.async_api import Page, expect
 
+from bot.i18n import t
 from tests.fakes.openai_api import FakeOpenAI, Text
 from tests.web.browser import Browser
 from tests.web.conftest import PASSWORD, Dashboard, sign_in
@@ -98,3 +101,23 @@ async def test_the_web_chat_refuses_anonymous_and_bad_posts(webchat: Dashboard, 
     assert junk.status == 400
     sent = await http.post(webchat.url("/webchat/send"), json={"text": "hi"}, headers=headers)
     assert sent.status == 202
+
+
+async def test_a_message_the_locked_database_did_not_keep_is_shown_as_not_sent_and_can_be_sent_again(
+        webchat: Dashboard, browser: Browser, fake: FakeOpenAI) -> None:
+    """Another process holds the database's write lock past the store's busy timeout: the hub cannot keep the
+    message (NotKept), the page says so politely, and sending it again gets it answered, once."""
+    page = await open_chat(browser, webchat)
+    fake.script(Text("kept the second time"))
+    locker = sqlite3.connect(webchat.app.cfg.data_dir / "bothub.sqlite3", isolation_level=None)
+    locker.execute("BEGIN EXCLUSIVE")
+    try:
+        await page.fill("#composer textarea", "hello")
+        await page.press("#composer textarea", "Enter")
+        await expect(page.locator("#log p.error")).to_contain_text(t("en", "not_kept"), timeout=20_000)
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    await say(page, "hello", 1)
+    await expect(page.locator("#log .bubble.bot .body").last).to_have_text("kept the second time")
+    assert len(fake.requests) == 1
