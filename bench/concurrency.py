@@ -4,7 +4,8 @@ The hub runs in this process (on the loop `bothub run` uses), the fake LLM in it
 a fresh fake and first times a bare client (aiohttp, nothing else) sending the same number of streamed requests
 to it, then the hub answering as many chats through it: their ratio cancels the machine's load out (on a shared
 2-core machine one pass varies by ±0.15 s). The same is then done once with BIG chats. One more pass runs under
-cProfile and its top entries (own time) go into the notes: where a thousand concurrent answers spend the CPU.
+cProfile (before the big pass, whose heap would make a full garbage collection land in it) and its top entries
+(own time) go into the notes: where a thousand concurrent answers spend the CPU.
 """
 
 from __future__ import annotations
@@ -122,6 +123,11 @@ async def run() -> Section:
     cpu = median([p.cpu for p in passes])
     sec.add("hub process CPU (event loop + database thread), median",
             f"{cpu:.2f} s ({cpu / CHATS * 1000:.2f} ms per answer)")
+    profile = cProfile.Profile()
+    profiled = await _once(CHATS, profile)
+    sec.notes.append(f"Profile of another {CHATS}-chat pass under cProfile (wall {profiled.wall:.2f} s with the "
+                     f"profiler, {len(profiled.done)} / {CHATS} answered):")
+    sec.notes += _top(profile)
     big = await _once(BIG)
     sec.add(f"{BIG} chats: answered (1 pass)", f"{len(big.done)} / {BIG}", f"{BIG}", len(big.done) == BIG)
     sec.add(f"{BIG} chats: wall time hub / bare client (1 pass)", f"{big.wall:.2f} / {big.bare:.2f} s")
@@ -130,11 +136,6 @@ async def run() -> Section:
     sec.add(f"{BIG} chats: hub CPU, latency p50 / p99",
             f"{big.cpu:.2f} s ({big.cpu / BIG * 1000:.2f} ms per answer); "
             f"{median(big.done):.2f} s / {percentile(big.done, 99):.2f} s" if big.done else f"{big.cpu:.2f} s")
-    profile = cProfile.Profile()
-    profiled = await _once(CHATS, profile)
-    sec.notes.append(f"Profile of another {CHATS}-chat pass under cProfile (wall {profiled.wall:.2f} s with the "
-                     f"profiler, {len(profiled.done)} / {CHATS} answered):")
-    sec.notes += _top(profile)
     sec.notes.append(BEFORE)
     return sec
 
