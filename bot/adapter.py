@@ -273,6 +273,7 @@ class Drafting(Protocol):
     per chat, and ends the answer with an ordinary `send`, which replaces the draft; a draft is never edited."""
 
     draft_interval: float  # seconds between one chat's draft updates
+    draft_life: float  # seconds the platform shows a draft that is not updated (the hub renews it before)
 
     async def draft(self, chat: ChatRef, reply: Reply, ref: SentRef | None) -> SentRef:
         """Show `reply` as the chat's draft: a new one (`ref` None; SentRef.draft is set) or `ref` updated.

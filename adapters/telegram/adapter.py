@@ -27,7 +27,7 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHand
 from telegram.request import HTTPXRequest
 
 from adapters.telegram import TelegramConfig
-from adapters.telegram.drafts import DRAFT_INTERVAL, show_draft
+from adapters.telegram.drafts import DRAFT_INTERVAL, DRAFT_LIFE, show_draft
 from adapters.telegram.inbound import BotIdentity, parse_update
 from adapters.telegram.outbound import Outbound, TelegramFiles
 from adapters.telegram.polling import Poller
@@ -56,6 +56,7 @@ _MENU_NAME = re.compile(r"[a-z0-9_]{1,32}")
 class TelegramAdapter:
     name = "telegram"
     draft_interval = DRAFT_INTERVAL  # Drafting: streamed answers in private chats are sendMessageDraft (drafts.py)
+    draft_life = DRAFT_LIFE
     capabilities = Capabilities(
         max_text=3800,
         can_edit=True,

@@ -21,6 +21,7 @@ from bot.replies import Reply
 # seconds between one chat's draft updates. Telegram publishes no limit for drafts; 0.3 s (about 3 a second) looks
 # smooth and is inside what other bots stream drafts at (250–1000 ms); a 429 on a draft is honoured all the same
 DRAFT_INTERVAL = 0.3
+DRAFT_LIFE = 30.0  # seconds: "the streamed draft is ephemeral and acts as a temporary 30-second preview"
 PREFIX = "draft:"  # a draft's SentRef.message_id: never a message's (those are digits)
 MAX_DRAFT_ID = 2**31 - 1
 

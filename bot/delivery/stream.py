@@ -14,6 +14,7 @@ from bot.replies import Button, Feedback, Reply, reasoning_room, shown_reasoning
 
 log = logging.getLogger("bothub.delivery")
 FIRST_SEND_WAIT = 0.02  # seconds: an answer that arrives in one piece (a quick model) is sent once
+RENEW_AT = 0.6  # of a draft's life: a draft unchanged that long is shown again (a long tool call must not blank it)
 
 
 class StreamWriter:
@@ -22,7 +23,9 @@ class StreamWriter:
     Only the newest text matters, so intermediate edits coalesce and are skipped when the chat has no
     budget; `finish` always delivers the complete answer, continuing in new messages past the limit.
     A part that is not the last one no longer changes (`split_text` cuts by a prefix), so it is
-    finalized as soon as the answer outgrows it.
+    finalized as soon as the answer outgrows it. A draft lives only `draft_life` unless updated, so one that did
+    not change for RENEW_AT of that (the model is calling tools) is shown again, for as long as the run that
+    streams it goes on.
 
     `sent` are messages an earlier process sent for this reply: they are edited, not sent again. `on_sent`
     learns the ids whenever a message is added, except the last part of `finish` (what follows it is the
@@ -46,8 +49,12 @@ class StreamWriter:
         self._alone = sharing < 2  # a chat shows one draft: streams that share it are messages
         self._interval = pace * (caps.group_edit_interval if chat.is_group else caps.edit_interval)
         # while the answer shows as a draft (no message budget spent), at the platform's draft pace instead
-        drafts = delivery.drafts.interval
+        drafts, drafter = delivery.drafts.interval, delivery.drafts.drafter
         self._draft_interval = self._interval if drafts is None else pace * drafts
+        self._draft_life = drafter.draft_life if drafter is not None else None
+        self._renewal: asyncio.TimerHandle | None = None
+        self._renewing = False  # this flush shows the draft again although its text did not change
+        self._run = asyncio.current_task()  # once it is over (cut, failed) nothing is renewed
         self._text = ""
         self._reasoning = ""  # the model's thinking, shown (folded) in the first message while thinking mode is on
         self._refs = [SentRef(chat, message_id) for message_id in sent]
@@ -110,17 +117,31 @@ class StreamWriter:
                 if await self._show(i, part, final=i < len(parts) - 1):
                     await self._record()
         finally:
-            self._sending = False
+            self._sending = self._renewing = False
             self._last = time.monotonic()
+            self._renew_later()
+
+    def _renew_later(self) -> None:
+        if self._renewal is not None:
+            self._renewal.cancel()
+        self._renewal = None
+        if self._draft_life is not None and self._refs and self._refs[-1].draft:
+            self._renewal = asyncio.get_running_loop().call_later(self._draft_life * RENEW_AT, self._renew)
+
+    def _renew(self) -> None:
+        self._renewal = None
+        if self._run is None or not self._run.done():
+            self._renewing = True
+            self._kick()
 
     async def _show(self, i: int, part: Reply, *, final: bool) -> bool:
         """Show part i; True when that took a new message (a draft that became one too, not a new draft)."""
         if i < len(self._refs):
             ref = self._refs[i]
             # the same text needs no edit, unless the platform shows the stream open until told it is final, or
-            # it is a draft (the whole answer must still be sent)
+            # it is a draft (the whole answer must still be sent; or it is old and would vanish)
             closing = final and not self._final[i] and self._d.caps.closes_streams
-            if self._shown[i] == part and not closing and not (final and ref.draft):
+            if self._shown[i] == part and not closing and not (ref.draft and (final or self._renewing)):
                 return False
             shown = await self._d.edit(ref, part, final=final)
             if shown is not None:
@@ -158,6 +179,9 @@ class StreamWriter:
         """Deliver the complete answer; what the chat shows equals `final_text` (or everything fed), with the
         thinking fed folded before it and `buttons` and `feedback` under its last part."""
         self._buttons, self._feedback = buttons, feedback
+        self._draft_life = None  # the answer is whole now: its message replaces the draft
+        if self._renewal is not None:
+            self._renewal.cancel()
         if self._flusher is not None and not self._flusher.done():
             if self._sending:  # a request is in flight: let it land so its message id is known
                 with contextlib.suppress(Exception):

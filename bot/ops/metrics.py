@@ -160,7 +160,7 @@ class CountingDrafter(CountingAdapter):
         super().__init__(inner, metrics)
         assert isinstance(inner, Drafting)
         self._drafter = inner
-        self.draft_interval = inner.draft_interval
+        self.draft_interval, self.draft_life = inner.draft_interval, inner.draft_life
 
     async def draft(self, chat: ChatRef, reply: Reply, ref: SentRef | None) -> SentRef:
         try:

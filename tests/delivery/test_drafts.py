@@ -22,6 +22,7 @@ class DraftingPlatform(RecordingAdapter):
     """The in-memory platform with drafts: `drafts` holds (chat, draft id, text) per update."""
 
     draft_interval = 0.02
+    draft_life = 0.2  # renewed after 0.12 s unchanged
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -143,3 +144,31 @@ async def test_a_finished_draft_that_cannot_be_sent_is_retried_as_a_message() ->
     rec.fail_sends.append(RateLimited(0.05))
     await writer.finish("partial, then whole")
     assert [reply.text for _, reply in rec.sent] == ["partial, then whole"] and rec.attempts["send"] == 2
+
+
+async def test_a_draft_unchanged_while_the_model_calls_tools_is_shown_again_until_the_answer() -> None:
+    rec = DraftingPlatform()
+    writer = StreamWriter(Delivery(rec), DM)
+    writer.feed("Let me look that up")
+    await asyncio.sleep(1.0)  # a long tool call: no new text, and the platform drops a draft left alone
+    assert len(rec.drafts) >= 5 and {text for _, _, text in rec.drafts} == {"Let me look that up"}
+    assert max(b - a for a, b in zip(rec.asked, rec.asked[1:], strict=False)) < DraftingPlatform.draft_life
+    await writer.finish("Let me look that up: found it")
+    shown = len(rec.asked)
+    await asyncio.sleep(0.5)
+    assert len(rec.asked) == shown and [reply.text for _, reply in rec.sent] == ["Let me look that up: found it"]
+
+
+async def test_a_draft_of_a_run_that_was_cut_is_not_renewed() -> None:
+    rec = DraftingPlatform()
+
+    async def run() -> None:
+        writer = StreamWriter(Delivery(rec), DM)
+        writer.feed("thinking about it")
+        await asyncio.sleep(60)  # /stop cuts it here: no finish
+
+    cut = asyncio.create_task(run())
+    await wait_for(lambda: bool(rec.drafts))
+    cut.cancel()
+    await asyncio.sleep(0.5)
+    assert len(rec.asked) == 1
