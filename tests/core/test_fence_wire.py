@@ -20,7 +20,7 @@ Post = Callable[[str], Coroutine[Any, Any, object]]
 
 
 class Platform:
-    """A local server whose /hold requests wait until released; it records every path it was asked for."""
+    """A local server whose /hold requests wait until released; it records the path of every whole request."""
 
     def __init__(self) -> None:
         self.seen: list[str] = []
@@ -28,6 +28,7 @@ class Platform:
         self.url = ""
 
     async def handle(self, request: web.Request) -> web.Response:
+        await request.read()  # a request is the platform's once its body is in
         self.seen.append(request.path)
         if request.path == "/hold":
             await self.release.wait()
@@ -105,4 +106,22 @@ async def test_a_reply_waiting_for_a_connection_is_checked_again_once_it_has_one
     else:
         await waiting
         assert platform.seen == ["/hold", "/reply"]
-    assert checks == 2
+    assert checks >= 2  # before the wait, and once it has the connection (httpx: before headers and before body)
+
+
+async def test_a_body_that_would_leave_after_the_chat_was_taken_over_never_completes_the_request(
+        platform: Platform) -> None:
+    checks = 0
+
+    async def confirm() -> None:  # the headers go out, then the replica freezes for a turn of the event loop
+        nonlocal checks
+        checks += 1
+        if checks > 2:
+            raise NotOwner("replica a does not own telegram:1 now")
+
+    answering.set(confirm)
+    async with httpx.AsyncClient(event_hooks={"request": [before_request]}) as client:
+        with pytest.raises(NotOwner):
+            await client.post(f"{platform.url}/reply", json={"text": "hi"})
+    await asyncio.sleep(0.1)
+    assert checks == 3 and platform.seen == []
