@@ -1,8 +1,9 @@
 """One platform's end-to-end table: every load × first-token delay, each bot run once, side by side.
 
-Targets (issue 20) are checked on bothub's column: all answered, 0 lost/duplicated/out of order, ≤ 1 % 429s;
-and under the steady load of short answers: first visible text p50 ≤ first token + 30 ms and p99 ≤ + 300 ms,
-CPU per answer ≤ 1.5 × the baseline bot's, ≤ 2 platform calls per answer.
+Targets (performance round three) are checked on bothub's column: all answered, 0 lost/duplicated/out of order,
+≤ 1 % 429s; and under the steady load of short answers: first visible text p50 ≤ first token + 30 ms, the complete
+answer's p99 ≤ the (non-streaming) baseline's + 300 ms, CPU per answer ≤ 1.2 × the baseline bot's, ≤ 2 platform
+calls per answer.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from bench.common import Section, median, percentile
 from bench.e2e import SETTLE, Bot, Load, Outcome, Rig, measure
 
 FIRST_TOKENS = (0.0, 0.2)
-CPU_RATIO = 1.5
+CPU_RATIO = 1.2
+COMPLETE_MARGIN = 0.300  # seconds a streamed complete answer's p99 may exceed the non-streaming baseline's
 
 
 def _load_avg() -> str:
@@ -62,14 +64,16 @@ def _rows(sec: Section, label: str, outs: list[Outcome], first_token: float) -> 
     sec.add(f"{label}: first visible text p50 / p95 / p99",
             _cells(outs, lambda o: _pcts(list(o.first.values()), 1000, ".0f") + " ms"))
     if steady:
-        p50, p99 = median(firsts), percentile(firsts, 99)
-        limit50, limit99 = first_token + 0.030, first_token + 0.300
+        p50, limit50 = median(firsts), first_token + 0.030
         sec.add(f"{label}: first visible text p50 (bothub)", f"{p50 * 1000:.0f} ms" + " | " * (len(outs) - 1),
                 f"≤ {limit50 * 1000:.0f} ms", p50 <= limit50)
-        sec.add(f"{label}: first visible text p99 (bothub)", f"{p99 * 1000:.0f} ms" + " | " * (len(outs) - 1),
-                f"≤ {limit99 * 1000:.0f} ms", p99 <= limit99)
     sec.add(f"{label}: complete answer p50 / p95 / p99",
             _cells(outs, lambda o: _pcts(list(o.complete.values()), 1, ".2f") + " s"))
+    if steady:
+        p99, limit99 = percentile(list(ours.complete.values()), 99), percentile(list(base.complete.values()), 99)
+        limit99 += COMPLETE_MARGIN
+        sec.add(f"{label}: complete answer p99 (bothub)", f"{p99:.2f} s" + " | " * (len(outs) - 1),
+                f"≤ {limit99:.2f} s (baseline's + {COMPLETE_MARGIN * 1000:.0f} ms)", p99 <= limit99)
     share = ours.calls.too_many / max(ours.calls.total, 1) * 100
     sec.add(f"{label}: platform calls / 429s / other 4xx",
             _cells(outs, lambda o: f"{o.calls.total} / {o.calls.too_many} "
