@@ -13,7 +13,7 @@ from bot.chats.sessions import SessionKey
 from bot.i18n import t
 from bot.messages import Attachment
 from tests.fakes.openai_api import FakeOpenAI
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.fakes.telegram_api import FakeTelegram
 from tests.harness import RecordingAdapter, running_app, wait_for
 
 CODE = re.compile(r"/resume ([A-Z2-9]{6})")
@@ -104,7 +104,7 @@ async def test_a_group_takes_a_conversation_only_from_an_admin(tmp_path: Path, f
     config = {"telegram": {"access": {"admins": ["42"], "dm_policy": "open", "group_policy": "open"}}}
     try:
         async with running_app(tmp_path, fake.base_url, ("telegram",), config=config,
-                               env={"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base}):
+                               env=tg.env):
             for user in (bob, admin):  # each makes a code in their own DM
                 tg.inject_message(user["id"], "our group plan", from_user=user)
                 tg.inject_message(user["id"], "/handoff", from_user=user)

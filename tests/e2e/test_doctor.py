@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
 from bot.agent.workspace import init_workspace
 from bot.app import App
@@ -19,18 +17,10 @@ from tests.fakes.telegram_api import BOT_USER, TOKEN, FakeTelegram
 from tests.harness import make_config
 
 
-@pytest_asyncio.fixture
-async def tg() -> AsyncIterator[FakeTelegram]:
-    server = FakeTelegram()
-    await server.start()
-    yield server
-    await server.stop()
-
-
 async def test_all_good_is_a_green_checklist(
     tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    env = {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base}
+    env = tg.env
     cfg, full_env = make_config(tmp_path, fake.base_url, env=env)
     cfg.llm.chat_model = "fake-model"
     init_workspace(cfg.workspace_dir)

@@ -4,26 +4,14 @@ message with the answer marked chosen and puts the cursor on it, so the next que
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest_asyncio
-
-from tests.e2e.test_telegram_e2e import _env
 from tests.fakes.openai_api import FakeOpenAI, Step, Text
 from tests.fakes.telegram_api import FakeTelegram
 from tests.harness import answer_requests, running_app, wait_for
 
 WORDS = 80
-
-
-@pytest_asyncio.fixture
-async def tg() -> AsyncIterator[FakeTelegram]:
-    server = FakeTelegram()
-    await server.start()
-    yield server
-    await server.stop()
 
 
 def by_model(body: dict[str, Any]) -> Step:
@@ -36,7 +24,7 @@ async def test_a_duel_streams_both_answers_and_a_vote_picks_the_branch(
         tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram) -> None:
     fake.responder = by_model
     config = {"llm": {"allowed_models": ["alpha", "beta"]}}
-    async with running_app(tmp_path, fake.base_url, ("telegram",), env=_env(tg), config=config) as app:
+    async with running_app(tmp_path, fake.base_url, ("telegram",), env=tg.env, config=config) as app:
         tg.inject_message(42, "which is better?")
         await wait_for(lambda: tg.bot_texts(42) == ["the first answer"])
         tg.inject_message(42, "/duel")

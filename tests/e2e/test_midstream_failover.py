@@ -15,14 +15,12 @@ from bot.chats.sessions import SessionKey
 from tests.core import test_failover_hub as hub_flow
 from tests.e2e import test_discord_e2e as discord_flow
 from tests.e2e import test_feishu_e2e as feishu_flow
-from tests.e2e import test_telegram_e2e as telegram_flow
 from tests.fakes.discord_api import DM_CHANNEL_ID, FakeDiscord
 from tests.fakes.feishu_api import FakeFeishu
 from tests.fakes.openai_api import FakeOpenAI, Reset, Text
 from tests.fakes.telegram_api import FakeTelegram
 from tests.harness import running_app, wait_for
 
-tg = telegram_flow.tg
 discord_fake = discord_flow.discord_fake
 feishu_fake = feishu_flow.feishu_fake
 backup = hub_flow.backup  # the spare model's fake
@@ -61,7 +59,7 @@ async def chained_app(tmp_path: Path, fake: FakeOpenAI, spare: FakeOpenAI, platf
 @pytest.fixture
 async def telegram_app(tmp_path: Path, fake: FakeOpenAI, backup: FakeOpenAI, tg: FakeTelegram
                        ) -> AsyncIterator[App]:
-    async with chained_app(tmp_path, fake, backup, "telegram", telegram_flow._env(tg)) as running:
+    async with chained_app(tmp_path, fake, backup, "telegram", tg.env) as running:
         yield running
 
 

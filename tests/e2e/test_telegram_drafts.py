@@ -12,7 +12,7 @@ import pytest_asyncio
 from bot.app import App
 from bot.i18n import t
 from tests.fakes.openai_api import FakeOpenAI, Text
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.fakes.telegram_api import FakeTelegram
 from tests.harness import running_app, wait_for
 
 GROUP = -100777
@@ -21,16 +21,8 @@ ANSWER = " ".join(f"word{n}" for n in range(40))
 
 
 @pytest_asyncio.fixture
-async def tg() -> AsyncIterator[FakeTelegram]:
-    server = FakeTelegram()
-    await server.start()
-    yield server
-    await server.stop()
-
-
-@pytest_asyncio.fixture
 async def app(tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram) -> AsyncIterator[App]:
-    env = {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base}
+    env = tg.env
     async with running_app(tmp_path, fake.base_url, ("telegram",), env=env) as running:
         yield running
 

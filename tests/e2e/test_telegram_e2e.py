@@ -21,7 +21,7 @@ from bot.app import App
 from bot.chats.sessions import SessionKey
 from bot.i18n import t
 from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.fakes.telegram_api import FakeTelegram
 from tests.fakes.telegram_rules import utf16_len
 from tests.harness import running_app, wait_for
 
@@ -30,20 +30,8 @@ BOB = {"id": 77, "is_bot": False, "first_name": "Bob"}
 
 
 @pytest_asyncio.fixture
-async def tg() -> AsyncIterator[FakeTelegram]:
-    server = FakeTelegram()
-    await server.start()
-    yield server
-    await server.stop()
-
-
-def _env(tg: FakeTelegram) -> dict[str, str]:
-    return {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base}
-
-
-@pytest_asyncio.fixture
 async def app(tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram) -> AsyncIterator[App]:
-    async with running_app(tmp_path, fake.base_url, ("telegram",), env=_env(tg)) as running:
+    async with running_app(tmp_path, fake.base_url, ("telegram",), env=tg.env) as running:
         yield running
 
 
@@ -163,7 +151,7 @@ async def test_a_reply_in_five_parts_stays_inside_telegrams_per_chat_limit(
         tg.flood = None
     words = [f"w{n:05d}" for n in range(2600)]  # 15 600 characters: five parts of at most 3800
     fake.script(Text(" ".join(words), chunks=1))
-    async with running_app(tmp_path, fake.base_url, ("telegram",), env=_env(tg)):
+    async with running_app(tmp_path, fake.base_url, ("telegram",), env=tg.env):
         tg.inject_message(42, "the whole thing at once")
         await wait_for(lambda: " ".join(tg.bot_texts(42)).split() == words, within=30)
     if burst is None:
@@ -176,10 +164,10 @@ async def test_a_reply_in_five_parts_stays_inside_telegrams_per_chat_limit(
 
 async def test_redelivered_update_after_restart_is_not_answered_twice(
         tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram) -> None:
-    async with running_app(tmp_path, fake.base_url, ("telegram",), env=_env(tg)):
+    async with running_app(tmp_path, fake.base_url, ("telegram",), env=tg.env):
         update: dict[str, Any] = tg.inject_message(42, "only once please")
         await _answered(tg, 42, "only once please")
-    async with running_app(tmp_path, fake.base_url, ("telegram",), env=_env(tg)):
+    async with running_app(tmp_path, fake.base_url, ("telegram",), env=tg.env):
         tg.redeliver(update)
         tg.inject_message(42, "a new question")
         await _answered(tg, 42, "a new question")
@@ -261,7 +249,7 @@ async def test_a_message_the_locked_database_did_not_keep_comes_again_and_is_ans
     the update over again and it is answered, exactly once."""
     caplog.set_level(logging.DEBUG, logger="bothub.app")
     fake.script(Text("kept after all"))
-    async with running_app(tmp_path, fake.base_url, ("telegram",), env=_env(tg)) as app:
+    async with running_app(tmp_path, fake.base_url, ("telegram",), env=tg.env) as app:
         await wait_for(lambda: "old quotas" in caplog.text)  # the start's housekeeping is through: the lock meets
         locker = sqlite3.connect(app.cfg.data_dir / "bothub.sqlite3", isolation_level=None)  # the accept alone
         locker.execute("BEGIN EXCLUSIVE")

@@ -11,7 +11,6 @@ from typing import Any
 from bot.chats.sessions import SessionKey
 from bot.i18n import t
 from bot.media.speech import is_ogg_opus
-from tests.e2e import test_telegram_e2e as telegram_flow
 from tests.fakes.openai_api import FakeOpenAI, Text
 from tests.fakes.telegram_api import FakeTelegram
 from tests.harness import running_app, wait_for
@@ -19,8 +18,6 @@ from tests.harness import running_app, wait_for
 SPEECH = {"llm": {"speech_model": "gpt-4o-mini-tts", "speech_voice": "nova", "transcription_model": "whisper-1"}}
 
 
-tg = telegram_flow.tg  # the same fake Bot API fixture
-env = telegram_flow._env
 
 
 def voices(tg: FakeTelegram) -> list[Any]:
@@ -29,7 +26,7 @@ def voices(tg: FakeTelegram) -> list[Any]:
 
 async def test_voice_on_answers_with_text_then_the_same_answer_spoken(
         tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram) -> None:
-    async with running_app(tmp_path, fake.base_url, ("telegram",), config=SPEECH, env=env(tg)) as app:
+    async with running_app(tmp_path, fake.base_url, ("telegram",), config=SPEECH, env=tg.env) as app:
         tg.inject_message(42, "/voice on")
         await wait_for(lambda: tg.bot_texts(42) == [t("en", "voice_set", mode=t("en", "voice_mode_on"))])
         fake.script(Text("**Lisbon** is lovely in May."))
@@ -50,7 +47,7 @@ async def test_auto_speaks_only_to_a_voice_message_and_wav_is_made_opus(
         tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram) -> None:
     fake.speech.answers_in = "wav"  # a provider that only writes WAV: ffmpeg makes the Opus
     config = {"llm": {**SPEECH["llm"], "voice_replies": "auto"}}
-    async with running_app(tmp_path, fake.base_url, ("telegram",), config=config, env=env(tg)):
+    async with running_app(tmp_path, fake.base_url, ("telegram",), config=config, env=tg.env):
         fake.script(Text("typed answer"), Text("spoken answer"))
         tg.inject_message(42, "typed question")
         await wait_for(lambda: "typed answer" in tg.bot_texts(42))
@@ -67,11 +64,11 @@ async def test_failed_speech_costs_only_the_voice_and_no_model_means_no_voice(
         tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram) -> None:
     fake.speech.fail_with = 500
     config = {"llm": {**SPEECH["llm"], "voice_replies": "on", "max_retries": 0}}
-    async with running_app(tmp_path, fake.base_url, ("telegram",), config=config, env=env(tg)):
+    async with running_app(tmp_path, fake.base_url, ("telegram",), config=config, env=tg.env):
         tg.inject_message(42, "hello there")
         await wait_for(lambda: tg.bot_texts(42)[-1:] == [t("en", "speech_failed")], within=20)
         assert "hello there" in tg.bot_texts(42)[0] and not voices(tg)
     (tmp_path / "plain").mkdir()
-    async with running_app(tmp_path / "plain", fake.base_url, ("telegram",), env=env(tg)):
+    async with running_app(tmp_path / "plain", fake.base_url, ("telegram",), env=tg.env):
         tg.inject_message(43, "/voice on")
         await wait_for(lambda: tg.bot_texts(43) == [t("en", "voice_unavailable")])

@@ -93,6 +93,11 @@ class FakeTelegram(UpdateDelivery, FileMethods, DraftMethods, Judged):
         """What TELEGRAM_API_BASE / telegram.api_base should be set to."""
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment that points a bothub at this fake."""
+        return {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": self.api_base}
+
     async def start(self) -> None:
         app = web.Application()
         app.router.add_post("/bot{token}/{method}", self._handle)

@@ -16,7 +16,7 @@ import asyncpg
 import pytest
 
 from tests.fakes.openai_api import FakeOpenAI
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.fakes.telegram_api import FakeTelegram
 from tests.harness import answer_requests, wait_for
 from tests.postgres import PostgresServer
 from tests.reliability.test_process import running_bot, words, write_config
@@ -82,7 +82,7 @@ async def test_sigterm_during_a_held_final_edit_leaves_the_entry_and_the_restart
         tmp_path: Path) -> None:
     config = write_config(tmp_path, **GRACE)
     async with platform(None, tmp_path / "data" / "bothub.sqlite3") as (tg, llm, inbox):
-        env = {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base}
+        env = tg.env
         hold_first_final_edit(tg)
         async with running_bot(config, llm, env) as bot:
             before = await held(tg, inbox)
@@ -132,7 +132,7 @@ async def test_a_replica_cut_during_a_held_final_edit_hands_the_reply_to_the_new
         tmp_path: Path, postgres: PostgresServer, cut: Callable[[Replica, str], Any]) -> None:
     url = await postgres.new_database()
     async with platform(url, tmp_path / "unused") as (tg, llm, inbox):
-        env = {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base}
+        env = tg.env
         hold_first_final_edit(tg)
         async with replicas(tmp_path, ("a", "b"), llm, url, env, GRACE) as cluster:
             before = await held(tg, inbox)

@@ -20,7 +20,7 @@ import yaml
 from bot.store.sqlite import SqliteStore
 from bot.tree.model import Conversation
 from tests.fakes.openai_api import FakeOpenAI
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.fakes.telegram_api import FakeTelegram
 from tests.harness import answer_requests, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -156,7 +156,7 @@ async def test_kill_9_with_messages_queued_answers_them_all_after_the_restart(tm
     database = tmp_path / "data" / "bothub.sqlite3"
     try:
         config = write_config(tmp_path)
-        env = {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base}
+        env = tg.env
         async with running_bot(config, stuck, env) as bot:
             for question in questions:
                 tg.inject_message(42, question)

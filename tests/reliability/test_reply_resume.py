@@ -14,7 +14,7 @@ import asyncpg
 import pytest
 
 from tests.fakes.openai_api import FakeOpenAI
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.fakes.telegram_api import FakeTelegram
 from tests.harness import answer_requests, wait_for
 from tests.postgres import PostgresServer
 from tests.reliability.test_process import running_bot, words, write_config
@@ -70,7 +70,7 @@ async def test_a_reply_cut_by_sigkill_is_completed_in_the_message_already_sent(
     stop = asyncio.Event()
     for server in (slow, fast, tg):
         await server.start()
-    env = {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base}
+    env = tg.env
     if url is not None:
         env["BOTHUB_DATABASE_URL"] = url
     poller = asyncio.create_task(inbox.poll(stop))
@@ -118,7 +118,7 @@ async def test_a_draft_cut_by_sigkill_is_answered_once_after_the_restart(tmp_pat
     inbox = Inbox(tmp_path / "data" / "bothub.sqlite3", None)
     for server in (slow, fast, tg):
         await server.start()
-    env = {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base}
+    env = tg.env
     try:
         config = write_config(tmp_path)
         async with running_bot(config, slow, env) as bot:

@@ -18,7 +18,7 @@ from bot.app import App
 from bot.chats.sessions import SessionKey
 from bot.cli import doctor
 from tests.fakes.openai_api import FakeOpenAI, Text, ToolCalls
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.fakes.telegram_api import FakeTelegram
 from tests.harness import RecordingAdapter, make_config, running_app, wait_for
 from tests.reliability.test_process import child_env, run_cli, write_config
 
@@ -116,7 +116,7 @@ async def test_doctor_names_missing_admins(tmp_path: Path, fake: FakeOpenAI,
     tg = FakeTelegram()
     await tg.start()
     try:
-        env = {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base}
+        env = tg.env
         cfg, full_env = make_config(tmp_path, fake.base_url, {"tools": {"shell_enabled": True}}, env)
         assert await doctor.run(cfg, full_env) == 1
     finally:

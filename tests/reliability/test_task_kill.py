@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.openai_api import FakeOpenAI
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.fakes.telegram_api import FakeTelegram
 from tests.harness import wait_for
 from tests.reliability.test_process import running_bot, write_config
 from tests.tasking import hold_tasks, task_requests
@@ -24,7 +24,7 @@ async def test_a_task_cut_by_sigkill_finishes_after_the_restart(tmp_path: Path) 
     release = hold_tasks(llm)
     for server in (llm, tg):
         await server.start()
-    env = {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base}
+    env = tg.env
     try:
         config = write_config(tmp_path)
         async with running_bot(config, llm, env) as bot:

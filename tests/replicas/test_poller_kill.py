@@ -12,7 +12,7 @@ import asyncpg
 import pytest
 
 from tests.fakes.openai_api import FakeOpenAI
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.fakes.telegram_api import FakeTelegram
 from tests.postgres import PostgresServer
 from tests.replicas.cluster import answers, question, replicas
 
@@ -32,7 +32,7 @@ async def test_the_poller_killed_mid_batch_loses_nothing_and_doubles_nothing(
     for server in (llm, tg):
         await server.start()
     url = await postgres.new_database()
-    env = {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base}
+    env = tg.env
     db = await asyncpg.connect(url)
     try:
         async with replicas(tmp_path, ("a", "b"), llm, url, env, {}) as (a, b):

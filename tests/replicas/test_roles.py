@@ -20,7 +20,7 @@ from tests.fakes.discord_guild import (
     other_guild_payload,
 )
 from tests.fakes.openai_api import FakeOpenAI
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.fakes.telegram_api import FakeTelegram
 from tests.harness import wait_for
 from tests.postgres import PostgresServer
 from tests.replicas.cluster import Replica, inbox_drained, replicas
@@ -41,7 +41,7 @@ async def test_the_long_poller_moves_to_another_replica_within_five_seconds(tmp_
     llm, tg = FakeOpenAI(), FakeTelegram()
     for server in (llm, tg):
         await server.start()
-    env = {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": tg.api_base}
+    env = tg.env
     url = await postgres.new_database()
     try:
         async with replicas(tmp_path, ("a", "b"), llm, url, env, {}) as (a, b):
