@@ -188,6 +188,10 @@ async def pause_between_replies(victim: Replica, tg: FakeTelegram, url: str) -> 
     try:
         for _ in range(200):
             owned = {int(s.split(":")[1]) for s in (await victim.replica())["chats"]}
+            # not at once: the signal would land just after the victim's loop wrote /readyz's answer, in the same
+            # turn of its loop as the steps of its runs — often right between a send's last fence check and its
+            # bytes (the window README "Scaling out" names), which is not the freeze this stands for
+            await asyncio.sleep(random.uniform(0.002, 0.03))
             victim.pause()
             await asyncio.sleep(0.05)  # requests it sent before the pause reach the fake
             accepted = dict(await db.fetch("SELECT split_part(key, ':', 2)::bigint, count(*) FROM seen_events "
