@@ -157,6 +157,7 @@ class Provider:
         it, too, become LLMError. Nothing is retried once the response is handed out: the user may have seen it.
         `retries` overrides max_retries (a failover link gives up sooner: the next link is waiting)."""
         response = await self._request("POST", path, body, content_type, retries)
+        del body  # answered: a streamed answer may take minutes, and a thousand requests' bodies are ≈ 24 MB
         try:
             yield response
         except (TimeoutError, OSError) as e:

@@ -1,10 +1,12 @@
 """The provider's requests over real sockets (the raw server of test_http1): a connection that breaks before any
 answer is retried after a backoff, a refusal whose body is not JSON keeps its status line, an answer that is not
-JSON is an error of its own, and a pool of keys moves past resting keys until every one rests."""
+JSON is an error of its own, a pool of keys moves past resting keys until every one rests, and a request's body is
+let go once its answer has begun."""
 
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import pytest
 
@@ -62,3 +64,19 @@ async def test_a_pool_moves_past_resting_keys_until_every_one_rests() -> None:
     assert failed.value.kind == FailureKind.RATE_LIMIT
     used = [next(k for k in keys if k.encode() in request) for request in server.requests]
     assert used == [keys[0], keys[1], keys[2], keys[2]]
+
+
+async def test_a_post_lets_its_body_go_once_the_answer_has_begun() -> None:
+    """Guards the footprint of many runs in flight: an answer streams for seconds, and a thousand bodies held until
+    it ends were ≈ 24 MB (bench/footprint.py). Nothing but this test refers to the body while it reads the answer."""
+    body = b'{"q": "%s"}' % (b"x" * 100_000)
+    before = sys.getrefcount(body)
+    server = RawServer([OK])
+    async with serving(server) as port:
+        provider = Provider(f"http://127.0.0.1:{port}/v1", "sk-test-0000", 5.0, max_retries=0)
+        async with provider.post("/chat/completions", body) as response:
+            held = sys.getrefcount(body)
+            assert await response.read() == b'{"data": 1}'
+        await provider.close()
+    assert held == before
+    assert server.requests[0].endswith(body) and b"Content-Length: %d\r\n" % len(body) in server.requests[0]
