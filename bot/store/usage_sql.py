@@ -15,25 +15,27 @@ from bot.store.usage import UsageRecord, UsageTotals
 EVERYONE = ""  # chat, user and model of the per-day total rows
 SUMS = ("COALESCE(SUM(requests), 0), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), "
         "COALESCE(SUM(cached_tokens), 0), COALESCE(SUM(cost), 0)")
-UPSERT = ("INSERT INTO usage (day, chat, user_id, model, requests, prompt_tokens, completion_tokens, cached_tokens, "
-          "cost) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chat, day, user_id, model) DO UPDATE SET "
+INSERT = ("INSERT INTO usage (day, chat, user_id, model, requests, prompt_tokens, completion_tokens, cached_tokens, "
+          "cost)")
+ADD_TO = ("ON CONFLICT (chat, day, user_id, model) DO UPDATE SET "
           "requests = usage.requests + excluded.requests, "
           "prompt_tokens = usage.prompt_tokens + excluded.prompt_tokens, "
           "completion_tokens = usage.completion_tokens + excluded.completion_tokens, "
           "cached_tokens = usage.cached_tokens + excluded.cached_tokens, cost = usage.cost + excluded.cost")
+UPSERT = f"{INSERT} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) {ADD_TO}"
 BREAKDOWN = ("SELECT {by}, " + SUMS + " FROM usage WHERE day >= ? AND chat <> '' GROUP BY {by} "
              "ORDER BY SUM(cost) DESC, SUM(prompt_tokens) + SUM(completion_tokens) DESC, 1 LIMIT ?")
 
 
 def rows(records: Iterable[UsageRecord], day: Callable[[date], Any]) -> list[tuple[Any, ...]]:
-    """The records' rows, plus each day's addition to everyone's row."""
-    everyone: dict[date, UsageTotals] = {}
-    out = []
+    """One row per (day, chat, user, model) the records add to, each day's addition to everyone's row among
+    them, in key order (two replicas adding to the same rows lock them in one order, never deadlocking)."""
+    added: dict[tuple[date, str, str, str], UsageTotals] = {}
     for r in records:
-        everyone[r.day] = everyone.get(r.day, UsageTotals()) + r.totals
-        out.append((day(r.day), r.chat, r.user_id, r.model, *_values(r.totals)))
-    out += [(day(d), EVERYONE, EVERYONE, EVERYONE, *_values(t)) for d, t in everyone.items()]
-    return out
+        for key in ((r.day, r.chat, r.user_id, r.model), (r.day, EVERYONE, EVERYONE, EVERYONE)):
+            added[key] = added.get(key, UsageTotals()) + r.totals
+    return [(day(d), chat, user, model, *_values(added[d, chat, user, model]))
+            for d, chat, user, model in sorted(added, key=lambda k: (k[1], k[0], k[2], k[3]))]
 
 
 def _values(t: UsageTotals) -> tuple[Any, ...]:

@@ -9,15 +9,18 @@ from typing import Literal
 from bot.store.postgres.database import Database
 from bot.store.usage import UsageRecord, UsageTotals
 from bot.store.usage_sql import (
+    ADD_TO,
     BREAKDOWN,
-    UPSERT,
+    INSERT,
     numbered,
     rows,
     totals_query,
     usage_totals,
 )
 
-_UPSERT = numbered(UPSERT)
+# A batch's rows in one statement (one row per key: `rows` adds up a key's records), in the order given.
+_UPSERT = (f"{INSERT} SELECT * FROM unnest($1::date[], $2::text[], $3::text[], $4::text[], $5::bigint[], "
+           f"$6::bigint[], $7::bigint[], $8::bigint[], $9::float8[]) {ADD_TO}")
 
 
 class PostgresUsage:
@@ -25,8 +28,8 @@ class PostgresUsage:
         self._db = db
 
     async def add(self, records: Sequence[UsageRecord]) -> None:
-        # sorted: two replicas adding to the same rows lock them in one order, never deadlocking
-        await self._db.pool.executemany(_UPSERT, sorted(rows(records, lambda d: d)))
+        if records:
+            await self._db.pool.execute(_UPSERT, *(list(c) for c in zip(*rows(records, lambda d: d), strict=True)))
 
     async def totals(self, since: date, chat: str | None = None, user_id: str | None = None) -> UsageTotals:
         sql, args = totals_query(chat, user_id)
