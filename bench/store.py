@@ -8,6 +8,7 @@ from the session's cached path) and as the request body LLMClient sends.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import json
 import random
@@ -29,7 +30,7 @@ from bot.agent.tokens import TokenCounter
 from bot.agent.tools import default_registry
 from bot.app import App
 from bot.store.sqlite import SqliteStore
-from bot.tree.model import Conversation, Message
+from bot.tree.model import Conversation, Message, new_id
 from bot.tree.view import render_tree
 from tests.harness import make_config, running_app
 
@@ -48,8 +49,16 @@ def linear(length: int, words: int = 12, seed: int = 0) -> Conversation:
     conv = Conversation("system prompt")
     for i in range(length):
         text = " ".join(rng.choice(("alpha", "beta", "gamma", "delta", "omega")) for _ in range(words))
-        conv.add_message(Message.new("user" if i % 2 == 0 else "assistant", f"{i}: {text}"))
+        conv.add_message(_unique(conv, Message.new("user" if i % 2 == 0 else "assistant", f"{i}: {text}")))
     return conv
+
+
+def _unique(conv: Conversation, msg: Message) -> Message:
+    """Ids are 8 hex digits: a tree of 10⁵ messages draws one twice more often than not (as a store does for a new
+    message, the newcomer takes another)."""
+    while msg.id in conv.messages:
+        msg = dataclasses.replace(msg, id=new_id())
+    return msg
 
 
 def branchy(nodes: int, seed: int = 1) -> Conversation:
@@ -59,8 +68,9 @@ def branchy(nodes: int, seed: int = 1) -> Conversation:
     ids = [conv.root_id]
     for i in range(nodes - 1):
         parent = ids[-1] if rng.random() < 0.9 else rng.choice(ids)
-        msg = conv.add_message(Message.new("user" if i % 2 == 0 else "assistant",
-                                           f"message {i} " + "lorem ipsum dolor sit amet " * 3, parent_id=parent))
+        msg = conv.add_message(_unique(conv, Message.new("user" if i % 2 == 0 else "assistant",
+                                                         f"message {i} " + "lorem ipsum dolor sit amet " * 3,
+                                                         parent_id=parent)))
         ids.append(msg.id)
     return conv
 
