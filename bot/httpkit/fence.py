@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
-import httpx
+
+if TYPE_CHECKING:  # httpx's own import loads its command line's click and pygments: only for the type
+    import httpx
 
 Confirm = Callable[[], Awaitable[None]]  # raises NotOwner (bot.store.claims) once the chat is another's
 
