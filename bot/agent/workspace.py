@@ -7,8 +7,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import shutil
+import threading
 from pathlib import Path
 
 from bot.agent.prompt import P0_FILES, WORKSPACE_FILES
@@ -34,9 +37,25 @@ def init_workspace(path: Path, source: Path = BUNDLED_WORKSPACE) -> list[str]:
         if target.exists():
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, target)
-        created.append(relative.as_posix())
+        if _copy_whole(src, target):
+            created.append(relative.as_posix())
     return created
+
+
+def _copy_whole(src: Path, target: Path) -> bool:
+    """Copy `src` to `target` unless it exists, in one step: a file appears with all its text or not at all. Two
+    at once (the dashboard's page and the agent's runner readying a new agent's workspace) used to see the other's
+    file half copied — an empty SOUL.md refused, a skill without its front matter."""
+    draft = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.part")
+    shutil.copyfile(src, draft)
+    try:
+        os.link(draft, target)  # fails if it exists: never over a file a person (or the other copy) put there
+    except FileExistsError:
+        return False
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            draft.unlink()
+    return True
 
 
 def missing_required(path: Path) -> list[str]:
@@ -48,10 +67,11 @@ def prepare_workspace(path: Path, source: Path = BUNDLED_WORKSPACE) -> list[str]
     """What start-up does: create a new workspace from the defaults, or bring back missing required files."""
     if not path.exists():
         return init_workspace(path, source)
-    restored = missing_required(path)
-    for name in restored:
+    restored = []
+    for name in missing_required(path):
         (path / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source / name, path / name)
+        if _copy_whole(source / name, path / name):
+            restored.append(name)
     return restored
 
 

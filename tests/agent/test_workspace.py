@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,9 @@ from bot.agent.workspace import (
     init_workspace,
     missing_required,
     prepare_workspace,
+    ready_workspace,
 )
+from bot.config import ConfigError
 
 
 def test_init_creates_the_defaults_once(tmp_path: Path) -> None:
@@ -65,3 +68,26 @@ def test_prepare_restores_only_required_files(tmp_path: Path) -> None:
     (tmp_path / "skills" / "weekly-report.md").unlink()  # deleted on purpose: stays deleted
     assert prepare_workspace(tmp_path) == ["SOUL.md"]
     assert not (tmp_path / "skills" / "weekly-report.md").exists()
+
+
+def test_workspaces_readied_at_once_never_see_a_file_half_copied(tmp_path: Path,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """The dashboard's page and the agent's runner ready a new agent's workspace at the same moment."""
+    refused: list[str] = []
+    for n in range(40):
+        folder, start = tmp_path / f"ws{n}", threading.Barrier(4)
+
+        def ready(folder: Path = folder, start: threading.Barrier = start) -> None:
+            start.wait()
+            try:
+                ready_workspace(folder)
+            except ConfigError as e:
+                refused.append(str(e))
+
+        readers = [threading.Thread(target=ready) for _ in range(4)]
+        for thread in readers:
+            thread.start()
+        for thread in readers:
+            thread.join()
+    assert refused == []
+    assert not [r for r in caplog.records if "skill skipped" in r.getMessage()]  # none read without its front matter
