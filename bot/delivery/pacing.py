@@ -3,7 +3,9 @@
 Per chat: a token bucket (a burst, then a steady rate). Over all chats, and for new messages into one
 group (or any one chat): sliding windows ("at most N in any T seconds"), the shape those limits have. A window counts a
 call from when it is made until a full window after it *completed*: the platform saw it somewhere in
-between, so requests that bunch up in transit can never push it over. Rates keep a little margin.
+between, so requests that bunch up in transit can never push it over: a window one process spends is used to
+its limit (a forum group's twentieth answer of a minute is not held for the next minute). Rates keep a little
+margin (a bucket counts a call when it starts).
 
 Where a platform limits sends or edits per method (a method tier per workspace, an API's calls per second per
 app), new messages also count against a sends window and edits against an edits window; a partial first
@@ -11,7 +13,7 @@ message promises its stream's final edit, so intermediate updates are made only 
 still has room, and under pressure answers go out whole instead.
 
 The platform-wide window is one bot's, whatever the number of replicas sending for it: each replica allows
-itself an equal part of it (the live replicas are counted once a second), and the margin is the reserve that
+itself an equal part of it less a margin (the live replicas are counted once a second): the reserve that
 covers the second in which a joining replica is not counted by all yet.
 """
 
@@ -41,12 +43,34 @@ class Budget(Protocol):
     def penalize(self, seconds: float, now: float) -> None: ...
 
 
+class Promises:
+    """The finals that partial messages still streaming have promised; one that is `keep` seconds old is no longer
+    reserved (its stream ended otherwise)."""
+
+    def __init__(self, keep: float) -> None:
+        self._keep = keep
+        self._made: deque[float] = deque()
+
+    def count(self, now: float) -> int:
+        while self._made and now - self._made[0] > self._keep:
+            self._made.popleft()
+        return len(self._made)
+
+    def make(self, now: float) -> None:
+        self._made.append(now)
+
+    def keep(self) -> None:
+        if self._made:
+            self._made.popleft()
+
+
 class Bucket:
     def __init__(self, capacity: float, rate: float) -> None:
         self.capacity = capacity
         self.rate = rate * SAFETY
         self._tokens = capacity
         self._stamp = time.monotonic()
+        self.promises = Promises(PROMISE_KEPT * capacity / self.rate)  # the chat's streams' final edits
 
     def available(self, now: float) -> float:
         # `now` may predate this bucket (taken before it was created): never count negative time
@@ -85,7 +109,8 @@ class Window:
 
     @property
     def capacity(self) -> float:
-        return float(max(1, int(self._limit * SAFETY / max(1, self._sharers()))))
+        sharers = max(1, self._sharers())
+        return float(max(1, int(self._limit * (SAFETY if sharers > 1 else 1.0) / sharers)))
 
     def available(self, now: float) -> float:
         while self._done and now - self._done[0] >= self.seconds:
@@ -116,20 +141,11 @@ class Edits(Window):
 
     def __init__(self, limit: int, seconds: float, sharers: Callable[[], int] = alone) -> None:
         super().__init__(limit, seconds, sharers)
-        self._promised: deque[float] = deque()  # when each open stream's partial message was allowed
+        self.promises = Promises(PROMISE_KEPT * seconds)
 
     def spare(self, now: float) -> float:
         """Edits available beyond the finals promised."""
-        while self._promised and now - self._promised[0] > PROMISE_KEPT * self.seconds:
-            self._promised.popleft()
-        return self.available(now) - len(self._promised)
-
-    def promise(self, now: float) -> None:
-        self._promised.append(now)
-
-    def kept(self) -> None:
-        if self._promised:
-            self._promised.popleft()
+        return self.available(now) - self.promises.count(now)
 
 
 class Pacer:
@@ -140,17 +156,20 @@ class Pacer:
         self._chats: dict[tuple[str, str | None], Bucket] = {}
         # new messages into one group, or into any one chat: a chat is one replica's, so these are not shared
         self._sends_into: dict[tuple[str, str, str | None], Window] = {}
+        self._finals: dict[tuple[str, str | None], deque[float]] = {}  # when each chat's recent finals were sent
         self._global = Window(*caps.global_window, replicas)
         self._edits = Edits(*caps.edit_window, replicas) if caps.edit_window is not None else None
         self._sends = Window(*caps.send_window, replicas) if caps.send_window is not None else None
 
-    def _budgets(self, chat: ChatRef, new_message: bool) -> list[Budget]:
-        budgets: list[Budget] = [self._global]
-        key = self._key(chat)
+    def _bucket(self, key: tuple[str, str | None]) -> Bucket:
         bucket = self._chats.get(key)
         if bucket is None:
             bucket = self._chats[key] = Bucket(self._caps.burst, self._caps.rate)
-        budgets.append(bucket)
+        return bucket
+
+    def _budgets(self, chat: ChatRef, new_message: bool) -> list[Budget]:
+        key = self._key(chat)
+        budgets: list[Budget] = [self._global, self._bucket(key)]
         if new_message:
             rules = (("group", self._caps.group_send_window if chat.is_group else None),
                      ("chat", self._caps.chat_send_window))
@@ -176,19 +195,46 @@ class Pacer:
         # a thread shares its chat's flood limit unless the platform counts it as a channel of its own
         return chat.chat_id, chat.thread_id if self._caps.threads_paced_apart else None
 
+    def busy(self, chat: ChatRef) -> bool:
+        """Whether a partial message now would spend what the chat's next answers need: its budget cannot pay for
+        a partial and a final beyond the finals promised, or its answers alone came near its limit (as many in the
+        time the budget takes to refill as the burst less one): a forum's topics, a group asked every second."""
+        key, now = self._key(chat), time.monotonic()
+        bucket = self._bucket(key)
+        if bucket.available(now) - bucket.promises.count(now) < 1 + min(1, bucket.capacity - 1):
+            return True
+        finals = self._finals.get(key)
+        if finals is None:
+            return False
+        while finals and now - finals[0] > self.refill(chat):
+            finals.popleft()
+        if not finals:
+            del self._finals[key]
+        return len(finals) >= bucket.capacity - 1
+
+    def refill(self, chat: ChatRef) -> float:
+        """Seconds the chat's budget takes to refill from empty."""
+        bucket = self._bucket(self._key(chat))
+        return bucket.capacity / bucket.rate
+
     def try_take(self, chat: ChatRef, new_message: bool = False, reserve: float = 1.0) -> Slot | None:
         """A slot only if `reserve` more stay available: intermediate stream updates must never spend
-        the budget a final answer needs. With an edits window, a partial new message (which will need a final
-        edit) needs room for it beyond the finals already promised, and an intermediate edit `reserve` more."""
+        the budget a final answer needs. A partial new message (which will need a final edit) needs room for it
+        beyond the finals already promised in the chat (another topic's stream in a forum) and, with an edits
+        window, in that window; an intermediate edit `reserve` more (its own final)."""
         now = time.monotonic()
         budgets = self._budgets(chat, new_message)
         if any(b.available(now) < 1 + min(reserve, b.capacity - 1) for b in budgets):
             return None
-        if self._edits is not None:
-            if self._edits.spare(now) < 1 + (0.0 if new_message else reserve):
-                return None
-            if new_message:
-                self._edits.promise(now)
+        bucket = self._bucket(self._key(chat))
+        if new_message and bucket.available(now) - bucket.promises.count(now) < 1 + min(reserve, bucket.capacity - 1):
+            return None
+        if self._edits is not None and self._edits.spare(now) < 1 + (0.0 if new_message else reserve):
+            return None
+        if new_message:
+            bucket.promises.make(now)
+            if self._edits is not None:
+                self._edits.promises.make(now)
         return Slot(budgets, now)
 
     async def take(self, chat: ChatRef, new_message: bool = False) -> Slot:
@@ -198,15 +244,20 @@ class Pacer:
             budgets = self._budgets(chat, new_message)
             wait = max(b.wait_time(now) for b in budgets)
             if wait <= 0:
-                if not new_message and self._edits is not None:
-                    self._edits.kept()  # a final edit: the promise of its partial message is kept
+                key = self._key(chat)
+                self._finals.setdefault(key, deque()).append(now)
+                if not new_message:  # a final edit: the promise of its partial message is kept
+                    self._bucket(key).promises.keep()
+                    if self._edits is not None:
+                        self._edits.promises.keep()
                 return Slot(budgets, now)
             await asyncio.sleep(wait)
 
-    def withdraw(self) -> None:
+    def withdraw(self, chat: ChatRef) -> None:
         """A partial message that could not be sent after all: it promises no final edit."""
+        self._bucket(self._key(chat)).promises.keep()
         if self._edits is not None:
-            self._edits.kept()
+            self._edits.promises.keep()
 
     def penalize(self, chat: ChatRef, seconds: float) -> None:
         now = time.monotonic()

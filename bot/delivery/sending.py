@@ -104,14 +104,16 @@ class Delivery:
             return await self._call(ref.chat, reply, ref, final=True)
         return await self._once(ref.chat, reply, ref)
 
-    async def send_if_budget(self, chat: ChatRef, reply: Reply, *, draft: bool = False) -> SentRef | None:
+    async def send_if_budget(self, chat: ChatRef, reply: Reply, *, draft: bool = False,
+                             message: bool = True) -> SentRef | None:
         """An intermediate stream update as a new message: only if the chat has budget to spare, never retried.
         `draft`: in a chat that shows drafts, a draft instead, outside the budget (one stream in the chat at a time:
-        the platform shows one draft, so streams side by side are messages)."""
+        the platform shows one draft, so streams side by side are messages). `message`: whether a partial answer
+        may take a message at all (not in a chat that was busy when the answer began, Pacer.busy)."""
         if draft and self.drafts.wanted(chat) and self._unanswered_press(chat) is None:
             with contextlib.suppress(DraftsRefused):  # remembered: the partial answer goes as a message
                 return await self._draft(chat, reply, None)
-        return await self._once(chat, reply, None)
+        return await self._once(chat, reply, None) if message else None
 
     async def _draft(self, chat: ChatRef, reply: Reply, ref: SentRef | None) -> SentRef | None:
         """A partial answer as the platform's draft: no pacer slot (it costs no message budget); a 429 holds the
@@ -151,7 +153,7 @@ class Delivery:
         finally:
             slot.release()
         if ref is None:  # a partial message not sent: no final edit to keep room for
-            self.pacer.withdraw()
+            self.pacer.withdraw(chat)
         return None
 
     async def _platform_call(self, chat: ChatRef, reply: Reply, ref: SentRef | None, *, final: bool) -> SentRef:

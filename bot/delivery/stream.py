@@ -47,6 +47,11 @@ class StreamWriter:
         # the others: an intermediate edit is only made with budget to spare)
         pace = 1 if sharing < 2 else sharing + 1
         self._alone = sharing < 2  # a chat shows one draft: streams that share it are messages
+        # decided as the answer begins: in a chat whose answers keep its budget busy it goes out whole (a partial
+        # would take the slot its next answer's final needs, though a moment later the budget looks spare again),
+        # unless it takes longer than the budget needs to refill
+        busy = delivery.pacer.busy(chat)
+        self._partials_from = time.monotonic() + delivery.pacer.refill(chat) if busy else 0.0
         self._interval = pace * (caps.group_edit_interval if chat.is_group else caps.edit_interval)
         # while the answer shows as a draft (no message budget spent), at the platform's draft pace instead
         drafts, drafter = delivery.drafts.interval, delivery.drafts.drafter
@@ -154,7 +159,8 @@ class StreamWriter:
         if final:
             sent = await self._d.send(self._chat, part)
         else:
-            sent = await self._d.send_if_budget(self._chat, part, draft=self._alone)
+            sent = await self._d.send_if_budget(self._chat, part, draft=self._alone,
+                                                message=time.monotonic() >= self._partials_from)
         if sent is None:
             return False
         if i < len(self._refs):

@@ -9,13 +9,12 @@ import dataclasses
 
 from bot.adapter import RateLimited
 from bot.delivery import Delivery
-from bot.delivery.pacing import SAFETY, Pacer
+from bot.delivery.pacing import Pacer
 from bot.messages import ChatRef
 from bot.replies import Reply
 from tests.harness import ROOMY, RecordingAdapter
 
 LIMIT = 10
-CAPACITY = int(LIMIT * SAFETY)
 
 
 def pacer() -> Pacer:
@@ -32,13 +31,13 @@ async def test_partial_messages_stop_once_every_edit_left_is_promised_and_the_fi
     while (slot := paced.try_take(chat(opened), new_message=True, reserve=0)) is not None:
         slot.release()
         opened += 1
-    assert opened == CAPACITY  # the next answer goes out whole, with no final edit to wait for
+    assert opened == LIMIT  # the next answer goes out whole, with no final edit to wait for
     assert paced.try_take(chat(0), reserve=0) is None  # no intermediate edit takes a promised final's room
     finals = [await asyncio.wait_for(paced.take(chat(n)), 0.5) for n in range(opened)]  # none waits
     for slot in finals:
         slot.release()
     assert paced.try_take(chat(0), reserve=0) is None  # the window is spent: edits wait for it to pass
-    for n in range(CAPACITY):  # whole answers are sends: the edits window does not hold them back
+    for n in range(LIMIT):  # whole answers are sends: the edits window does not hold them back
         (await asyncio.wait_for(paced.take(chat(100 + n), new_message=True), 0.5)).release()
 
 
@@ -51,7 +50,7 @@ async def test_intermediate_edits_keep_the_reserve_and_a_429_does_not_close_the_
     while (slot := paced.try_take(chat(edits + 1), reserve=1)) is not None:
         slot.release()
         edits += 1
-    assert edits == CAPACITY - 1 - 1  # one promised final, one more in reserve
+    assert edits == LIMIT - 1 - 1  # one promised final, one more in reserve
     paced.penalize(chat(1), 30.0)  # the chat is short; the method's window is not
     final = await asyncio.wait_for(paced.take(chat(0)), 0.5)
     final.release()
@@ -60,7 +59,7 @@ async def test_intermediate_edits_keep_the_reserve_and_a_429_does_not_close_the_
 async def test_a_partial_message_the_platform_refused_promises_nothing() -> None:
     rec = RecordingAdapter(dataclasses.replace(ROOMY, edit_window=(LIMIT, 60.0)))
     delivery = Delivery(rec)
-    rec.fail_sends = [RateLimited(1.0)] * CAPACITY
-    for n in range(CAPACITY):  # every one refused: none holds back an edit
+    rec.fail_sends = [RateLimited(1.0)] * LIMIT
+    for n in range(LIMIT):  # every one refused: none holds back an edit
         assert await delivery.send_if_budget(chat(n), Reply("partial")) is None
     assert await delivery.send_if_budget(chat(50), Reply("partial")) is not None
