@@ -4,8 +4,8 @@ Per chat: a token bucket (a burst, then a steady rate). Over all chats, and for 
 group (or any one chat): sliding windows ("at most N in any T seconds"), the shape those limits have. A window counts a
 call from when it is made until a full window after it *completed*: the platform saw it somewhere in
 between, so requests that bunch up in transit can never push it over: a window one process spends is used to
-its limit (a forum group's twentieth answer of a minute is not held for the next minute). Rates keep a little
-margin (a bucket counts a call when it starts).
+its limit (a forum group's twentieth answer of a minute is not held for the next minute). A chat's bucket, for
+the same reason, refills only while none of its calls is in flight.
 
 Where a platform limits sends or edits per method (a method tier per workspace, an API's calls per second per
 app), new messages also count against a sends window and edits against an edits window; a partial first
@@ -28,7 +28,7 @@ from typing import Protocol
 from bot.adapter import Capabilities
 from bot.messages import ButtonPress, ChatRef, Interaction
 
-SAFETY = 0.9  # fraction of a platform's rate the bot allows itself
+SAFETY = 0.9  # of a window shared by replicas, the fraction they allow themselves together
 PROMISE_KEPT = 2.0  # windows after which a promised final edit is no longer reserved (its stream ended otherwise)
 
 
@@ -65,29 +65,39 @@ class Promises:
 
 
 class Bucket:
+    """A chat's burst and steady rate. It refills only while none of the chat's calls is in flight: the platform
+    saw each call somewhere before it completed, so counted this way the calls can never arrive closer than the
+    rate allows, and the bucket keeps the platform's own rate (a network's round trip is its margin)."""
+
     def __init__(self, capacity: float, rate: float) -> None:
         self.capacity = capacity
-        self.rate = rate * SAFETY
+        self.rate = rate
         self._tokens = capacity
         self._stamp = time.monotonic()
+        self._in_flight = 0
         self.promises = Promises(PROMISE_KEPT * capacity / self.rate)  # the chat's streams' final edits
 
     def available(self, now: float) -> float:
         # `now` may predate this bucket (taken before it was created): never count negative time
-        self._tokens = min(self.capacity, self._tokens + max(0.0, now - self._stamp) * self.rate)
+        if not self._in_flight:
+            self._tokens = min(self.capacity, self._tokens + max(0.0, now - self._stamp) * self.rate)
         self._stamp = max(self._stamp, now)
         return self._tokens
 
     def wait_time(self, now: float) -> float:
         tokens = self.available(now)
-        return 0.0 if tokens >= 1 else (1 - tokens) / self.rate
+        if tokens >= 1:
+            return 0.0
+        return 0.05 if self._in_flight else (1 - tokens) / self.rate  # in flight: check back once it may be done
 
     def take(self, now: float) -> None:
         self.available(now)
         self._tokens -= 1
+        self._in_flight += 1
 
     def release(self, now: float) -> None:
-        return None
+        self.available(now)
+        self._in_flight -= 1
 
     def penalize(self, seconds: float, now: float) -> None:
         """The platform said 429: spend what is left and wait `seconds` more."""

@@ -5,6 +5,7 @@ all chats keeps a margin (replicas share it); a chat's own window is spent to it
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 
 from bot.delivery.pacing import Pacer
@@ -39,3 +40,14 @@ def test_a_chat_window_holds_a_one_to_one_chat_and_groups_alike_and_no_other_cha
     assert opened(pacer, single) == LIMIT and opened(pacer, group) == LIMIT
     assert opened(pacer, single, new_message=False) == 10 * LIMIT  # a stream's refreshes are no new messages
     assert opened(pacer, ChatRef("recording", "u2")) == LIMIT
+
+
+async def test_a_chats_bucket_refills_only_while_none_of_its_calls_is_in_flight() -> None:
+    """The platform saw a call somewhere before it completed: time in flight earns the chat nothing."""
+    pacer = Pacer(dataclasses.replace(ROOMY, burst=1, rate=20.0))
+    chat = ChatRef("recording", "u1")
+    slot = await pacer.take(chat, new_message=True)
+    await asyncio.sleep(0.2)  # four tokens' time, spent in flight
+    slot.release()
+    assert pacer.try_take(chat, new_message=True, reserve=0) is None
+    (await asyncio.wait_for(pacer.take(chat, new_message=True), 1.0)).release()  # a token's time after it
