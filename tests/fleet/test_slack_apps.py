@@ -123,4 +123,4 @@ async def test_an_apps_tokens_are_checked_with_auth_test_before_it_is_stored(tmp
     assert "bot @coder" in await verify(cfg, env, IDENTITIES[1])
     with pytest.raises(ConfigError, match="invalid_auth"):
         await verify(cfg, env, IDENTITIES[1].model_copy(update={"credentials": {
-            "SLACK_BOT_TOKEN": "xoxb-PLACEHOLDER-never-installed", "SLACK_APP_TOKEN": CODER.app_token}}))
+            "SLACK_BOT_TOKEN": "xoxb-fake-never-installed", "SLACK_APP_TOKEN": CODER.app_token}}))
